@@ -1,0 +1,112 @@
+# raspcc — build, test, benchmark and fuzz. `make` builds bin/raspcc, bin/rasprun, bin/raspfut.
+#
+#   make            release binaries in bin/
+#   make demo       compile and run an example end to end
+#   make check      unit tests (plain and under ASan+UBSan), golden and differential tests
+#   make verify     long differential sweeps (not part of check)
+#   make bench      the benchmark table (docs/benchmarks.md explains it)
+#   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each (default 60)
+#
+# Sources are found by folder: every .c under a stage folder belongs to the library; every
+# tests/test_*.c is its own Check executable; every tools/X.c is the main of bin/X.
+
+CC      ?= cc
+CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L
+WARN    := -Wall -Wextra -Werror -Wno-unused-function
+OPT     ?= -O2 -g
+PKGS    := check
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
+BLAS_LIBS    := -llapacke -lopenblas -lm
+SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+
+STAGES  := support lexer parser ir codegen runtime fut
+LIB_SRC := $(filter-out %_main.c,$(foreach d,$(STAGES),$(wildcard $(d)/*.c)))
+GEN_SRC := build/gen/lexer.c build/gen/parser.c
+TOOLS   := raspcc rasprun raspfut
+TESTS   := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
+INC     := -I. -Ibuild/gen -I/usr/include/openblas
+GEN_HDRS := build/gen/lexer.h build/gen/parser.h
+
+# Per-mode object trees: build/rel (release) and build/san (sanitizers).
+define mode_rules
+$(1)_CFLAGS := $(CSTD) $(WARN) $(INC) $(CHECK_CFLAGS) $(2)
+$(1)_OBJ := $$(patsubst %.c,build/$(1)/%.o,$$(LIB_SRC)) $$(patsubst build/gen/%.c,build/$(1)/gen/%.o,$$(GEN_SRC))
+
+build/$(1)/%.o: %.c $$(GEN_HDRS) | build/gen/parser.h
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$($(1)_CFLAGS) -MMD -MP -c $$< -o $$@
+
+build/$(1)/gen/%.o: build/gen/%.c build/gen/parser.h
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(filter-out -Werror,$$($(1)_CFLAGS)) -Wno-unused-but-set-variable -Wno-sign-compare -Wno-unused-parameter -MMD -MP -c $$< -o $$@
+
+build/$(1)/libraspcc.a: $$($(1)_OBJ)
+	@rm -f $$@
+	ar rcs $$@ $$^
+
+build/$(1)/bin/%: build/$(1)/tools/%.o build/$(1)/libraspcc.a
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$($(1)_CFLAGS) $$^ $(BLAS_LIBS) -o $$@
+
+build/$(1)/tests/%: build/$(1)/tests/%.o build/$(1)/libraspcc.a
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$($(1)_CFLAGS) $$^ $(CHECK_LIBS) $(BLAS_LIBS) -o $$@
+endef
+
+$(eval $(call mode_rules,rel,$(OPT)))
+$(eval $(call mode_rules,san,-O1 -g $(SAN)))
+
+.PHONY: all deps demo check unit-tests golden verify bench fuzz clean conformance
+all: deps $(addprefix bin/,$(TOOLS))
+
+bin/%: build/rel/bin/%
+	@mkdir -p bin
+	cp $< $@
+
+deps:
+	@sh tools/install-deps.sh
+
+build/gen/lexer.c build/gen/lexer.h: lexer/lexer.l
+	@mkdir -p build/gen
+	flex --header-file=build/gen/lexer.h -o build/gen/lexer.c $<
+
+build/gen/parser.c build/gen/parser.h: parser/parser.y build/gen/lexer.h
+	@mkdir -p build/gen
+	bison -Wall --defines=build/gen/parser.h -o build/gen/parser.c $<
+
+demo: all
+	@sh tools/demo.sh
+
+unit-tests: deps $(addprefix build/rel/tests/,$(TESTS)) $(addprefix build/san/tests/,$(TESTS))
+	@sh tests/run_unit.sh build/rel/tests $(TESTS)
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 sh tests/run_unit.sh build/san/tests $(TESTS)
+
+golden: deps $(addprefix build/san/bin/,$(TOOLS))
+	@sh tests/golden.sh build/san/bin
+
+check: all unit-tests golden
+
+verify: all
+	@sh tests/verify.sh bin
+
+bench: all
+	@sh bench/run.sh bin
+
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := $(patsubst fuzz/%.c,%,$(wildcard fuzz/fuzz_*.c))
+build/fuzz/%: fuzz/%.c $(LIB_SRC) $(GEN_SRC)
+	@mkdir -p build/fuzz
+	clang $(CSTD) $(INC) -g -O1 -fsanitize=fuzzer,address,undefined $< $(LIB_SRC) $(GEN_SRC) $(BLAS_LIBS) -o $@
+
+fuzz: deps $(addprefix build/fuzz/,$(FUZZ_TARGETS))
+	@sh fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+conformance: all
+	python3 ../shared/conformance/run.py --mode eval
+	python3 ../shared/conformance/run.py --mode compiled
+
+clean:
+	rm -rf build bin
+
+-include $(shell find build -name '*.d' 2>/dev/null)
