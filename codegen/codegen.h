@@ -1,0 +1,43 @@
+/* The compiler back end: IR (ir/ir.h) -> the weights of a transformer (runtime/model.h).
+ *
+ * Passes, in order (each in its own file under codegen/):
+ *   valueset.c   exact finite value set of every s-op reachable from the output, from the
+ *                vocabulary and maximum length (including the rational means numerical
+ *                aggregates can produce); too large or unbounded is an error naming the s-op
+ *   encoding.c   categorical (one-hot) or numerical (a linear functional of the residual) per
+ *                s-op, chosen by its uses
+ *   schedule.c   layer of every head and MLP: as few layers as the dependency depth allows
+ *   layout.c     residual directions "sop:value", reusing the directions of dead s-ops
+ *   lower_*.c    select/aggregate -> heads, selector_width -> head + MLP, maps -> MLPs
+ *
+ * Contract: codegen_compile either returns a model that computes exactly what the reference
+ * evaluator computes on every input within the vocabulary and maximum length, or fails with
+ * diagnostics. It never approximates silently. */
+#ifndef RASPCC_CODEGEN_CODEGEN_H
+#define RASPCC_CODEGEN_CODEGEN_H
+
+#include "ir/ir.h"
+#include "runtime/model.h"
+
+typedef struct CodegenOptions {
+    const char *vocab_spec;  /* "abc" (characters), "a,b,c" (comma list) or "0..9" (int range);
+                                NULL: none given (an error if the program reads tokens) */
+    size_t max_len;          /* longest input; default 8 when 0 */
+    bool have_range;         /* --range LO..HI: numeric tokens lie in [range_lo, range_hi] */
+    double range_lo, range_hi;
+    const char *program_source; /* stored in the model for --check */
+    const char *program_name;
+    const char *compile_flags;
+} CodegenOptions;
+
+/* Compiles `output` (an s-op of g) into *model (initialised by the caller with model_init).
+ * Reports problems to diags, located at the s-op they concern. */
+bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_name,
+                     const CodegenOptions *opt, Model *model, DiagList *diags);
+
+/* Parses a --vocab spec for the given token type (ir/ir.h IrTokenType). Atoms allocated in
+ * arena. Returns false and writes a message on a malformed spec. */
+bool codegen_parse_vocab(const char *spec, IrTokenType type, Arena *arena, Value **vocab,
+                         size_t *n, char *errbuf, size_t errsize);
+
+#endif
