@@ -122,9 +122,11 @@ IrNode *ir_selector_width(IrGraph *g, IrNode *selector, SrcLoc loc);
 /* Names the node if it has no name yet (the elaborator calls this on assignment). */
 void ir_set_name(IrGraph *g, IrNode *n, const char *name);
 
-/* Applies a map node's function to argument atoms (args[0..nargs-1]); the reference evaluator
+/* Applies a map node's function to argument atoms (args[0..nargs-1]); strings it creates (+ of
+ * strings) go in `arena`. The reference evaluator
  * and the compiler's table builder both use this, so they cannot disagree. */
-ValueResult ir_map_apply(const IrNode *map, const Value *args, char *msgbuf, size_t msgsize);
+ValueResult ir_map_apply(const IrNode *map, const Value *args, Arena *arena, char *msgbuf,
+                         size_t msgsize);
 /* key CMP query, with Python semantics (a string against a number under < is a type error). */
 ValueResult ir_cmp_apply(IrCmp cmp, Value key, Value query, char *msgbuf, size_t msgsize);
 
