@@ -22,7 +22,7 @@ SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 
 STAGES  := support lexer parser ir codegen runtime fut
 LIB_SRC := $(filter-out %_main.c,$(foreach d,$(STAGES),$(wildcard $(d)/*.c)))
-GEN_SRC := build/gen/lexer.c build/gen/parser.c
+GEN_SRC := build/gen/lexer.c build/gen/parser.c build/gen/prelude.c
 TOOLS   := raspcc rasprun raspfut
 TESTS   := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 INC     := -I. -Ibuild/gen -I/usr/include/openblas
@@ -74,6 +74,13 @@ build/gen/lexer.c build/gen/lexer.h: lexer/lexer.l
 build/gen/parser.c build/gen/parser.h: parser/parser.y build/gen/lexer.h
 	@mkdir -p build/gen
 	bison -Wall --defines=build/gen/parser.h -o build/gen/parser.c $<
+
+# The prelude, embedded as a byte array (od + awk: portable, no xxd, no escaping pitfalls).
+build/gen/prelude.c: ir/prelude.rasp
+	@mkdir -p build/gen
+	od -An -v -tu1 $< | awk 'BEGIN { print "/* Generated from ir/prelude.rasp. */"; \
+	    print "const char rasp_prelude_source[] = {" } \
+	    { s = "   "; for (i = 1; i <= NF; i++) s = s " " $$i ","; print s } END { print "    0\n};" }' > $@
 
 demo: all
 	@sh tools/demo.sh

@@ -30,14 +30,16 @@ typedef struct ElabResult {
 
 typedef struct ElabOptions {
     bool no_prelude;      /* do not elaborate the prelude first */
-    const char *base_dir; /* where `load "file";` looks (the program's directory); NULL = cwd */
+    const char *base_dir; /* where `load "file";` looks (the program's directory); NULL = cwd
+                             (rasp_load_program: NULL = the directory of `path`) */
+    uint64_t max_steps;   /* work budget (expression evaluations + loop iterations); 0 = default */
 } ElabOptions;
 
 bool elaborate_program(IrGraph *g, const AstProgram *prog, const ElabOptions *opt,
                        ElabResult *out, DiagList *diags);
 
 /* Reads, parses and elaborates a program file, or (when path is NULL) the text `source` under
- * the name `display_name`. Everything is allocated in g->arena. */
+ * the name `display_name`. Everything is allocated in g->arena. `opt` may be NULL. */
 bool rasp_load_program(IrGraph *g, const char *path, const char *source, const char *display_name,
                        const ElabOptions *opt, ElabResult *out, DiagList *diags);
 

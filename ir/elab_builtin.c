@@ -1,0 +1,411 @@
+/* The built-in forms of the meta-language: select, aggregate, range, zip, len, indexing, `in`,
+ * function calls, selector_width, and applying an s-op to an input. */
+#include "ir/elab_internal.h"
+
+#include <string.h>
+
+#include "ir/eval.h"
+
+static IrCmp select_cmp(AstBinaryOp op) {
+    switch (op) {
+    case AST_NE: return IR_CMP_NE;
+    case AST_LT: return IR_CMP_LT;
+    case AST_GT: return IR_CMP_GT;
+    case AST_LE: return IR_CMP_LE;
+    case AST_GE: return IR_CMP_GE;
+    default: return IR_CMP_EQ;
+    }
+}
+
+IrNode *elab_full_selector(Elab *E, SrcLoc loc) {
+    IrNode *one = ir_const(E->g, value_int(1), loc);
+    return ir_select(E->g, one, one, IR_CMP_EQ, loc);
+}
+
+/* select = "select" "(" expr "," expr "," cmp ")"   (atoms become constant s-ops) */
+bool elab_select(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
+    MetaValue k, q;
+    IrNode *kn, *qn;
+    if (!elab_expr(E, env, e->u.select.keys, &k) || !elab_expr(E, env, e->u.select.queries, &q))
+        return false;
+    if (!elab_as_sop(E, k, e->u.select.keys->loc, "the keys of select", &kn) ||
+        !elab_as_sop(E, q, e->u.select.queries->loc, "the queries of select", &qn))
+        return false;
+    *out = mv_node(ir_select(E->g, kn, qn, select_cmp(e->u.select.cmp), e->loc));
+    return true;
+}
+
+/* aggregate = "aggregate" "(" expr "," expr ["," expr] ")"   default: an atom, 0 if absent */
+bool elab_aggregate(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
+    MetaValue sel, sop, def = mv_atom(value_int(0));
+    IrNode *sn;
+    if (!elab_expr(E, env, e->u.aggregate.selector, &sel)) return false;
+    if (!elab_expr(E, env, e->u.aggregate.sop, &sop)) return false;
+    if (e->u.aggregate.default_value && !elab_expr(E, env, e->u.aggregate.default_value, &def))
+        return false;
+    if (sel.kind != MV_SEL) {
+        diag_error(E->diags, e->u.aggregate.selector->loc,
+                   "aggregate expects a selector first, got %s %s", mv_kind_name(sel.kind),
+                   mv_describe(E, sel));
+        return false;
+    }
+    if (!elab_as_sop(E, sop, e->u.aggregate.sop->loc, "the aggregated value", &sn)) return false;
+    if (def.kind != MV_ATOM) {
+        diag_error(E->diags, e->u.aggregate.default_value->loc,
+                   "the default of aggregate must be an atom, got %s %s", mv_kind_name(def.kind),
+                   mv_describe(E, def));
+        return false;
+    }
+    *out = mv_node(ir_aggregate(E->g, sel.u.node, sn, def.u.atom, e->loc));
+    return true;
+}
+
+/* An int (bools are ints, as in Python) or false. */
+static bool as_int(MetaValue v, int64_t *out) {
+    if (v.kind != MV_ATOM) return false;
+    if (v.u.atom.kind == VAL_INT) *out = v.u.atom.as.i;
+    else if (v.u.atom.kind == VAL_BOOL) *out = v.u.atom.as.b;
+    else return false;
+    return true;
+}
+
+/* range = "range" "(" expr ["," expr ["," expr]] ")"   ints only, Python's semantics */
+bool elab_range(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
+    size_t n = e->u.list.count;
+    int64_t a[3] = {0, 0, 1};
+    if (n < 1 || n > 3) {
+        diag_error(E->diags, e->loc, "range expects 1, 2 or 3 arguments, got %zu", n);
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        MetaValue v;
+        if (!elab_expr(E, env, e->u.list.items[i], &v)) return false;
+        if (!as_int(v, &a[n == 1 ? 1 : i])) {
+            diag_error(E->diags, e->u.list.items[i]->loc, "range expects integers, got %s",
+                       mv_describe(E, v));
+            return false;
+        }
+    }
+    int64_t start = a[0], stop = a[1], step = a[2];
+    if (step == 0) {
+        diag_error(E->diags, e->loc, "range step must not be zero");
+        return false;
+    }
+    uint64_t count = 0; /* unsigned differences cannot overflow */
+    if (step > 0 && start < stop) count = ((uint64_t)stop - (uint64_t)start - 1) / (uint64_t)step + 1;
+    if (step < 0 && start > stop)
+        count = ((uint64_t)start - (uint64_t)stop - 1) / (0 - (uint64_t)step) + 1;
+    if (count > ELAB_MAX_LIST) {
+        diag_error(E->diags, e->loc, "range too large (%llu elements, limit %d)",
+                   (unsigned long long)count, ELAB_MAX_LIST);
+        return false;
+    }
+    MetaValue *items = ARENA_ARRAY(E->arena, MetaValue, count ? count : 1);
+    for (uint64_t i = 0; i < count; i++) items[i] = mv_atom(value_int(start + (int64_t)i * step));
+    *out = mv_list(items, count);
+    return true;
+}
+
+/* zip = "zip" "(" expr, ... ")"   equal-length lists -> a list of lists */
+bool elab_zip(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
+    size_t k = e->u.list.count;
+    if (k == 0) {
+        diag_error(E->diags, e->loc, "zip needs at least one list");
+        return false;
+    }
+    MetaValue *lists = ARENA_ARRAY(E->arena, MetaValue, k);
+    for (size_t i = 0; i < k; i++) {
+        if (!elab_expr(E, env, e->u.list.items[i], &lists[i])) return false;
+        if (lists[i].kind != MV_LIST) {
+            diag_error(E->diags, e->u.list.items[i]->loc, "zip expects lists, argument %zu is %s %s",
+                       i + 1, mv_kind_name(lists[i].kind), mv_describe(E, lists[i]));
+            return false;
+        }
+        if (lists[i].u.list.count != lists[0].u.list.count) {
+            diag_error(E->diags, e->u.list.items[i]->loc,
+                       "zip of lists of different lengths (%zu and %zu)",
+                       lists[0].u.list.count, lists[i].u.list.count);
+            return false;
+        }
+    }
+    size_t n = lists[0].u.list.count;
+    MetaValue *rows = ARENA_ARRAY(E->arena, MetaValue, n ? n : 1);
+    for (size_t r = 0; r < n; r++) {
+        MetaValue *row = ARENA_ARRAY(E->arena, MetaValue, k);
+        for (size_t i = 0; i < k; i++) row[i] = lists[i].u.list.items[r];
+        rows[r] = mv_list(row, k);
+    }
+    *out = mv_list(rows, n);
+    return true;
+}
+
+/* len = "len" "(" expr ")"   lists only, as in the original */
+bool elab_len(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
+    MetaValue v;
+    if (!elab_expr(E, env, e->u.len.arg, &v)) return false;
+    if (v.kind != MV_LIST) {
+        diag_error(E->diags, e->u.len.arg->loc, "len expects a list, got %s %s",
+                   mv_kind_name(v.kind), mv_describe(E, v));
+        return false;
+    }
+    *out = mv_atom(value_int((int64_t)v.u.list.count));
+    return true;
+}
+
+/* The atoms of a list (or the characters of a string) for a table map; false if some element
+ * is not an atom. */
+static bool table_atoms(Elab *E, MetaValue v, Value **atoms, size_t *n) {
+    if (v.kind == MV_ATOM) { /* a string: its characters */
+        const char *s = v.u.atom.as.s;
+        *n = strlen(s);
+        *atoms = ARENA_ARRAY(E->arena, Value, *n ? *n : 1);
+        for (size_t i = 0; i < *n; i++) (*atoms)[i] = value_str(arena_strndup(E->arena, s + i, 1));
+        return true;
+    }
+    *n = v.u.list.count;
+    *atoms = ARENA_ARRAY(E->arena, Value, *n ? *n : 1);
+    for (size_t i = 0; i < *n; i++) {
+        if (v.u.list.items[i].kind != MV_ATOM) return false;
+        (*atoms)[i] = v.u.list.items[i].u.atom;
+    }
+    return true;
+}
+
+/* list[i] / string[i] with an int i (Python: negative counts from the end) or an s-op. */
+static bool index_sequence(Elab *E, const AstExpr *e, MetaValue obj, MetaValue idx, MetaValue *out) {
+    bool is_str = obj.kind == MV_ATOM;
+    const char *what = is_str ? "string" : "list";
+    if (idx.kind == MV_SOP) {
+        Value *atoms;
+        size_t n;
+        if (!table_atoms(E, obj, &atoms, &n)) {
+            diag_error(E->diags, e->u.index.object->loc,
+                       "indexing a list with an s-op needs a list of atoms, got %s",
+                       mv_describe(E, obj));
+            return false;
+        }
+        *out = mv_node(ir_map_index(E->g, idx.u.node, atoms, n, e->loc));
+        return true;
+    }
+    int64_t i;
+    if (!as_int(idx, &i)) {
+        diag_error(E->diags, e->u.index.index->loc, "index into %s has to be an s-op or an integer, got %s",
+                   what, mv_describe(E, idx));
+        return false;
+    }
+    size_t n = is_str ? strlen(obj.u.atom.as.s) : obj.u.list.count;
+    int64_t j = i < 0 ? i + (int64_t)n : i;
+    if (j < 0 || (uint64_t)j >= n) {
+        diag_error(E->diags, e->u.index.index->loc, "index %lld out of range for %s of length %zu",
+                   (long long)i, what, n);
+        return false;
+    }
+    *out = is_str ? mv_atom(value_str(arena_strndup(E->arena, obj.u.atom.as.s + j, 1)))
+                  : obj.u.list.items[j];
+    return true;
+}
+
+static bool index_dict(Elab *E, const AstExpr *e, MetaValue d, MetaValue key, MetaValue *out) {
+    if (key.kind == MV_SOP) {
+        if (!mv_all_atoms(d.u.dict.values, d.u.dict.count)) {
+            diag_error(E->diags, e->u.index.object->loc,
+                       "indexing a dict with an s-op needs atom values, got %s", mv_describe(E, d));
+            return false;
+        }
+        size_t n = d.u.dict.count;
+        Value *vals = ARENA_ARRAY(E->arena, Value, n ? n : 1);
+        for (size_t i = 0; i < n; i++) vals[i] = d.u.dict.values[i].u.atom;
+        *out = mv_node(ir_map_lookup(E->g, key.u.node, d.u.dict.keys, vals, n, e->loc));
+        return true;
+    }
+    if (key.kind != MV_ATOM) {
+        diag_error(E->diags, e->u.index.index->loc, "index into dict has to be an s-op or an atom, got %s %s",
+                   mv_kind_name(key.kind), mv_describe(E, key));
+        return false;
+    }
+    for (size_t i = 0; i < d.u.dict.count; i++) {
+        if (value_equal(d.u.dict.keys[i], key.u.atom)) {
+            *out = d.u.dict.values[i];
+            return true;
+        }
+    }
+    diag_error(E->diags, e->u.index.index->loc, "key %s not in dict", mv_describe(E, key));
+    return false;
+}
+
+/* sop[i]: the value at position i (from the end when negative), at every position. */
+static bool index_sop(Elab *E, const AstExpr *e, IrNode *sop, MetaValue idx, MetaValue *out) {
+    int64_t i;
+    if (!as_int(idx, &i)) {
+        diag_error(E->diags, e->u.index.index->loc, "index into an s-op has to be an integer, got %s",
+                   mv_describe(E, idx));
+        return false;
+    }
+    IrNode *where = ir_const(E->g, value_int(i), e->loc);
+    if (i < 0) where = ir_map_binary(E->g, VOP_ADD, ir_length(E->g, e->loc), where, e->loc);
+    IrNode *sel = ir_select(E->g, ir_indices(E->g, e->loc), where, IR_CMP_EQ, e->loc);
+    *out = mv_node(ir_aggregate(E->g, sel, sop, value_int(0), e->loc));
+    return true;
+}
+
+/* index = expr "[" expr "]" */
+bool elab_index(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
+    MetaValue obj, idx;
+    if (!elab_expr(E, env, e->u.index.object, &obj)) return false;
+    if (!elab_expr(E, env, e->u.index.index, &idx)) return false;
+    if (obj.kind == MV_LIST || (obj.kind == MV_ATOM && obj.u.atom.kind == VAL_STR))
+        return index_sequence(E, e, obj, idx, out);
+    if (obj.kind == MV_DICT) return index_dict(E, e, obj, idx, out);
+    if (obj.kind == MV_SOP) return index_sop(E, e, obj.u.node, idx, out);
+    diag_error(E->diags, e->u.index.object->loc,
+               "can only index into a list, dict, string or s-op, got %s %s",
+               mv_kind_name(obj.kind), mv_describe(E, obj));
+    return false;
+}
+
+/* item "in" container */
+bool elab_in(Elab *E, MetaValue item, MetaValue container, SrcLoc loc, MetaValue *out) {
+    if (item.kind == MV_SOP) {
+        if (container.kind != MV_LIST ||
+            !mv_all_atoms(container.u.list.items, container.u.list.count)) {
+            diag_error(E->diags, loc, "\"s-op in X\" expects X to be a list of atoms, got %s",
+                       mv_describe(E, container));
+            return false;
+        }
+        Value *atoms;
+        size_t n;
+        table_atoms(E, container, &atoms, &n);
+        *out = mv_node(ir_map_in(E->g, item.u.node, atoms, n, loc));
+        return true;
+    }
+    if (item.kind == MV_ATOM && container.kind == MV_LIST) {
+        bool found = false;
+        for (size_t i = 0; i < container.u.list.count && !found; i++)
+            found = mv_equal(item, container.u.list.items[i]);
+        *out = mv_atom(value_bool(found));
+        return true;
+    }
+    if (item.kind == MV_ATOM && container.kind == MV_SOP) {
+        /* aggregate(full_s, indicator(sop == atom)) > 0, as the original builds it */
+        IrNode *eq = ir_map_binary(E->g, VOP_EQ, container.u.node, ir_const(E->g, item.u.atom, loc), loc);
+        IrNode *ind = ir_map_unary(E->g, VOP_INDICATOR, eq, loc);
+        IrNode *frac = ir_aggregate(E->g, elab_full_selector(E, loc), ind, value_int(0), loc);
+        *out = mv_node(ir_map_binary(E->g, VOP_GT, frac, ir_const(E->g, value_int(0), loc), loc));
+        return true;
+    }
+    if (item.kind == MV_ATOM)
+        diag_error(E->diags, loc, "\"atom in X\" expects X to be a list or an s-op, got %s %s",
+                   mv_kind_name(container.kind), mv_describe(E, container));
+    else
+        diag_error(E->diags, loc, "\"A in X\" expects A to be an s-op or an atom, got %s",
+                   mv_kind_name(item.kind));
+    return false;
+}
+
+/* Calls a closure: a new scope nested in the scope the function was defined in. Several
+ * return values come back as a list (tuple assignment unpacks it). */
+static bool call_closure(Elab *E, const AstExpr *e, const Closure *f, MetaValue *args, size_t nargs,
+                         MetaValue *out) {
+    const AstStmt *def = f->def;
+    if (nargs != def->u.def.params.count) {
+        diag_error(E->diags, e->loc, "wrong number of arguments for %s: expected %zu, got %zu",
+                   def->u.def.name, def->u.def.params.count, nargs);
+        return false;
+    }
+    if (E->call_depth >= ELAB_MAX_CALL_DEPTH) {
+        diag_error(E->diags, e->loc, "recursion too deep in call to %s (limit %d)",
+                   def->u.def.name, ELAB_MAX_CALL_DEPTH);
+        return false;
+    }
+    Env *scope = env_new(E, f->env);
+    for (size_t i = 0; i < nargs; i++)
+        if (!env_assign(E, scope, def->u.def.params.names[i], args[i], def->u.def.params.locs[i]))
+            return false;
+    E->call_depth++;
+    bool ok = elab_stmts(E, scope, &def->u.def.body);
+    size_t nret = def->u.def.returns.count;
+    MetaValue *rets = ARENA_ARRAY(E->arena, MetaValue, nret ? nret : 1);
+    for (size_t i = 0; ok && i < nret; i++) ok = elab_expr(E, scope, def->u.def.returns.items[i], &rets[i]);
+    E->call_depth--;
+    if (!ok) return false;
+    *out = nret == 1 ? rets[0] : mv_list(rets, nret);
+    return true;
+}
+
+/* The input of an application: a list of atoms or a string's characters. */
+static bool application_input(Elab *E, const AstExpr *e, MetaValue in, Value **atoms, size_t *n) {
+    bool ok = (in.kind == MV_ATOM && in.u.atom.kind == VAL_STR) ||
+              (in.kind == MV_LIST && mv_all_atoms(in.u.list.items, in.u.list.count));
+    if (ok) table_atoms(E, in, atoms, n);
+    if (ok && *n == 0) ok = false; /* the original rejects empty inputs */
+    if (!ok)
+        diag_error(E->diags, e->u.call.args.items[0]->loc,
+                   "applying an s-op or selector expects a non-empty string or list of atoms, got %s",
+                   mv_describe(E, in));
+    return ok;
+}
+
+/* sop(input) / sel(input): evaluated now with the reference evaluator (the REPL's feature). */
+static bool apply_to_input(Elab *E, const AstExpr *e, IrNode *node, MetaValue in, MetaValue *out) {
+    Value *atoms;
+    size_t n;
+    IrEvalError err;
+    if (!application_input(E, e, in, &atoms, &n)) return false;
+    if (!ir_is_selector(node)) {
+        Value *res;
+        if (!ir_eval(E->g, node, atoms, n, E->arena, &res, &err)) goto failed;
+        MetaValue *items = ARENA_ARRAY(E->arena, MetaValue, n);
+        for (size_t i = 0; i < n; i++) items[i] = mv_atom(res[i]);
+        *out = mv_list(items, n);
+        return true;
+    }
+    bool *m;
+    if (!ir_eval_selector(E->g, node, atoms, n, E->arena, &m, &err)) goto failed;
+    MetaValue *rows = ARENA_ARRAY(E->arena, MetaValue, n);
+    for (size_t q = 0; q < n; q++) {
+        MetaValue *row = ARENA_ARRAY(E->arena, MetaValue, n);
+        for (size_t k = 0; k < n; k++) row[k] = mv_atom(value_bool(m[q * n + k]));
+        rows[q] = mv_list(row, n);
+    }
+    *out = mv_list(rows, n);
+    return true;
+failed: {
+    char where[512];
+    srcloc_format(err.loc, where, sizeof where);
+    diag_error(E->diags, e->loc, "evaluating on this input failed: %s (at %s)", err.message, where);
+    return false;
+}
+}
+
+/* call = expr "(" expr, ... ")" */
+bool elab_call(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
+    MetaValue callee;
+    if (!elab_expr(E, env, e->u.call.callee, &callee)) return false;
+    size_t nargs = e->u.call.args.count;
+    MetaValue *args = ARENA_ARRAY(E->arena, MetaValue, nargs ? nargs : 1);
+    for (size_t i = 0; i < nargs; i++)
+        if (!elab_expr(E, env, e->u.call.args.items[i], &args[i])) return false;
+    switch (callee.kind) {
+    case MV_FUNC: return call_closure(E, e, callee.u.func, args, nargs, out);
+    case MV_PRIM: /* selector_width */
+        if (nargs != 1 || args[0].kind != MV_SEL) {
+            diag_error(E->diags, e->loc, "selector_width expects one selector%s%s",
+                       nargs == 1 ? ", got " : "", nargs == 1 ? mv_describe(E, args[0]) : "");
+            return false;
+        }
+        *out = mv_node(ir_selector_width(E->g, args[0].u.node, e->loc));
+        return true;
+    case MV_SOP:
+    case MV_SEL:
+        if (nargs != 1) {
+            diag_error(E->diags, e->loc, "applying a %s expects one input, got %zu arguments",
+                       mv_kind_name(callee.kind), nargs);
+            return false;
+        }
+        return apply_to_input(E, e, callee.u.node, args[0], out);
+    default:
+        diag_error(E->diags, e->u.call.callee->loc, "%s %s is not callable", mv_kind_name(callee.kind),
+                   mv_describe(E, callee));
+        return false;
+    }
+}
