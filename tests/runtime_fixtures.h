@@ -1,0 +1,183 @@
+/* Hand-built models whose outputs can be worked out on paper, shared by the runtime tests.
+ * Each builder fills a Model initialised with model_init. */
+#ifndef RASPCC_TESTS_RUNTIME_FIXTURES_H
+#define RASPCC_TESTS_RUNTIME_FIXTURES_H
+
+#include <string.h>
+
+#include "ir/ir.h"
+#include "runtime/model.h"
+
+static void fx_layers(Model *m, size_t n_layers, const size_t *heads, const size_t *hidden) {
+    m->n_layers = n_layers;
+    m->layers = ARENA_ARRAY(&m->arena, ModelLayer, n_layers ? n_layers : 1);
+    for (size_t l = 0; l < n_layers; l++) {
+        ModelLayer *L = &m->layers[l];
+        L->n_heads = heads[l];
+        L->heads = ARENA_ARRAY(&m->arena, ModelHead, heads[l] ? heads[l] : 1);
+        L->mlp.w1 = model_matrix(m, m->d_model, hidden[l]);
+        L->mlp.b1 = ARENA_ARRAY(&m->arena, double, hidden[l] + 1);
+        L->mlp.w2 = model_matrix(m, hidden[l], m->d_model);
+        L->mlp.b2 = ARENA_ARRAY(&m->arena, double, m->d_model);
+    }
+}
+
+static void fx_head(Model *m, ModelHead *h, size_t dk, size_t dv, bool causal, const char *label) {
+    h->wq = model_matrix(m, m->d_model, dk);
+    h->wk = model_matrix(m, m->d_model, dk);
+    h->wv = model_matrix(m, m->d_model, dv);
+    h->wo = model_matrix(m, dv, m->d_model);
+    h->causal = causal;
+    h->label = label;
+}
+
+static void fx_labels(Model *m) {
+    m->labels = ARENA_ARRAY(&m->arena, char *, m->d_model);
+    for (size_t i = 0; i < m->d_model; i++) m->labels[i] = arena_printf(&m->arena, "dir:%zu", i);
+}
+
+#define AT(M, r, c) ((M).data[(r) * (M).cols + (c)])
+
+/* Previous token: out[i] = tokens[i-1], and "-" at position 0 (where the head finds BOS).
+ * Residual: 0,1 tokens a,b | 2..6 positions 0..4 | 7 BOS | 8,9,10 output a,b,"-". */
+static void fx_prev_token(Model *m) {
+    m->d_model = 11;
+    m->max_len = 4;
+    m->n_vocab = 2;
+    m->vocab = ARENA_ARRAY(&m->arena, Value, 2);
+    m->vocab[0] = value_str("a");
+    m->vocab[1] = value_str("b");
+    m->token_type = IR_TOKENS_STR;
+    m->token_embed = model_matrix(m, 3, 11);
+    AT(m->token_embed, 0, 0) = 1;
+    AT(m->token_embed, 1, 1) = 1;
+    AT(m->token_embed, 2, 7) = 1;
+    m->pos_embed = model_matrix(m, 5, 11);
+    for (size_t p = 0; p < 5; p++) AT(m->pos_embed, p, 2 + p) = 1;
+    size_t heads[1] = {1}, hidden[1] = {0};
+    fx_layers(m, 1, heads, hidden);
+    ModelHead *h = &m->layers[0].heads[0];
+    fx_head(m, h, 5, 3, false, "aggregate prev");
+    for (size_t p = 1; p < 5; p++) AT(h->wq, 2 + p, p - 1) = 1; /* query at p looks for p-1 */
+    for (size_t p = 0; p < 5; p++) AT(h->wk, 2 + p, p) = 1;
+    AT(h->wv, 0, 0) = 1;
+    AT(h->wv, 1, 1) = 1;
+    AT(h->wv, 7, 2) = 1;
+    for (size_t c = 0; c < 3; c++) AT(h->wo, c, 8 + c) = 1;
+    m->output_name = "prev";
+    m->output_kind = MODEL_OUT_CATEGORICAL;
+    m->out_dim = 8;
+    m->out_count = 3;
+    m->out_values = ARENA_ARRAY(&m->arena, Value, 3);
+    m->out_values[0] = value_str("a");
+    m->out_values[1] = value_str("b");
+    m->out_values[2] = value_str("-");
+    fx_labels(m);
+    m->program_source = "prev = aggregate(select(indices, indices - 1, ==), tokens, \"-\");\n";
+    m->program_name = "prev.rasp";
+    m->compile_flags = "--vocab ab --max-len 4";
+}
+
+/* Mean of the tokens (ints 0..3) over every non-BOS position (or the prefix when causal).
+ * Residual: 0 token value | 1 BOS | 2 output | 3 constant one. */
+static void fx_mean(Model *m, bool causal) {
+    m->d_model = 4;
+    m->max_len = 5;
+    m->n_vocab = 4;
+    m->vocab = ARENA_ARRAY(&m->arena, Value, 4);
+    m->token_type = IR_TOKENS_INT;
+    m->token_embed = model_matrix(m, 5, 4);
+    for (size_t v = 0; v < 4; v++) {
+        m->vocab[v] = value_int((int64_t)v);
+        AT(m->token_embed, v, 0) = (double)v;
+    }
+    AT(m->token_embed, 4, 1) = 1;
+    m->pos_embed = model_matrix(m, 6, 4);
+    for (size_t p = 0; p < 6; p++) AT(m->pos_embed, p, 3) = 1;
+    size_t heads[1] = {1}, hidden[1] = {0};
+    fx_layers(m, 1, heads, hidden);
+    ModelHead *h = &m->layers[0].heads[0];
+    fx_head(m, h, 1, 1, causal, "mean");
+    AT(h->wq, 3, 0) = 1;  /* every query ... */
+    AT(h->wk, 1, 0) = -1; /* ... scores BOS -1 and every token 0: all tokens tie */
+    AT(h->wv, 0, 0) = 1;
+    AT(h->wo, 0, 2) = 1;
+    m->output_name = "mean";
+    m->output_kind = MODEL_OUT_NUMERICAL;
+    m->out_readout = ARENA_ARRAY(&m->arena, double, 4);
+    m->out_readout[2] = 1;
+    fx_labels(m);
+}
+
+/* out = ReLU(token - 1) + 10, an integer. Residual: 0 token value | 1 BOS | 2 output. */
+static void fx_relu(Model *m) {
+    m->d_model = 3;
+    m->max_len = 6;
+    m->n_vocab = 4;
+    m->vocab = ARENA_ARRAY(&m->arena, Value, 4);
+    m->token_type = IR_TOKENS_INT;
+    m->token_embed = model_matrix(m, 5, 3);
+    for (size_t v = 0; v < 4; v++) {
+        m->vocab[v] = value_int((int64_t)v);
+        AT(m->token_embed, v, 0) = (double)v;
+    }
+    AT(m->token_embed, 4, 1) = 1;
+    m->pos_embed = model_matrix(m, 7, 3);
+    size_t heads[1] = {0}, hidden[1] = {1};
+    fx_layers(m, 1, heads, hidden);
+    ModelMlp *f = &m->layers[0].mlp;
+    AT(f->w1, 0, 0) = 1;
+    f->b1[0] = -1;
+    AT(f->w2, 0, 2) = 1;
+    f->b2[2] = 10;
+    m->output_name = "relu";
+    m->output_kind = MODEL_OUT_NUMERICAL;
+    m->out_integral = true;
+    m->out_readout = ARENA_ARRAY(&m->arena, double, 3);
+    m->out_readout[2] = 1;
+    fx_labels(m);
+}
+
+/* Averages the one-hot tokens a/b of every position into an output block: one-hot only when all
+ * tokens are equal. Residual: 0,1 tokens | 2 BOS | 3 one | 4,5 output. With `check`, a check
+ * after layer 0 guards the output block. */
+static void fx_mix(Model *m, bool check) {
+    m->d_model = 6;
+    m->max_len = 3;
+    m->n_vocab = 2;
+    m->vocab = ARENA_ARRAY(&m->arena, Value, 2);
+    m->vocab[0] = value_str("a");
+    m->vocab[1] = value_str("b");
+    m->token_type = IR_TOKENS_STR;
+    m->token_embed = model_matrix(m, 3, 6);
+    AT(m->token_embed, 0, 0) = 1;
+    AT(m->token_embed, 1, 1) = 1;
+    AT(m->token_embed, 2, 2) = 1;
+    m->pos_embed = model_matrix(m, 4, 6);
+    for (size_t p = 0; p < 4; p++) AT(m->pos_embed, p, 3) = 1;
+    size_t heads[1] = {1}, hidden[1] = {0};
+    fx_layers(m, 1, heads, hidden);
+    ModelHead *h = &m->layers[0].heads[0];
+    fx_head(m, h, 1, 2, false, "mix");
+    AT(h->wq, 3, 0) = 1;
+    AT(h->wk, 2, 0) = -1;
+    AT(h->wv, 0, 0) = 1;
+    AT(h->wv, 1, 1) = 1;
+    AT(h->wo, 0, 4) = 1;
+    AT(h->wo, 1, 5) = 1;
+    m->output_name = "mix";
+    m->output_kind = MODEL_OUT_CATEGORICAL;
+    m->out_dim = 4;
+    m->out_count = 2;
+    m->out_values = ARENA_ARRAY(&m->arena, Value, 2);
+    m->out_values[0] = value_str("a");
+    m->out_values[1] = value_str("b");
+    if (check) {
+        m->n_checks = 1;
+        m->checks = ARENA_ARRAY(&m->arena, ModelCheck, 1);
+        m->checks[0] = (ModelCheck){0, 4, 2, "mixed"};
+    }
+    fx_labels(m);
+}
+
+#endif

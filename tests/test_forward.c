@@ -1,0 +1,263 @@
+/* The forward pass (runtime/forward.h) on hand-built models with hand-computed results. Every
+ * case runs both with the sparse plans and with plain dense products. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/forward.h"
+#include "tests/runtime_fixtures.h"
+
+static Model model;
+static Workspace ws;
+static Arena out_arena;
+static char err[256];
+
+static void setup(void) {
+    model_init(&model);
+    arena_init(&out_arena);
+    memset(&ws, 0, sizeof ws);
+}
+static void teardown(void) {
+    workspace_free(&ws);
+    model_free(&model);
+    arena_free(&out_arena);
+}
+
+static void ready(bool sparse) {
+    workspace_free(&ws);
+    ck_assert_msg(workspace_init(&ws, &model, err, sizeof err), "%s", err);
+    ws.sparse = sparse;
+}
+
+static Value *strs(const char *s) {
+    size_t n = strlen(s);
+    Value *v = ARENA_ARRAY(&out_arena, Value, n + 1);
+    for (size_t i = 0; i < n; i++) v[i] = value_str(arena_strndup(&out_arena, s + i, 1));
+    return v;
+}
+
+static Value *ints(const int64_t *x, size_t n) {
+    Value *v = ARENA_ARRAY(&out_arena, Value, n + 1);
+    for (size_t i = 0; i < n; i++) v[i] = value_int(x[i]);
+    return v;
+}
+
+static bool run(const Value *in, size_t n, Value **out) {
+    return model_run(&model, &ws, in, n, &out_arena, out, err, sizeof err);
+}
+
+static void expect_strs(const char *input, const char *const *want) {
+    Value *out;
+    size_t n = strlen(input);
+    ck_assert_msg(run(strs(input), n, &out), "%s: %s", input, err);
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_int_eq(out[i].kind, VAL_STR);
+        ck_assert_str_eq(out[i].as.s, want[i]);
+    }
+}
+
+START_TEST(test_previous_token) {
+    fx_prev_token(&model);
+    ready(_i == 0);
+    const char *w1[] = {"-", "a"};
+    expect_strs("ab", w1);
+    const char *w2[] = {"-", "b", "b", "a"};
+    expect_strs("bbab", w2);
+    const char *w3[] = {"-"};
+    expect_strs("a", w3);
+    Value *out;
+    ck_assert(run(NULL, 0, &out)); /* the empty input has an empty output */
+}
+END_TEST
+
+START_TEST(test_average_hard_ties) {
+    fx_mean(&model, false);
+    ready(_i == 0);
+    int64_t in[3] = {1, 2, 0};
+    Value *out;
+    ck_assert_msg(run(ints(in, 3), 3, &out), "%s", err);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(out[i].kind, VAL_FLOAT);
+        ck_assert(out[i].as.f == 1.0); /* (1+2+0)/3, snapped exactly */
+    }
+    int64_t in2[2] = {1, 2};
+    ck_assert(run(ints(in2, 2), 2, &out));
+    ck_assert(out[0].as.f == 1.5 && out[1].as.f == 1.5);
+    /* within tie_tolerance counts as a tie; beyond it does not */
+    model.layers[0].heads[0].wk.data[0] = 1e-9; /* token value nudges its score */
+    ready(_i == 0);
+    ck_assert(run(ints(in2, 2), 2, &out));
+    ck_assert(out[0].as.f == 1.5); /* 2e-9 apart: a tie under 1e-6 */
+    model.layers[0].heads[0].wk.data[0] = 1e-3;
+    ready(_i == 0);
+    ck_assert(run(ints(in2, 2), 2, &out));
+    ck_assert(out[0].as.f == 2.0); /* the larger token alone wins */
+}
+END_TEST
+
+START_TEST(test_causal_mask) {
+    fx_mean(&model, true);
+    ready(_i == 0);
+    int64_t in[4] = {1, 2, 3, 3};
+    Value *out;
+    ck_assert_msg(run(ints(in, 4), 4, &out), "%s", err);
+    const double want[4] = {1.0, 1.5, 2.0, 2.25};
+    for (int i = 0; i < 4; i++) ck_assert_msg(fabs(out[i].as.f - want[i]) < 1e-12, "pos %d: %g", i, out[i].as.f);
+}
+END_TEST
+
+START_TEST(test_mlp_relu) {
+    fx_relu(&model);
+    ready(_i == 0);
+    int64_t in[5] = {0, 1, 2, 3, 2};
+    Value *out;
+    ck_assert_msg(run(ints(in, 5), 5, &out), "%s", err);
+    const int64_t want[5] = {10, 10, 11, 12, 11};
+    for (int i = 0; i < 5; i++) {
+        ck_assert_int_eq(out[i].kind, VAL_INT);
+        ck_assert_int_eq(out[i].as.i, want[i]);
+    }
+    /* a bool input is an int for tokens_int */
+    Value b[1] = {value_bool(true)};
+    ck_assert(run(b, 1, &out) && out[0].as.i == 10);
+}
+END_TEST
+
+START_TEST(test_not_one_hot_output) {
+    fx_mix(&model, false);
+    ready(_i == 0);
+    Value *out;
+    ck_assert(run(strs("bb"), 2, &out) && strcmp(out[1].as.s, "b") == 0);
+    ck_assert(!run(strs("ab"), 2, &out));
+    ck_assert_msg(strstr(err, "mix") && strstr(err, "not one-hot at position 0"), "%s", err);
+}
+END_TEST
+
+START_TEST(test_check_fires) {
+    fx_mix(&model, true);
+    ready(_i == 0);
+    Value *out;
+    ck_assert(run(strs("aaa"), 3, &out));
+    ck_assert(!run(strs("aba"), 3, &out));
+    ck_assert_str_eq(err, "s-op mixed averaged several non-numeric values at position 0");
+}
+END_TEST
+
+START_TEST(test_non_integral_output) {
+    fx_relu(&model);
+    model.layers[0].mlp.b2[2] = 10.25;
+    ready(_i == 0);
+    Value *out;
+    int64_t in[1] = {0};
+    ck_assert(!run(ints(in, 1), 1, &out));
+    ck_assert_msg(strstr(err, "not an integer"), "%s", err);
+}
+END_TEST
+
+START_TEST(test_input_errors) {
+    fx_prev_token(&model);
+    ready(_i == 0);
+    Value *out;
+    ck_assert(!run(strs("abbab"), 5, &out));
+    ck_assert_str_eq(err, "input has length 5 > max length 4");
+    ck_assert(!run(strs("abc"), 3, &out));
+    ck_assert_msg(strstr(err, "\"c\"") && strstr(err, "not in the vocabulary"), "%s", err);
+    size_t ids[4];
+    ck_assert(model_tokenize(&model, strs("ba"), 2, ids, err, sizeof err));
+    ck_assert(ids[0] == 1 && ids[1] == 0);
+    /* 70 > 64 tokens takes the arena path for ids, and still reports the length */
+    Value *many = strs("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+    ck_assert(!run(many, 70, &out));
+    ck_assert_str_eq(err, "input has length 70 > max length 4");
+}
+END_TEST
+
+/* A random sparse model: the sparse plans and the dense products agree, and running the layers
+ * one range at a time equals running them all at once. */
+START_TEST(test_sparse_equals_dense) {
+    Model *m = &model;
+    srand(7);
+    m->d_model = 40;
+    m->max_len = 9;
+    m->n_vocab = 3;
+    m->vocab = ARENA_ARRAY(&m->arena, Value, 3);
+    for (int v = 0; v < 3; v++) m->vocab[v] = value_int(v);
+    m->token_type = IR_TOKENS_INT;
+    m->token_embed = model_matrix(m, 4, 40);
+    m->pos_embed = model_matrix(m, 10, 40);
+    for (size_t i = 0; i < 4 * 40; i++) m->token_embed.data[i] = (rand() % 5 == 0) ? rand() % 3 : 0;
+    for (size_t i = 0; i < 10 * 40; i++) m->pos_embed.data[i] = (rand() % 5 == 0) ? rand() % 3 : 0;
+    size_t heads[3] = {2, 1, 3}, hidden[3] = {5, 0, 7};
+    fx_layers(m, 3, heads, hidden);
+    for (size_t l = 0; l < 3; l++) {
+        for (size_t h = 0; h < heads[l]; h++) {
+            ModelHead *H = &m->layers[l].heads[h];
+            fx_head(m, H, 3, 4, h % 2 == 1, "r");
+            Matrix *w[4] = {&H->wq, &H->wk, &H->wv, &H->wo};
+            for (int k = 0; k < 4; k++)
+                for (size_t i = 0; i < w[k]->rows * w[k]->cols; i++)
+                    w[k]->data[i] = rand() % 9 == 0 ? (double)(rand() % 7) / 4.0 - 0.75 : 0.0;
+        }
+        ModelMlp *f = &m->layers[l].mlp;
+        for (size_t i = 0; i < f->w1.rows * f->w1.cols; i++) f->w1.data[i] = rand() % 6 == 0 ? rand() % 5 - 2 : 0;
+        for (size_t i = 0; i < f->w2.rows * f->w2.cols; i++) f->w2.data[i] = rand() % 6 == 0 ? rand() % 5 - 2 : 0;
+        for (size_t i = 0; i < hidden[l]; i++) f->b1[i] = rand() % 3 - 1;
+        for (size_t i = 0; i < 40; i++) f->b2[i] = rand() % 8 == 0 ? 1 : 0;
+    }
+    size_t ids[9] = {0, 2, 1, 1, 0, 2, 2, 1, 0};
+    size_t n = 9, D = 40;
+    double *dense = calloc((n + 1) * D, sizeof(double)), *sparse = calloc((n + 1) * D, sizeof(double)),
+           *steps = calloc((n + 1) * D, sizeof(double));
+    ready(false);
+    model_forward(m, ids, n, 0, 3, dense, &ws);
+    ready(true);
+    model_forward(m, ids, n, 0, 3, sparse, &ws);
+    model_forward(m, ids, n, 0, 1, steps, &ws);
+    model_forward(m, ids, n, 1, 2, steps, &ws);
+    model_forward(m, ids, n, 2, 3, steps, &ws);
+    double norm = 0;
+    for (size_t i = 0; i < (n + 1) * D; i++) {
+        ck_assert_msg(fabs(dense[i] - sparse[i]) <= 1e-9 * fmax(1, fabs(dense[i])), "entry %zu: %g vs %g", i, dense[i],
+                      sparse[i]);
+        ck_assert(steps[i] == sparse[i]);
+        norm += fabs(dense[i]);
+    }
+    ck_assert(norm > 1.0); /* the model actually computes something */
+    free(dense);
+    free(sparse);
+    free(steps);
+}
+END_TEST
+
+START_TEST(test_param_counts) {
+    fx_relu(&model);
+    /* embeddings 5*3 + 7*3, w1 3x1, b1 1, w2 1x3, b2 3, readout 3 */
+    ck_assert_uint_eq(model_param_count(&model), 15 + 21 + 3 + 1 + 3 + 3 + 3);
+    /* non-zero: token values 1,2,3 + BOS, w1, b1, w2, b2[2], readout[2] */
+    ck_assert_uint_eq(model_nonzero_count(&model), 4 + 1 + 1 + 1 + 1 + 1);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("forward");
+    TCase *tc = tcase_create("forward");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    /* loop index 0: sparse plans; 1: dense products */
+    tcase_add_loop_test(tc, test_previous_token, 0, 2);
+    tcase_add_loop_test(tc, test_average_hard_ties, 0, 2);
+    tcase_add_loop_test(tc, test_causal_mask, 0, 2);
+    tcase_add_loop_test(tc, test_mlp_relu, 0, 2);
+    tcase_add_loop_test(tc, test_not_one_hot_output, 0, 2);
+    tcase_add_loop_test(tc, test_check_fires, 0, 2);
+    tcase_add_loop_test(tc, test_non_integral_output, 0, 2);
+    tcase_add_loop_test(tc, test_input_errors, 0, 2);
+    tcase_add_test(tc, test_sparse_equals_dense);
+    tcase_add_test(tc, test_param_counts);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
