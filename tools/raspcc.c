@@ -1,0 +1,368 @@
+/* raspcc: the command-line driver. Loads and elaborates a RASP program, then either evaluates
+ * an output s-op on inputs with the reference evaluator (--eval) or compiles it into a model
+ * file (-o). Every decision belongs to a stage; this file only parses flags and prints. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "codegen/codegen.h"
+#include "ir/elaborate.h"
+#include "ir/eval.h"
+#include "ir/input.h"
+#include "parser/parser.h"
+#include "runtime/model_io.h"
+
+#define RASPCC_VERSION "0.1"
+
+static const char usage_text[] =
+    "usage:\n"
+    "  raspcc PROGRAM.rasp --eval [--output NAME] [--json] [--inputs FILE | INPUT ...]\n"
+    "  raspcc PROGRAM.rasp -o MODEL.bin [--output NAME] [--vocab V] [--max-len N] [--range LO..HI]\n"
+    "                      [--stats [--json]]\n"
+    "  raspcc PROGRAM.rasp --dump-ir | --dump-ast\n"
+    "  raspcc --help | --version\n";
+
+static const char help_text[] =
+    "\n"
+    "Compiles RASP programs (Weiss et al. 2021) into transformer weights.\n"
+    "\n"
+    "The program is elaborated first (the prelude, then the file); errors are reported as\n"
+    "FILE:LINE:COL with the source line. The output s-op is --output NAME, or by default the\n"
+    "last s-op the program assigns at top level.\n"
+    "\n"
+    "Evaluation (reference evaluator):\n"
+    "  --eval           evaluate the output on each input and print one line per input\n"
+    "  --json           print each result as a JSON array, or {\"error\": \"...\"} when that input\n"
+    "                   failed (the message names FILE:LINE:COL of the failing operation)\n"
+    "  --inputs FILE    read inputs from FILE, one a line (empty lines skipped; - = stdin)\n"
+    "  INPUT            an input on the command line: \"abc\" (characters), [1, -2, 3.5, True]\n"
+    "                   (atoms), or a bare word abc (its characters)\n"
+    "  Without --json, results print as the REPL does: [o, l, l, e, h], bools as T/F, floats\n"
+    "  rounded to 3 places.\n"
+    "\n"
+    "Compilation:\n"
+    "  -o MODEL.bin     write the compiled transformer\n"
+    "  --vocab V        token values: \"abc\" (characters), \"a,b,c\" (comma list) or \"0..9\"\n"
+    "  --max-len N      longest input (default 8)\n"
+    "  --range LO..HI   numeric tokens lie in [LO, HI]\n"
+    "  --stats          print layers, heads per layer, residual width, MLP hidden size per\n"
+    "                   layer, parameter counts and compile time (--json: one JSON object)\n"
+    "\n"
+    "Other:\n"
+    "  --output NAME    the top-level s-op variable to evaluate or compile\n"
+    "  --dump-ir        print the IR graph of the elaborated program\n"
+    "  --dump-ast       print the parsed program\n"
+    "  --help, --version\n"
+    "\n"
+    "Exit status: 0 success; 1 some input failed to evaluate; 2 bad usage, a bad program or a\n"
+    "failed compilation.\n";
+
+typedef struct Options {
+    const char *program;
+    const char *output;
+    bool eval, json, stats, dump_ir, dump_ast;
+    const char *inputs_file;
+    const char **inputs; /* positional inputs */
+    size_t n_inputs;
+    const char *model_path;
+    const char *vocab, *max_len, *range;
+} Options;
+
+static int usage_error(const char *fmt, const char *arg) {
+    fprintf(stderr, "raspcc: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n%s(raspcc --help for details)\n", usage_text);
+    return 2;
+}
+
+/* Returns -1 when the options are complete, else the exit status to stop with. */
+static int parse_args(int argc, char **argv, Options *o) {
+    o->inputs = calloc((size_t)argc, sizeof *o->inputs);
+    if (!o->inputs) return 2;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char **value = NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            printf("%s%s", usage_text, help_text);
+            return 0;
+        } else if (strcmp(a, "--version") == 0) {
+            printf("raspcc %s\n", RASPCC_VERSION);
+            return 0;
+        } else if (strcmp(a, "--eval") == 0) o->eval = true;
+        else if (strcmp(a, "--json") == 0) o->json = true;
+        else if (strcmp(a, "--stats") == 0) o->stats = true;
+        else if (strcmp(a, "--dump-ir") == 0) o->dump_ir = true;
+        else if (strcmp(a, "--dump-ast") == 0) o->dump_ast = true;
+        else if (strcmp(a, "--output") == 0) value = &o->output;
+        else if (strcmp(a, "--inputs") == 0) value = &o->inputs_file;
+        else if (strcmp(a, "-o") == 0) value = &o->model_path;
+        else if (strcmp(a, "--vocab") == 0) value = &o->vocab;
+        else if (strcmp(a, "--max-len") == 0) value = &o->max_len;
+        else if (strcmp(a, "--range") == 0) value = &o->range;
+        else if (a[0] == '-' && a[1] == '-') return usage_error("unknown option '%s'", a);
+        else if (!o->program) o->program = a;
+        else o->inputs[o->n_inputs++] = a;
+        if (value) {
+            if (i + 1 >= argc) return usage_error("option '%s' needs a value", a);
+            *value = argv[++i];
+        }
+    }
+    if (!o->program) return usage_error("%s", "no program given");
+    int modes = o->eval + (o->model_path != NULL) + (o->dump_ir || o->dump_ast);
+    if (modes == 0) return usage_error("%s", "nothing to do: give --eval, -o MODEL, --dump-ir or --dump-ast");
+    if (modes > 1) return usage_error("%s", "--eval, -o and --dump-* are separate modes");
+    if (!o->eval && (o->inputs_file || o->n_inputs))
+        return usage_error("%s", "inputs are only for --eval");
+    if (o->inputs_file && o->n_inputs) return usage_error("%s", "give --inputs FILE or inputs, not both");
+    if (o->eval && (o->vocab || o->max_len || o->range || o->stats))
+        return usage_error("%s", "--vocab, --max-len, --range and --stats are for compilation (-o)");
+    if (o->json && !o->eval && !o->stats) return usage_error("%s", "--json goes with --eval or --stats");
+    return -1;
+}
+
+/* Prints the program's AST (parse only). */
+static int dump_ast(Arena *arena, const char *path) {
+    const char *why = "";
+    SourceFile *file = source_read_file(arena, path, &why);
+    if (!file) {
+        fprintf(stderr, "raspcc: cannot read %s: %s\n", path, why);
+        return 2;
+    }
+    DiagList diags;
+    diag_init(&diags, arena);
+    AstProgram prog;
+    bool ok = parse_program(arena, file, &prog, &diags);
+    diag_render_all(stderr, &diags);
+    if (!ok) return 2;
+    ast_print_program(stdout, &prog);
+    return 0;
+}
+
+/* The s-op to evaluate or compile; NULL after printing why. */
+static IrNode *choose_output(const ElabResult *r, const char *name, const char **chosen) {
+    IrNode *n = name ? elab_find_output(r, name) : r->last_sop;
+    *chosen = name ? name : r->last_name;
+    if (n) return n;
+    if (name) fprintf(stderr, "raspcc: '%s' is not a top-level s-op of the program", name);
+    else fprintf(stderr, "raspcc: the program defines no s-op to output");
+    if (r->count == 0) {
+        fprintf(stderr, " (it has none)\n");
+        return NULL;
+    }
+    fprintf(stderr, "; available outputs:");
+    for (size_t i = 0; i < r->count; i++) fprintf(stderr, " %s", r->sops[i].name);
+    fprintf(stderr, "\n");
+    return NULL;
+}
+
+static void print_json_string(FILE *out, const char *s) {
+    fputc('"', out);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(out, "\\%c", c);
+        else if (c == '\n') fputs("\\n", out);
+        else if (c == '\t') fputs("\\t", out);
+        else if (c < 0x20) fprintf(out, "\\u%04x", c);
+        else fputc(c, out);
+    }
+    fputc('"', out);
+}
+
+static void print_result(const Value *v, size_t n, bool json) {
+    putchar('[');
+    for (size_t i = 0; i < n; i++) {
+        if (i) fputs(", ", stdout);
+        if (json) value_print_json(stdout, v[i]);
+        else value_print_repl(stdout, v[i]);
+    }
+    puts("]");
+}
+
+static void print_failure(const char *msg, bool json) {
+    if (json) {
+        fputs("{\"error\": ", stdout);
+        print_json_string(stdout, msg);
+        puts("}");
+    } else {
+        printf("error: %s\n", msg);
+    }
+}
+
+/* Evaluates one input line; false when it failed (the failure is printed in its place). */
+static bool eval_one(const IrGraph *g, const IrNode *out, const char *text, bool json) {
+    Arena scratch;
+    arena_init(&scratch);
+    char msg[1024];
+    Value *atoms, *result;
+    size_t n;
+    IrEvalError err;
+    bool ok = input_parse(&scratch, text, &atoms, &n, msg, sizeof msg);
+    if (!ok) {
+        print_failure(msg, json);
+    } else if (!ir_eval(g, out, atoms, n, &scratch, &result, &err)) {
+        char where[512];
+        srcloc_format(err.loc, where, sizeof where);
+        snprintf(msg, sizeof msg, "%s: %s", where, err.message);
+        print_failure(msg, json);
+        ok = false;
+    } else {
+        print_result(result, n, json);
+    }
+    arena_free(&scratch);
+    fflush(stdout);
+    return ok;
+}
+
+/* Runs every input from the file (or stdin for "-") or the command line. */
+static int eval_mode(const IrGraph *g, const IrNode *out, const Options *o) {
+    bool all_ok = true;
+    if (!o->inputs_file) {
+        if (o->n_inputs == 0) return usage_error("%s", "--eval needs inputs: --inputs FILE or INPUT ...");
+        for (size_t i = 0; i < o->n_inputs; i++) all_ok &= eval_one(g, out, o->inputs[i], o->json);
+        return all_ok ? 0 : 1;
+    }
+    FILE *f = strcmp(o->inputs_file, "-") == 0 ? stdin : fopen(o->inputs_file, "r");
+    if (!f) {
+        fprintf(stderr, "raspcc: cannot open inputs file %s\n", o->inputs_file);
+        return 2;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    while (getline(&line, &cap, f) > 0) {
+        if (strspn(line, " \t\r\n") == strlen(line)) continue;
+        all_ok &= eval_one(g, out, line, o->json);
+    }
+    free(line);
+    if (f != stdin) fclose(f);
+    return all_ok ? 0 : 1;
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Prints a per-layer list: "[a, b, c]". */
+static void print_layer_list(const Model *m, bool heads) {
+    putchar('[');
+    for (size_t l = 0; l < m->n_layers; l++)
+        printf("%s%zu", l ? ", " : "", heads ? m->layers[l].n_heads : m->layers[l].mlp.w1.cols);
+    putchar(']');
+}
+
+static void print_stats(const Model *m, double compile_ms, bool json) {
+    if (json) {
+        printf("{\"layers\": %zu, \"heads\": ", m->n_layers);
+        print_layer_list(m, true);
+        printf(", \"residual_width\": %zu, \"mlp_hidden\": ", m->d_model);
+        print_layer_list(m, false);
+        printf(", \"params\": %zu, \"nonzero_params\": %zu, \"compile_ms\": %.3f}\n",
+               model_param_count(m), model_nonzero_count(m), compile_ms);
+        return;
+    }
+    printf("layers:          %zu\nheads:           ", m->n_layers);
+    print_layer_list(m, true);
+    printf("\nresidual_width:  %zu\nmlp_hidden:      ", m->d_model);
+    print_layer_list(m, false);
+    printf("\nparams:          %zu\nnonzero_params:  %zu\ncompile_ms:      %.3f\n",
+           model_param_count(m), model_nonzero_count(m), compile_ms);
+}
+
+/* Parses "LO..HI" into two numbers. */
+static bool parse_range(const char *s, double *lo, double *hi) {
+    char *end;
+    *lo = strtod(s, &end);
+    if (end == s || strncmp(end, "..", 2) != 0) return false;
+    const char *h = end + 2;
+    *hi = strtod(h, &end);
+    return end != h && *end == '\0' && *lo <= *hi;
+}
+
+static int compile_mode(const IrGraph *g, const IrNode *out, const char *out_name,
+                        const SourceFile *src, const Options *o, Arena *arena) {
+    CodegenOptions co = {0};
+    co.vocab_spec = o->vocab;
+    if (o->max_len) {
+        char *end;
+        long v = strtol(o->max_len, &end, 10);
+        if (*end || end == o->max_len || v <= 0 || v > 100000)
+            return usage_error("--max-len needs a positive integer, got '%s'", o->max_len);
+        co.max_len = (size_t)v;
+    }
+    if (o->range) {
+        if (!parse_range(o->range, &co.range_lo, &co.range_hi))
+            return usage_error("--range needs LO..HI with LO <= HI, got '%s'", o->range);
+        co.have_range = true;
+    }
+    co.program_source = src->text;
+    co.program_name = src->name;
+    co.compile_flags = arena_printf(arena, "%s%s%s%s%s%s", o->vocab ? "--vocab " : "",
+                                    o->vocab ? o->vocab : "", o->max_len ? " --max-len " : "",
+                                    o->max_len ? o->max_len : "", o->range ? " --range " : "",
+                                    o->range ? o->range : "");
+    DiagList diags;
+    diag_init(&diags, arena);
+    Model m;
+    model_init(&m);
+    double t0 = now_ms();
+    bool ok = codegen_compile(g, out, out_name, &co, &m, &diags);
+    double ms = now_ms() - t0;
+    diag_render_all(stderr, &diags);
+    char err[512];
+    if (ok && !model_write(&m, o->model_path, err, sizeof err)) {
+        fprintf(stderr, "raspcc: cannot write %s: %s\n", o->model_path, err);
+        ok = false;
+    }
+    if (ok && o->stats) print_stats(&m, ms, o->json);
+    model_free(&m);
+    return ok ? 0 : 2;
+}
+
+static const char *dir_of(Arena *a, const char *path) {
+    const char *slash = strrchr(path, '/');
+    if (!slash) return ".";
+    return slash == path ? "/" : arena_strndup(a, path, (size_t)(slash - path));
+}
+
+static int run(const Options *o, Arena *arena) {
+    if (o->dump_ast) return dump_ast(arena, o->program);
+    const char *why = "";
+    SourceFile *src = source_read_file(arena, o->program, &why);
+    if (!src) {
+        fprintf(stderr, "raspcc: cannot read %s: %s\n", o->program, why);
+        return 2;
+    }
+    IrGraph g;
+    ir_graph_init(&g, arena);
+    DiagList diags;
+    diag_init(&diags, arena);
+    ElabOptions eo = {0};
+    eo.base_dir = dir_of(arena, o->program);
+    ElabResult r;
+    bool ok = rasp_load_program(&g, NULL, src->text, src->name, &eo, &r, &diags);
+    diag_render_all(stderr, &diags);
+    if (!ok) return 2;
+    if (o->dump_ir) {
+        ir_dump(stdout, &g);
+        return 0;
+    }
+    const char *name;
+    IrNode *out = choose_output(&r, o->output, &name);
+    if (!out) return 2;
+    return o->eval ? eval_mode(&g, out, o) : compile_mode(&g, out, name, src, o, arena);
+}
+
+int main(int argc, char **argv) {
+    Options o = {0};
+    int status = parse_args(argc, argv, &o);
+    if (status < 0) {
+        Arena arena;
+        arena_init(&arena);
+        status = run(&o, &arena);
+        arena_free(&arena);
+    }
+    free(o.inputs);
+    return status;
+}
