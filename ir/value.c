@@ -92,6 +92,23 @@ static ValueResult int_pow(int64_t base, int64_t exp, char *buf, size_t size) {
     return ok(value_int(result));
 }
 
+/* x / y rounded once, as Python's int true division: the double quotient of two doubles rounds
+ * twice when |x| or |y| exceeds 2^53. The quotient is taken to 55+ bits plus a sticky bit, which
+ * the conversion to double then rounds correctly (to nearest, ties to even). */
+static double int_true_div(int64_t x, int64_t y) {
+    const int64_t exact = (int64_t)1 << 53;
+    if (x >= -exact && x <= exact && y >= -exact && y <= exact) return (double)x / (double)y;
+    bool neg = (x < 0) != (y < 0);
+    uint64_t a = x < 0 ? 0 - (uint64_t)x : (uint64_t)x, b = y < 0 ? 0 - (uint64_t)y : (uint64_t)y;
+    int shift = 56 + (64 - __builtin_clzll(b)) - (64 - __builtin_clzll(a)); /* a != 0 here */
+    unsigned __int128 num = a, den = b;
+    if (shift >= 0) num <<= shift;
+    else den <<= -shift;
+    uint64_t q = (uint64_t)(num / den) | (num % den != 0); /* 56 or 57 bits */
+    double r = ldexp((double)q, -shift);
+    return neg ? -r : r;
+}
+
 static ValueResult arithmetic(ValueOp op, Value a, Value b, char *buf, size_t size) {
     if (is_intlike(a) && is_intlike(b)) {
         int64_t x = as_int(a), y = as_int(b), r;
@@ -107,7 +124,7 @@ static ValueResult arithmetic(ValueOp op, Value a, Value b, char *buf, size_t si
             return ok(value_int(r));
         case VOP_DIV:
             if (y == 0) return zero_division(buf, size, "division");
-            return ok(value_float((double)x / (double)y));
+            return ok(value_float(int_true_div(x, y)));
         case VOP_MOD:
             if (y == 0) return zero_division(buf, size, "modulo");
             if (y == -1) return ok(value_int(0)); /* avoids INT64_MIN % -1 */
@@ -133,8 +150,10 @@ static ValueResult arithmetic(ValueOp op, Value a, Value b, char *buf, size_t si
         if (y == 0.0) return zero_division(buf, size, "modulo");
         return ok(value_float(py_fmod(x, y)));
     case VOP_POW:
-        if (x == 0.0 && y < 0) return fail(buf, size, "0.0 cannot be raised to a negative power%s%s%s", "", "", "");
-        if (x < 0 && y != floor(y))
+        /* as Python: infinite and NaN operands follow C's pow (0.0 ^ -inf is inf) */
+        if (x == 0.0 && y < 0 && isfinite(y))
+            return fail(buf, size, "0.0 cannot be raised to a negative power%s%s%s", "", "", "");
+        if (x < 0 && isfinite(x) && isfinite(y) && y != floor(y))
             return fail(buf, size, "negative number raised to a fractional power%s%s%s", "", "", "");
         {
             double r = pow(x, y);
@@ -145,6 +164,30 @@ static ValueResult arithmetic(ValueOp op, Value a, Value b, char *buf, size_t si
     default: break;
     }
     return type_error(op, a, b, buf, size);
+}
+
+/* Exact comparison of an int with a non-NaN float, as Python compares them (converting the
+ * int to a double would make 2^53 + 1 == 2.0^53). */
+static int cmp_int_float(int64_t i, double f) {
+    if (f >= 9223372036854775808.0) return -1;
+    if (f < -9223372036854775808.0) return 1;
+    double t = trunc(f);
+    int64_t ti = (int64_t)t;
+    if (i != ti) return i < ti ? -1 : 1;
+    return (f - t < 0) - (f - t > 0);
+}
+
+/* Numbers by exact value; NaN after everything else (and equal to itself). */
+static int num_cmp(Value a, Value b) {
+    bool an = a.kind == VAL_FLOAT && isnan(a.as.f), bn = b.kind == VAL_FLOAT && isnan(b.as.f);
+    if (an || bn) return an - bn;
+    if (is_intlike(a) && is_intlike(b)) {
+        int64_t x = as_int(a), y = as_int(b);
+        return (x > y) - (x < y);
+    }
+    if (is_intlike(a)) return cmp_int_float(as_int(a), b.as.f);
+    if (is_intlike(b)) return -cmp_int_float(as_int(b), a.as.f);
+    return (a.as.f > b.as.f) - (a.as.f < b.as.f);
 }
 
 /* -1, 0, 1 for numbers and strings; *err set when they cannot be ordered. */
@@ -158,12 +201,7 @@ static int compare(Value a, Value b, bool *err) {
         *err = true;
         return 0;
     }
-    if (is_intlike(a) && is_intlike(b)) {
-        int64_t x = as_int(a), y = as_int(b);
-        return (x > y) - (x < y);
-    }
-    double x = value_as_double(a), y = value_as_double(b);
-    return (x > y) - (x < y);
+    return num_cmp(a, b);
 }
 
 bool value_equal(Value a, Value b) {
@@ -243,13 +281,8 @@ int value_order(Value a, Value b) {
         int c = strcmp(a.as.s, b.as.s);
         return (c > 0) - (c < 0);
     }
-    double x = value_as_double(a), y = value_as_double(b);
-    if (x != y) {
-        if (isnan(x) || isnan(y)) return isnan(x) ? (isnan(y) ? 0 : 1) : -1;
-        return x < y ? -1 : 1;
-    }
-    if (is_intlike(a) && is_intlike(b) && as_int(a) != as_int(b)) /* beyond 2^53 */
-        return as_int(a) < as_int(b) ? -1 : 1;
+    int c = num_cmp(a, b);
+    if (c) return c;
     return (a.kind > b.kind) - (a.kind < b.kind);
 }
 
@@ -264,6 +297,7 @@ uint64_t value_hash(Value v) {
     } else {
         if (v.kind == VAL_FLOAT) {
             double f = v.as.f == 0.0 ? 0.0 : v.as.f; /* -0.0 hashes like 0.0 */
+            if (isnan(f)) f = NAN;                     /* every NaN alike, as value_order has it */
             memcpy(&bits, &f, sizeof bits);
         } else {
             bits = (uint64_t)as_int(v);
@@ -275,31 +309,57 @@ uint64_t value_hash(Value v) {
     return h;
 }
 
-/* Python's repr of a float: the shortest digits that round-trip, in fixed notation for
- * exponents -4..15 (with ".0" when integral) and scientific ("1e-05", "1.5e+16") otherwise. */
+/* Writes the `prec` significant digits of mag (finite, >= 0) rounded to nearest into digits
+ * (NUL-terminated) and returns the decimal exponent. */
+static int decimal_digits(double mag, int prec, char *digits) {
+    char tmp[40];
+    snprintf(tmp, sizeof tmp, "%.*e", prec - 1, mag); /* d[.ddd]e[+-]XX */
+    const char *e = strchr(tmp, 'e');
+    size_t nd = 0;
+    for (const char *c = tmp; c < e; c++)
+        if (*c != '.') digits[nd++] = *c;
+    digits[nd] = '\0';
+    return atoi(e + 1);
+}
+
+static bool digits_round_trip(double mag, const char *digits, int exp) {
+    char tmp[48];
+    snprintf(tmp, sizeof tmp, "%c.%se%d", digits[0], digits + 1, exp);
+    return strtod(tmp, NULL) == mag;
+}
+
+/* Python's repr of a float: the shortest digits that round-trip (the nearest such when several
+ * do), in fixed notation for exponents -4..15 (with ".0" when integral) and scientific
+ * ("1e-05", "1.5e+16") otherwise. */
 static void float_repr(double f, char *buf, size_t size) {
     if (isnan(f)) { snprintf(buf, size, "nan"); return; }
     if (isinf(f)) { snprintf(buf, size, f > 0 ? "inf" : "-inf"); return; }
-    char tmp[40];
-    int prec;
-    for (prec = 1; prec <= 17; prec++) {
-        snprintf(tmp, sizeof tmp, "%.*e", prec - 1, f);
-        if (strtod(tmp, NULL) == f) break;
-    }
-    /* tmp = [-]d[.ddd]e[+-]XX */
-    bool neg = tmp[0] == '-';
-    const char *m = tmp + neg;
+    double mag = fabs(f);
     char digits[20];
-    size_t nd = 0;
-    const char *e = strchr(m, 'e');
-    for (const char *c = m; c < e; c++)
-        if (*c != '.') digits[nd++] = *c;
+    int exp = 0;
+    for (int prec = 1; prec <= 17; prec++) {
+        exp = decimal_digits(mag, prec, digits);
+        if (digits_round_trip(mag, digits, exp)) break;
+        /* The nearest prec-digit decimal is outside the round-trip interval. At a power of two
+         * that interval is twice as wide above as below, so the next decimal up may be inside. */
+        char up[20];
+        memcpy(up, digits, (size_t)prec + 1);
+        int i = prec - 1, up_exp = exp;
+        while (i >= 0 && up[i] == '9') up[i--] = '0';
+        if (i >= 0) up[i]++;
+        else { up[0] = '1'; up_exp++; }
+        if (digits_round_trip(mag, up, up_exp)) {
+            memcpy(digits, up, (size_t)prec + 1);
+            exp = up_exp;
+            break;
+        }
+    }
+    size_t nd = strlen(digits);
     while (nd > 1 && digits[nd - 1] == '0') nd--;
     digits[nd] = '\0';
-    int exp = atoi(e + 1);
     char out[64];
     size_t o = 0;
-    if (neg) out[o++] = '-';
+    if (signbit(f)) out[o++] = '-';
     if (exp < -4 || exp >= 16) {
         out[o++] = digits[0];
         if (nd > 1) {
@@ -342,7 +402,7 @@ void value_print_repl(FILE *out, Value v) {
     case VAL_FLOAT: {
         /* Python: str(round(v, 3)); rounding to 3 decimals via the decimal string */
         double r = v.as.f;
-        if (isfinite(r)) {
+        if (fabs(r) < 1e16) { /* larger floats are integers: round(v, 3) == v */
             char tmp[64];
             snprintf(tmp, sizeof tmp, "%.3f", r);
             r = strtod(tmp, NULL);
