@@ -1,6 +1,7 @@
 /* IR construction: hash-consed node builders, constant folding, naming, dumping. */
 #include "ir/ir.h"
 
+#include <math.h>
 #include <string.h>
 
 /* ---- structural hashing and equality (the identity of a node, not its location) ---- */
@@ -18,8 +19,12 @@ static uint64_t table_hash(uint64_t h, const Value *t, size_t n) {
     return h;
 }
 
-/* Exact identity of atoms: same kind and same value (1, 1.0 and True are different nodes). */
-static bool same_value(Value a, Value b) { return a.kind == b.kind && value_order(a, b) == 0; }
+/* Exact identity of atoms: same kind and same value (1, 1.0 and True are different nodes, and
+ * so are 0.0 and -0.0, which print differently). */
+static bool same_value(Value a, Value b) {
+    if (a.kind != b.kind || value_order(a, b) != 0) return false;
+    return a.kind != VAL_FLOAT || signbit(a.as.f) == signbit(b.as.f);
+}
 
 static bool same_table(const Value *a, const Value *b, size_t n) {
     if (!a || !b) return a == b;
@@ -353,8 +358,9 @@ void ir_dump(FILE *out, const IrGraph *g) {
         case IR_INDICES: case IR_LENGTH: break;
         case IR_CONST: value_format(n->u.constant, buf, sizeof buf); fprintf(out, "(%s)", buf); break;
         case IR_MAP:
-            fprintf(out, "(%s", map_kinds[n->u.map.kind]);
-            if (n->u.map.kind <= IR_MAP_BINARY) fprintf(out, " %s", value_op_text(n->u.map.op));
+            /* "map(-, %1, %2)": the operator for unary and binary maps, else the map kind */
+            fprintf(out, "(%s", n->u.map.kind <= IR_MAP_BINARY ? value_op_text(n->u.map.op)
+                                                                : map_kinds[n->u.map.kind]);
             for (uint32_t a = 0; a < n->u.map.nargs; a++) fprintf(out, ", %%%u", n->u.map.args[a]->id);
             if (n->u.map.table_keys) { fputs(", keys=", out); dump_table(out, n->u.map.table_keys, n->u.map.table_len); }
             if (n->u.map.table_values) { fputs(", values=", out); dump_table(out, n->u.map.table_values, n->u.map.table_len); }
@@ -376,6 +382,6 @@ void ir_dump(FILE *out, const IrGraph *g) {
         }
         char where[256];
         srcloc_format(n->loc, where, sizeof where);
-        fprintf(out, "  # %s@ %s\n", n->name ? n->name : "", where);
+        fprintf(out, "  # %s%s@ %s\n", n->name ? n->name : "", n->name ? " " : "", where);
     }
 }
