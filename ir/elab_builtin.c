@@ -45,15 +45,13 @@ bool elab_aggregate(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
         return false;
     if (sel.kind != MV_SEL) {
         diag_error(E->diags, e->u.aggregate.selector->loc,
-                   "aggregate expects a selector first, got %s %s", mv_kind_name(sel.kind),
-                   mv_describe(E, sel));
+                   "aggregate expects a selector first, got %s", mv_describe(E, sel));
         return false;
     }
     if (!elab_as_sop(E, sop, e->u.aggregate.sop->loc, "the aggregated value", &sn)) return false;
     if (def.kind != MV_ATOM) {
         diag_error(E->diags, e->u.aggregate.default_value->loc,
-                   "the default of aggregate must be an atom, got %s %s", mv_kind_name(def.kind),
-                   mv_describe(E, def));
+                   "the default of aggregate must be an atom, got %s", mv_describe(E, def));
         return false;
     }
     *out = mv_node(ir_aggregate(E->g, sel.u.node, sn, def.u.atom, e->loc));
@@ -117,8 +115,8 @@ bool elab_zip(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
     for (size_t i = 0; i < k; i++) {
         if (!elab_expr(E, env, e->u.list.items[i], &lists[i])) return false;
         if (lists[i].kind != MV_LIST) {
-            diag_error(E->diags, e->u.list.items[i]->loc, "zip expects lists, argument %zu is %s %s",
-                       i + 1, mv_kind_name(lists[i].kind), mv_describe(E, lists[i]));
+            diag_error(E->diags, e->u.list.items[i]->loc, "zip expects lists, argument %zu is %s",
+                       i + 1, mv_describe(E, lists[i]));
             return false;
         }
         if (lists[i].u.list.count != lists[0].u.list.count) {
@@ -144,8 +142,8 @@ bool elab_len(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
     MetaValue v;
     if (!elab_expr(E, env, e->u.len.arg, &v)) return false;
     if (v.kind != MV_LIST) {
-        diag_error(E->diags, e->u.len.arg->loc, "len expects a list, got %s %s",
-                   mv_kind_name(v.kind), mv_describe(E, v));
+        diag_error(E->diags, e->u.len.arg->loc, "len expects a list, got %s",
+                   mv_describe(E, v));
         return false;
     }
     *out = mv_atom(value_int((int64_t)v.u.list.count));
@@ -219,8 +217,8 @@ static bool index_dict(Elab *E, const AstExpr *e, MetaValue d, MetaValue key, Me
         return true;
     }
     if (key.kind != MV_ATOM) {
-        diag_error(E->diags, e->u.index.index->loc, "index into dict has to be an s-op or an atom, got %s %s",
-                   mv_kind_name(key.kind), mv_describe(E, key));
+        diag_error(E->diags, e->u.index.index->loc, "index into dict has to be an s-op or an atom, got %s",
+                   mv_describe(E, key));
         return false;
     }
     for (size_t i = 0; i < d.u.dict.count; i++) {
@@ -258,8 +256,8 @@ bool elab_index(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
     if (obj.kind == MV_DICT) return index_dict(E, e, obj, idx, out);
     if (obj.kind == MV_SOP) return index_sop(E, e, obj.u.node, idx, out);
     diag_error(E->diags, e->u.index.object->loc,
-               "can only index into a list, dict, string or s-op, got %s %s",
-               mv_kind_name(obj.kind), mv_describe(E, obj));
+               "can only index into a list, dict, string or s-op, got %s",
+               mv_describe(E, obj));
     return false;
 }
 
@@ -294,8 +292,8 @@ bool elab_in(Elab *E, MetaValue item, MetaValue container, SrcLoc loc, MetaValue
         return true;
     }
     if (item.kind == MV_ATOM)
-        diag_error(E->diags, loc, "\"atom in X\" expects X to be a list or an s-op, got %s %s",
-                   mv_kind_name(container.kind), mv_describe(E, container));
+        diag_error(E->diags, loc, "\"atom in X\" expects X to be a list or an s-op, got %s",
+                   mv_describe(E, container));
     else
         diag_error(E->diags, loc, "\"A in X\" expects A to be an s-op or an atom, got %s",
                    mv_kind_name(item.kind));
@@ -404,8 +402,7 @@ bool elab_call(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
         }
         return apply_to_input(E, e, callee.u.node, args[0], out);
     default:
-        diag_error(E->diags, e->u.call.callee->loc, "%s %s is not callable", mv_kind_name(callee.kind),
-                   mv_describe(E, callee));
+        diag_error(E->diags, e->u.call.callee->loc, "%s is not callable", mv_describe(E, callee));
         return false;
     }
 }

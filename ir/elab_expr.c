@@ -14,8 +14,8 @@ bool elab_as_sop(Elab *E, MetaValue v, SrcLoc loc, const char *what, IrNode **ou
         *out = ir_const(E->g, v.u.atom, loc);
         return true;
     }
-    diag_error(E->diags, loc, "%s must be an s-op or an atom, got %s %s", what,
-               mv_kind_name(v.kind), mv_describe(E, v));
+    diag_error(E->diags, loc, "%s must be an s-op or an atom, got %s", what,
+               mv_describe(E, v));
     return false;
 }
 
@@ -66,8 +66,8 @@ typedef struct DictBuilder {
 
 static bool dict_put(Elab *E, DictBuilder *d, MetaValue key, MetaValue value, SrcLoc loc) {
     if (key.kind != MV_ATOM) {
-        diag_error(E->diags, loc, "dictionary keys can only be atoms, got %s %s",
-                   mv_kind_name(key.kind), mv_describe(E, key));
+        diag_error(E->diags, loc, "dictionary keys can only be atoms, got %s",
+                   mv_describe(E, key));
         return false;
     }
     for (size_t i = 0; i < d->count; i++) {
@@ -127,8 +127,8 @@ bool elab_iteration_items(Elab *E, MetaValue it, SrcLoc loc, const char *what, M
         for (size_t i = 0; i < *n; i++) (*items)[i] = mv_atom(it.u.dict.keys[i]);
         return true;
     }
-    diag_error(E->diags, loc, "%s needs a list or dict to iterate over, got %s %s", what,
-               mv_kind_name(it.kind), mv_describe(E, it));
+    diag_error(E->diags, loc, "%s needs a list or dict to iterate over, got %s", what,
+               mv_describe(E, it));
     return false;
 }
 
@@ -201,8 +201,8 @@ static bool elab_unary(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
         *out = mv_atom(value_bool(!mv_truthy(x)));
         return true;
     }
-    diag_error(E->diags, e->loc, "cannot apply '%s' to %s %s%s", ast_unary_op_text(op),
-               mv_kind_name(x.kind), mv_describe(E, x),
+    diag_error(E->diags, e->loc, "cannot apply '%s' to %s%s", ast_unary_op_text(op),
+               mv_describe(E, x),
                op == AST_INDICATOR ? " (indicator expects an s-op)" : "");
     return false;
 }

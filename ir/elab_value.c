@@ -50,10 +50,7 @@ static void describe_into(MetaValue v, char *buf, size_t size, int depth) {
     switch (v.kind) {
     case MV_ATOM: value_format(v.u.atom, p, room); return;
     case MV_SOP:
-    case MV_SEL:
-        snprintf(p, room, "%s%s%s", mv_kind_name(v.kind), v.u.node->name ? " " : "",
-                 v.u.node->name ? v.u.node->name : "");
-        return;
+    case MV_SEL: snprintf(p, room, "%s", v.u.node->name ? v.u.node->name : "(unnamed)"); return;
     case MV_FUNC: snprintf(p, room, "function %s", v.u.func->def->u.def.name); return;
     case MV_PRIM: snprintf(p, room, "built-in"); return;
     case MV_LIST:
@@ -83,6 +80,7 @@ static void describe_into(MetaValue v, char *buf, size_t size, int depth) {
 
 const char *mv_describe(Elab *E, MetaValue v) {
     char buf[160] = "";
+    if (v.kind != MV_ATOM) snprintf(buf, sizeof buf, "%s ", mv_kind_name(v.kind));
     describe_into(v, buf, sizeof buf, 0);
     return arena_strdup(E->arena, buf);
 }

@@ -9,8 +9,8 @@
 bool elab_bind_names(Elab *E, Env *env, const AstNameList *names, MetaValue v, SrcLoc loc) {
     if (names->count == 1) return env_assign(E, env, names->names[0], v, names->locs[0]);
     if (v.kind != MV_LIST || v.u.list.count != names->count) {
-        diag_error(E->diags, loc, "expected %zu values to unpack, got %s %s", names->count,
-                   mv_kind_name(v.kind), mv_describe(E, v));
+        diag_error(E->diags, loc, "expected %zu values to unpack, got %s", names->count,
+                   mv_describe(E, v));
         return false;
     }
     for (size_t i = 0; i < names->count; i++)
