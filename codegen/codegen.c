@@ -1,0 +1,60 @@
+/* The compiler driver: value sets -> plan -> weights (see codegen.h for the passes). */
+#include <string.h>
+
+#include "codegen/internal.h"
+
+/* The token type of the program: that of every `tokens_*` the output depends on. */
+static bool find_token_type(const IrGraph *g, const IrNode *out, IrTokenType *type, bool *reads,
+                            DiagList *diags) {
+    *reads = false;
+    *type = IR_TOKENS_STR;
+    for (size_t id = 0; id <= out->id; id++) {
+        const IrNode *n = g->nodes[id];
+        if (n->kind != IR_TOKENS) continue;
+        if (*reads && n->u.token_type != *type) {
+            diag_error(diags, n->loc, "the program reads the input both as %s and as %s; the compiler needs one token type",
+                       ir_token_type_name(*type), ir_token_type_name(n->u.token_type));
+            return false;
+        }
+        *type = n->u.token_type;
+        *reads = true;
+    }
+    return true;
+}
+
+bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_name,
+                     const CodegenOptions *opt, Model *model, DiagList *diags) {
+    if (ir_is_selector(output)) {
+        diag_error(diags, output->loc, "'%s' is a selector; the output must be an s-op", output_name);
+        return false;
+    }
+    Arena scratch;
+    arena_init(&scratch);
+    Plan p;
+    memset(&p, 0, sizeof p);
+    p.g = g;
+    p.arena = &scratch;
+    p.diags = diags;
+    p.max_len = opt->max_len ? opt->max_len : 8;
+    bool reads_tokens, ok = find_token_type(g, output, &p.token_type, &reads_tokens, diags);
+    if (ok && !opt->vocab_spec) {
+        diag_error(diags, output->loc, "no vocabulary: give --vocab (characters 'abc', a list 'a,b,c' or an int range '0..9'); %s",
+                   reads_tokens ? "the program reads tokens" : "it says which inputs the model accepts");
+        ok = false;
+    }
+    if (ok && p.token_type == IR_TOKENS_FLOAT && strstr(opt->vocab_spec, "..")) {
+        diag_error(diags, output->loc, "tokens_float takes a finite --vocab list (e.g. 0.5,1,2.5); real-valued ranges are not compiled yet");
+        ok = false;
+    }
+    char err[256];
+    if (ok && !codegen_parse_vocab(opt->vocab_spec, p.token_type, &scratch, &p.vocab, &p.n_vocab, err, sizeof err)) {
+        diag_error(diags, output->loc, "%s", err);
+        ok = false;
+    }
+    if (ok) {
+        p.info = ARENA_ARRAY(&scratch, SopInfo, g->count ? g->count : 1);
+        ok = vs_compute(&p, output) && plan_build(&p, output) && emit_model(&p, output, output_name, opt, model);
+    }
+    arena_free(&scratch);
+    return ok;
+}

@@ -1,0 +1,184 @@
+/* Private to codegen/: the lowering plan shared by the passes.
+ *
+ * Representation of s-ops in the residual stream. Every s-op x that the model needs is
+ * available through one or both *views*, linear functionals of a residual row r:
+ *   categorical view  cat[v](r) = 1 if x = value v at that position, else 0   (one per value)
+ *   numerical view    num(r)    = x (as a double)
+ * A view is a sparse list of (residual dim, coefficient) terms. Materialised s-ops own dims
+ * (their view is a unit vector per dim); *virtual* s-ops own none: a map of one categorical
+ * s-op has cat[w] = sum of cat[v] over v with f(v) = w, an affine map of numerical s-ops has an
+ * affine numerical view, a constant is a multiple of the `one` dim. Since every consumer
+ * (queries, keys, values, MLP inputs, readout) reads the residual linearly, virtual s-ops cost
+ * no layers and no parameters.
+ *
+ * Time slots order the computation: 0 = embedding, 2l+1 = attention of layer l, 2l+2 = MLP of
+ * layer l. An op is placed in the earliest slot of its kind after all its inputs (ASAP), which
+ * makes the number of layers the dependency depth. */
+#ifndef RASPCC_CODEGEN_INTERNAL_H
+#define RASPCC_CODEGEN_INTERNAL_H
+
+#include "codegen/codegen.h"
+#include "support/diag.h"
+
+/* Limits that keep compilation bounded; exceeding one is a located error, never a truncation. */
+enum {
+    CG_MAX_VALUES = 1 << 16,     /* values of one s-op */
+    CG_MAX_GRID = 1 << 20,       /* argument combinations one map is tabulated over */
+    CG_MAX_DIMS = 1 << 20,
+};
+
+typedef struct Term {
+    uint32_t dim;
+    double coef;
+} Term;
+
+typedef struct LinView {
+    Term *terms;
+    size_t n;
+} LinView;
+
+/* Fixed residual dims. */
+enum { DIM_ONE = 0, DIM_BOS = 1 };
+
+/* The exact set of values an s-op can take, sorted by value_order and duplicate-free;
+ * or `unbounded` when it is infinite or too large to enumerate. */
+typedef struct ValueSet {
+    Value *vals;
+    size_t n;
+    bool unbounded;
+    bool numeric;       /* every value is a number (bools count) */
+    bool all_int;       /* every value is an int or bool */
+} ValueSet;
+
+/* Affine form a*n + b*i + c over length n and index i, for proving selects total. */
+typedef struct Affine {
+    bool valid;
+    double a, b, c;
+} Affine;
+
+typedef enum SopKind {
+    SOP_EMBED,    /* tokens / indices: one-hot from the embedding */
+    SOP_CONST,
+    SOP_VIRTUAL,  /* linear view of other s-ops */
+    SOP_HEAD,     /* aggregate: written by an attention head */
+    SOP_WIDTH,    /* selector_width / length: head + MLP */
+    SOP_MLP,      /* map tabulated by an MLP */
+} SopKind;
+
+typedef struct SopInfo {
+    const IrNode *node;
+    bool reachable;
+    ValueSet vs;
+    Affine affine;
+    SopKind kind;
+    bool has_cat, has_num;
+    LinView *cat;     /* vs.n views when has_cat */
+    LinView num;      /* when has_num */
+    int time;         /* slot at which the views are available */
+    bool want_cat;    /* some consumer needs the categorical view */
+    bool want_num;    /* some consumer reads the numerical view */
+    bool cat_block;   /* cat views are unit vectors on contiguous dims [cat_dim, cat_dim + vs.n) */
+    uint32_t cat_dim;
+    bool may_fail;    /* a value combination of a map raises: output is checked one-hot */
+    bool needed;      /* some consumer (or the readout) reads one of its views */
+    int map_class;    /* MAP_UNARY_CAT, MAP_AFFINE or MAP_MLP (maps only) */
+    /* MAP_MLP: the s-ops the MLP reads. Chains of tabulated maps are fused: a leaf is a
+     * non-map s-op, a map whose views are free, or a map that could not be fused further. */
+    const IrNode *leaves[3];
+    uint32_t n_leaves;
+} SopInfo;
+
+typedef enum MapClass { MAP_UNARY_CAT, MAP_AFFINE, MAP_MLP } MapClass;
+
+/* One column of an attention head's score: score += qcoef * (q . r_query) * (k . r_key). */
+typedef struct ScoreColumn {
+    LinView q, k;
+} ScoreColumn;
+
+typedef struct HeadOp {
+    int layer;
+    const IrNode *node;        /* aggregate, selector_width or length node */
+    ScoreColumn *cols;
+    size_t n_cols;
+    double bos_level;          /* score of the BOS key for non-BOS queries */
+    /* value columns: column j reads vals[j] and writes out_dims[j] */
+    LinView *vals;
+    Value *val_defaults_unused;
+    double *bos_value;         /* value the BOS position must contribute per column */
+    uint32_t *out_dims;
+    size_t n_vals;
+    const char *label;
+} HeadOp;
+
+/* A map tabulated by an MLP: f(args) over the grid of argument values, each argument read
+ * through a scalar view, combined into one projection p whose order is lexicographic. */
+typedef struct MlpOp {
+    int layer;
+    const IrNode *node;        /* the map (or the node being converted) */
+    size_t n_args;
+    LinView arg_view[3];       /* scalar views */
+    const ValueSet *arg_vs[3]; /* argument value sets (for the grid) */
+    double *arg_scalar[3];     /* the scalar view's value for each argument value */
+    const IrNode *const *leaves; /* MLP_FN_MAP: the argument s-ops (the node's fused leaves) */
+    int fn;                    /* MLP_FN_MAP, MLP_FN_IDENTITY, MLP_FN_WIDTH */
+    /* output: categorical block or a numerical dim */
+    bool out_cat;
+    const ValueSet *out_vs;
+    uint32_t out_dim;
+} MlpOp;
+
+enum { MLP_FN_MAP, MLP_FN_IDENTITY, MLP_FN_WIDTH };
+
+typedef struct Plan {
+    const IrGraph *g;
+    Arena *arena;              /* scratch for the plan (the model has its own) */
+    DiagList *diags;
+    size_t max_len;
+    Value *vocab;
+    size_t n_vocab;
+    IrTokenType token_type;
+    SopInfo *info;             /* per node id */
+    uint32_t n_dims;
+    char **labels;             /* per dim, grown as dims are allocated */
+    size_t labels_cap;
+    uint32_t tok_dim, pos_dim; /* first dim of the token and position blocks */
+    HeadOp *heads;
+    size_t n_heads, heads_cap;
+    MlpOp *mlps;
+    size_t n_mlps, mlps_cap;
+    ModelCheck *checks;
+    size_t n_checks, checks_cap;
+    int n_layers;
+} Plan;
+
+/* linview.c */
+LinView lv_unit(Arena *a, uint32_t dim, double coef);
+LinView lv_empty(void);
+/* a*x + b*y, merging terms and dropping zeros */
+LinView lv_combine(Arena *a, double alpha, LinView x, double beta, LinView y);
+double lv_eval(LinView v, const double *row);
+
+/* valueset.c */
+bool vs_compute(Plan *p, const IrNode *out);
+bool vs_contains(const ValueSet *vs, Value v, size_t *index);
+void vs_describe(const IrNode *n, char *buf, size_t size);
+
+/* plan.c */
+bool plan_build(Plan *p, const IrNode *out);
+uint32_t plan_alloc_dims(Plan *p, size_t count, const char *name, const ValueSet *vs);
+const char *plan_node_name(Plan *p, const IrNode *n);
+
+/* selector.c: the score columns of a selector, and the score of selected keys. */
+bool selector_lower(Plan *p, const IrNode *sel, bool for_width, ScoreColumn **cols, size_t *n,
+                    double *selected_level, double *bos_level, int *time);
+bool selector_at_most_one(const IrNode *sel);
+void selector_want(Plan *p, const IrNode *sel, bool for_width);
+
+/* Evaluates map `n` given values of the fused leaves (plan.c). */
+ValueResult plan_fused_apply(Plan *p, const IrNode *n, const IrNode *const *leaves, size_t n_leaves,
+                             const Value *leaf_vals, char *msg, size_t msgsize);
+
+/* emit.c */
+bool emit_model(Plan *p, const IrNode *out, const char *output_name, const CodegenOptions *opt, Model *m);
+
+#endif

@@ -1,0 +1,554 @@
+/* The lowering plan: how each s-op is encoded (categorical / numerical, materialised or
+ * virtual), when it becomes available (ASAP slots), which residual dims it owns, and the heads
+ * and MLPs that compute it. Weights are written later by emit.c, layer by layer. */
+#include <math.h>
+#include <string.h>
+
+#include "codegen/internal.h"
+
+const char *plan_node_name(Plan *p, const IrNode *n) {
+    if (n->name) return n->name;
+    return arena_printf(p->arena, "%s@%d:%d", ir_kind_name(n->kind), n->loc.line, n->loc.col);
+}
+
+uint32_t plan_alloc_dims(Plan *p, size_t count, const char *name, const ValueSet *vs) {
+    uint32_t first = p->n_dims;
+    if (p->n_dims + count > p->labels_cap) {
+        size_t cap = p->labels_cap ? p->labels_cap * 2 : 256;
+        while (cap < p->n_dims + count) cap *= 2;
+        p->labels = arena_grow(p->arena, p->labels, p->n_dims, cap, sizeof(char *));
+        p->labels_cap = cap;
+    }
+    for (size_t i = 0; i < count; i++) {
+        char v[96];
+        if (vs) value_format(vs->vals[i], v, sizeof v);
+        p->labels[p->n_dims++] = vs ? arena_printf(p->arena, "%s:%s", name, v) : arena_strdup(p->arena, name);
+    }
+    return first;
+}
+
+static int next_slot(int after, bool attention) {
+    int s = after + 1;
+    if (attention ? (s % 2 == 0) : (s % 2 == 1)) s++;
+    return s;
+}
+
+static int slot_layer(int slot) { return (slot - 1) / 2; }
+
+static bool located_error(Plan *p, const IrNode *n, const char *what) {
+    char d[160];
+    vs_describe(n, d, sizeof d);
+    diag_error(p->diags, n->loc, "%s %s", d, what);
+    return false;
+}
+
+/* ---- structural classification of maps ---- */
+
+static const IrNode *single_varying_arg(const IrNode *n) {
+    const IrNode *x = NULL;
+    for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+        if (n->u.map.args[j]->kind == IR_CONST) continue;
+        if (x && x != n->u.map.args[j]) return NULL;
+        x = n->u.map.args[j];
+    }
+    return x;
+}
+
+static bool averages(Plan *p, const IrNode *agg) {
+    const ValueSet *src = &p->info[agg->u.aggregate.sop->id].vs;
+    bool all_bool = true;
+    for (size_t i = 0; i < src->n; i++) all_bool = all_bool && src->vals[i].kind == VAL_BOOL;
+    return src->numeric && !(all_bool && !src->unbounded);
+}
+
+static bool cat_capable(Plan *p, const IrNode *x, const MapClass *cls) {
+    switch (x->kind) {
+    case IR_TOKENS: case IR_INDICES: case IR_CONST: case IR_LENGTH: case IR_SELECTOR_WIDTH: return true;
+    case IR_AGGREGATE: return !averages(p, x) || selector_at_most_one(x->u.aggregate.selector);
+    case IR_MAP: return cls[x->id] == MAP_UNARY_CAT;
+    default: return false;
+    }
+}
+
+static bool affine_op(const IrNode *n) {
+    if (n->u.map.kind == IR_MAP_UNARY) return n->u.map.op == VOP_NEG || n->u.map.op == VOP_POS;
+    if (n->u.map.kind != IR_MAP_BINARY) return false;
+    switch (n->u.map.op) {
+    case VOP_ADD: case VOP_SUB: return true;
+    case VOP_MUL: return n->u.map.args[0]->kind == IR_CONST || n->u.map.args[1]->kind == IR_CONST;
+    case VOP_DIV: return n->u.map.args[1]->kind == IR_CONST;
+    default: return false;
+    }
+}
+
+/* Adds the leaves of argument `a` to info's leaves if the total stays tabulable. */
+static void fuse_arg(Plan *p, SopInfo *info, const IrNode *a, const MapClass *cls) {
+    const IrNode *cand[3];
+    uint32_t nc = 0;
+    if (a->kind == IR_MAP && cls[a->id] == MAP_MLP) {
+        for (uint32_t k = 0; k < p->info[a->id].n_leaves; k++) cand[nc++] = p->info[a->id].leaves[k];
+    } else {
+        cand[nc++] = a;
+    }
+    const IrNode *merged[6];
+    uint32_t nm = info->n_leaves;
+    memcpy(merged, info->leaves, nm * sizeof *merged);
+    for (uint32_t k = 0; k < nc; k++) {
+        bool seen = false;
+        for (uint32_t j = 0; j < nm; j++) seen = seen || merged[j] == cand[k];
+        if (!seen) merged[nm++] = cand[k];
+    }
+    double grid = 1;
+    for (uint32_t j = 0; j < nm; j++) grid *= (double)(p->info[merged[j]->id].vs.n + 1);
+    if (nm <= 3 && grid <= CG_MAX_GRID) {
+        memcpy(info->leaves, merged, nm * sizeof *merged);
+        info->n_leaves = nm;
+    } else if (info->n_leaves < 3) { /* too many leaves: read `a` itself */
+        bool seen = false;
+        for (uint32_t j = 0; j < info->n_leaves; j++) seen = seen || info->leaves[j] == a;
+        if (!seen) info->leaves[info->n_leaves++] = a;
+    }
+}
+
+static MapClass classify(Plan *p, const IrNode *n, const MapClass *cls) {
+    SopInfo *info = &p->info[n->id];
+    const IrNode *x = single_varying_arg(n);
+    if (x && !info->may_fail && !p->info[x->id].vs.unbounded && cat_capable(p, x, cls)) return MAP_UNARY_CAT;
+    if (affine_op(n) && !info->may_fail) {
+        bool ok = true;
+        for (uint32_t j = 0; j < n->u.map.nargs; j++) ok = ok && p->info[n->u.map.args[j]->id].vs.numeric;
+        if (ok) return MAP_AFFINE;
+    }
+    info->n_leaves = 0;
+    for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+        const IrNode *a = n->u.map.args[j];
+        bool dup = false;
+        for (uint32_t k = 0; k < j; k++) dup = dup || n->u.map.args[k] == a;
+        if (a->kind != IR_CONST && !dup) fuse_arg(p, info, a, cls);
+    }
+    return MAP_MLP;
+}
+
+ValueResult plan_fused_apply(Plan *p, const IrNode *n, const IrNode *const *leaves, size_t n_leaves,
+                             const Value *leaf_vals, char *msg, size_t msgsize) {
+    for (size_t k = 0; k < n_leaves; k++)
+        if (leaves[k] == n) return (ValueResult){true, leaf_vals[k], NULL};
+    if (n->kind == IR_CONST) return (ValueResult){true, n->u.constant, NULL};
+    if (n->kind != IR_MAP) {
+        snprintf(msg, msgsize, "internal: fused map reaches a non-map s-op");
+        return (ValueResult){false, value_int(0), msg};
+    }
+    Value args[3];
+    for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+        ValueResult r = plan_fused_apply(p, n->u.map.args[j], leaves, n_leaves, leaf_vals, msg, msgsize);
+        if (!r.ok) return r;
+        args[j] = r.value;
+    }
+    return ir_map_apply(n, args, p->arena, msg, msgsize);
+}
+
+/* ---- demand: which views consumers read ---- */
+
+static void need_selector(Plan *p, const IrNode *sel) {
+    p->info[sel->id].needed = true;
+    if (sel->kind == IR_SELECT) {
+        p->info[sel->u.select.keys->id].needed = true;
+        p->info[sel->u.select.queries->id].needed = true;
+        return;
+    }
+    need_selector(p, sel->u.combine.lhs);
+    if (sel->u.combine.rhs) need_selector(p, sel->u.combine.rhs);
+}
+
+static void demand(Plan *p, const IrNode *out, const MapClass *cls) {
+    p->info[out->id].needed = true;
+    for (size_t id = out->id + 1; id-- > 0;) {
+        SopInfo *info = &p->info[id];
+        const IrNode *n = info->node;
+        if (!info->needed || ir_is_selector(n)) continue;
+        switch (n->kind) {
+        case IR_AGGREGATE: need_selector(p, n->u.aggregate.selector); p->info[n->u.aggregate.sop->id].needed = true; break;
+        case IR_SELECTOR_WIDTH: need_selector(p, n->u.width.selector); break;
+        case IR_MAP:
+            if (cls[id] == MAP_MLP)
+                for (uint32_t k = 0; k < info->n_leaves; k++) p->info[info->leaves[k]->id].needed = true;
+            else
+                for (uint32_t j = 0; j < n->u.map.nargs; j++) p->info[n->u.map.args[j]->id].needed = true;
+            break;
+        default: break;
+        }
+        switch (n->kind) {
+        case IR_AGGREGATE: {
+            selector_want(p, n->u.aggregate.selector, false);
+            SopInfo *src = &p->info[n->u.aggregate.sop->id];
+            bool copy = !averages(p, n) ||
+                        (selector_at_most_one(n->u.aggregate.selector) && (info->want_cat || n == out));
+            if (copy) src->want_cat = true;
+            else src->want_num = true;
+            break;
+        }
+        case IR_SELECTOR_WIDTH: selector_want(p, n->u.width.selector, true); break;
+        case IR_MAP:
+            if (cls[id] == MAP_MLP) {
+                for (uint32_t k = 0; k < info->n_leaves; k++) {
+                    SopInfo *a = &p->info[info->leaves[k]->id];
+                    if (a->vs.numeric) a->want_num = true;
+                    else a->want_cat = true;
+                }
+                break;
+            }
+            for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+                SopInfo *a = &p->info[n->u.map.args[j]->id];
+                if (cls[id] == MAP_UNARY_CAT) a->want_cat = a->want_cat || a->node->kind != IR_CONST;
+                else a->want_num = true;
+            }
+            break;
+        default: break;
+        }
+    }
+}
+
+/* ---- forward pass: views, dims, slots, ops ---- */
+
+static HeadOp *new_head(Plan *p) {
+    if (p->n_heads == p->heads_cap) {
+        size_t cap = p->heads_cap ? p->heads_cap * 2 : 16;
+        p->heads = arena_grow(p->arena, p->heads, p->n_heads, cap, sizeof(HeadOp));
+        p->heads_cap = cap;
+    }
+    HeadOp *h = &p->heads[p->n_heads++];
+    memset(h, 0, sizeof *h);
+    return h;
+}
+
+static MlpOp *new_mlp(Plan *p) {
+    if (p->n_mlps == p->mlps_cap) {
+        size_t cap = p->mlps_cap ? p->mlps_cap * 2 : 16;
+        p->mlps = arena_grow(p->arena, p->mlps, p->n_mlps, cap, sizeof(MlpOp));
+        p->mlps_cap = cap;
+    }
+    MlpOp *m = &p->mlps[p->n_mlps++];
+    memset(m, 0, sizeof *m);
+    return m;
+}
+
+static void add_check(Plan *p, int layer, uint32_t dim, size_t count, const char *what) {
+    if (p->n_checks == p->checks_cap) {
+        size_t cap = p->checks_cap ? p->checks_cap * 2 : 8;
+        p->checks = arena_grow(p->arena, p->checks, p->n_checks, cap, sizeof(ModelCheck));
+        p->checks_cap = cap;
+    }
+    p->checks[p->n_checks++] = (ModelCheck){(size_t)layer, dim, count, what};
+}
+
+/* Gives s-op `info` a categorical block of fresh dims (its views become unit vectors). */
+static void own_cat_block(Plan *p, SopInfo *info) {
+    info->cat_dim = plan_alloc_dims(p, info->vs.n, plan_node_name(p, info->node), &info->vs);
+    info->cat_block = info->has_cat = true;
+    info->cat = ARENA_ARRAY(p->arena, LinView, info->vs.n ? info->vs.n : 1);
+    for (size_t i = 0; i < info->vs.n; i++) info->cat[i] = lv_unit(p->arena, info->cat_dim + (uint32_t)i, 1);
+}
+
+/* The numerical view of a categorical s-op with numeric values: sum of value * one-hot. */
+static void num_from_cat(Plan *p, SopInfo *info) {
+    if (!info->has_cat || !info->vs.numeric || info->has_num) return;
+    LinView v = lv_empty();
+    for (size_t i = 0; i < info->vs.n; i++) v = lv_combine(p->arena, 1, v, value_as_double(info->vs.vals[i]), info->cat[i]);
+    info->num = v;
+    info->has_num = true;
+}
+
+/* Scalar view of an MLP argument: its number, or the rank of its value for non-numbers. */
+static bool scalar_arg(Plan *p, MlpOp *m, size_t j, SopInfo *a) {
+    if (a->vs.unbounded) return located_error(p, a->node, "has too many possible values to tabulate in an MLP (lower --max-len or --vocab)");
+    m->arg_vs[j] = &a->vs;
+    m->arg_scalar[j] = ARENA_ARRAY(p->arena, double, a->vs.n ? a->vs.n : 1);
+    if (a->vs.numeric && a->has_num) {
+        m->arg_view[j] = a->num;
+        for (size_t i = 0; i < a->vs.n; i++) m->arg_scalar[j][i] = value_as_double(a->vs.vals[i]);
+        return true;
+    }
+    if (!a->has_cat) return located_error(p, a->node, "has no encoding an MLP can read (internal)");
+    LinView v = lv_empty();
+    for (size_t i = 0; i < a->vs.n; i++) {
+        v = lv_combine(p->arena, 1, v, (double)i, a->cat[i]);
+        m->arg_scalar[j][i] = (double)i;
+    }
+    m->arg_view[j] = v;
+    return true;
+}
+
+/* Output of an MLP op: a categorical block (with a one-hot check when a combination fails) or
+ * a numerical dim. */
+static void mlp_output(Plan *p, MlpOp *m, SopInfo *info, bool want_cat_out) {
+    m->out_vs = &info->vs;
+    if (want_cat_out) {
+        own_cat_block(p, info);
+        m->out_cat = true;
+        m->out_dim = info->cat_dim;
+        num_from_cat(p, info);
+        if (info->may_fail)
+            add_check(p, m->layer, info->cat_dim, info->vs.n, plan_node_name(p, info->node));
+    } else {
+        m->out_dim = plan_alloc_dims(p, 1, plan_node_name(p, info->node), NULL);
+        info->num = lv_unit(p->arena, m->out_dim, 1);
+        info->has_num = true;
+    }
+}
+
+/* A categorical encoding for an s-op that only has a numerical one: an MLP discretises it. */
+static bool convert_to_cat(Plan *p, SopInfo *info) {
+    if (info->vs.unbounded)
+        return located_error(p, info->node, "is used categorically but has too many possible values (lower --max-len)");
+    MlpOp *m = new_mlp(p);
+    int slot = next_slot(info->time, false);
+    m->layer = slot_layer(slot);
+    m->node = info->node;
+    m->fn = MLP_FN_IDENTITY;
+    m->n_args = 1;
+    if (!scalar_arg(p, m, 0, info)) return false;
+    LinView keep = info->num;
+    mlp_output(p, m, info, true);
+    info->num = keep; /* the original numerical view stays exact and available earlier */
+    info->time = slot;
+    return true;
+}
+
+static bool plan_width(Plan *p, SopInfo *info) {
+    const IrNode *n = info->node;
+    HeadOp *h = new_head(p);
+    int t_sel = 0;
+    double sel_level;
+    if (n->kind == IR_LENGTH) {
+        h->cols = ARENA_NEW(p->arena, ScoreColumn);
+        h->cols[0] = (ScoreColumn){lv_unit(p->arena, DIM_ONE, 1), lv_unit(p->arena, DIM_ONE, 1)};
+        h->n_cols = 1;
+        h->bos_level = 1;
+    } else if (!selector_lower(p, n->u.width.selector, true, &h->cols, &h->n_cols, &sel_level, &h->bos_level, &t_sel)) {
+        return false;
+    }
+    int slot = next_slot(t_sel, true);
+    h->layer = slot_layer(slot);
+    h->node = n;
+    h->label = arena_printf(p->arena, "%s: 1/(width+1)", plan_node_name(p, n));
+    uint32_t u = plan_alloc_dims(p, 1, h->label, NULL);
+    h->n_vals = 1;
+    h->vals = ARENA_NEW(p->arena, LinView);
+    h->vals[0] = lv_unit(p->arena, DIM_BOS, 1);
+    h->bos_value = ARENA_NEW(p->arena, double);
+    h->bos_value[0] = 1;
+    h->out_dims = ARENA_NEW(p->arena, uint32_t);
+    h->out_dims[0] = u;
+
+    MlpOp *m = new_mlp(p);
+    m->layer = h->layer;
+    m->node = n;
+    m->fn = MLP_FN_WIDTH;
+    m->n_args = 1;
+    m->arg_view[0] = lv_unit(p->arena, u, 1);
+    /* one grid point per width w, at u = 1/(w+1); listed with u ascending (w descending) */
+    ValueSet *uvs = ARENA_NEW(p->arena, ValueSet);
+    uvs->n = info->vs.n;
+    uvs->vals = ARENA_ARRAY(p->arena, Value, uvs->n ? uvs->n : 1);
+    uvs->numeric = true;
+    m->arg_scalar[0] = ARENA_ARRAY(p->arena, double, uvs->n ? uvs->n : 1);
+    for (size_t i = 0; i < uvs->n; i++) {
+        double w = value_as_double(info->vs.vals[uvs->n - 1 - i]);
+        uvs->vals[i] = value_float(1.0 / (w + 1.0));
+        m->arg_scalar[0][i] = uvs->vals[i].as.f;
+    }
+    m->arg_vs[0] = uvs;
+    mlp_output(p, m, info, info->want_cat || !info->want_num);
+    info->time = slot + 1;
+    return true;
+}
+
+static bool plan_aggregate(Plan *p, SopInfo *info, const IrNode *out) {
+    const IrNode *n = info->node;
+    SopInfo *src = &p->info[n->u.aggregate.sop->id];
+    HeadOp *h = new_head(p);
+    int t_sel;
+    double sel_level;
+    if (!selector_lower(p, n->u.aggregate.selector, false, &h->cols, &h->n_cols, &sel_level, &h->bos_level, &t_sel))
+        return false;
+    bool one = selector_at_most_one(n->u.aggregate.selector);
+    bool copy = !averages(p, n) || (one && (info->want_cat || n == out) && src->has_cat);
+    int slot = next_slot(t_sel > src->time ? t_sel : src->time, true);
+    h->layer = slot_layer(slot);
+    h->node = n;
+    h->label = arena_printf(p->arena, "aggregate %s", plan_node_name(p, n));
+    Value d = n->u.aggregate.default_value;
+    if (copy) {
+        if (!src->has_cat) return located_error(p, src->node, "has no categorical encoding (internal)");
+        if (info->vs.unbounded) return located_error(p, n, "has too many possible values");
+        own_cat_block(p, info);
+        h->n_vals = info->vs.n;
+        h->vals = ARENA_ARRAY(p->arena, LinView, h->n_vals ? h->n_vals : 1);
+        h->bos_value = ARENA_ARRAY(p->arena, double, h->n_vals ? h->n_vals : 1);
+        h->out_dims = ARENA_ARRAY(p->arena, uint32_t, h->n_vals ? h->n_vals : 1);
+        for (size_t i = 0; i < info->vs.n; i++) {
+            size_t si;
+            h->vals[i] = vs_contains(&src->vs, info->vs.vals[i], &si) ? src->cat[si] : lv_empty();
+            h->bos_value[i] = value_order(info->vs.vals[i], d) == 0 && info->vs.vals[i].kind == d.kind;
+            h->out_dims[i] = info->cat_dim + (uint32_t)i;
+        }
+        num_from_cat(p, info);
+        if (!one) add_check(p, h->layer, info->cat_dim, info->vs.n, plan_node_name(p, n));
+    } else {
+        if (!value_is_number(d)) return located_error(p, n, "averages numbers but has a non-numeric default");
+        if (!src->has_num) return located_error(p, src->node, "has no numerical encoding (internal)");
+        uint32_t dim = plan_alloc_dims(p, 1, plan_node_name(p, n), NULL);
+        h->n_vals = 1;
+        h->vals = ARENA_NEW(p->arena, LinView);
+        h->vals[0] = src->num;
+        h->bos_value = ARENA_NEW(p->arena, double);
+        h->bos_value[0] = value_as_double(d);
+        h->out_dims = ARENA_NEW(p->arena, uint32_t);
+        h->out_dims[0] = dim;
+        info->num = lv_unit(p->arena, dim, 1);
+        info->has_num = true;
+    }
+    info->time = slot;
+    return true;
+}
+
+static bool plan_map(Plan *p, SopInfo *info, MapClass cls) {
+    const IrNode *n = info->node;
+    info->time = 0;
+    for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+        int t = p->info[n->u.map.args[j]->id].time;
+        if (cls != MAP_MLP && t > info->time) info->time = t;
+    }
+    for (uint32_t k = 0; cls == MAP_MLP && k < info->n_leaves; k++) {
+        int t = p->info[info->leaves[k]->id].time;
+        if (t > info->time) info->time = t;
+    }
+    if (cls == MAP_UNARY_CAT) {
+        const IrNode *x = single_varying_arg(n);
+        SopInfo *X = &p->info[x->id];
+        if (!X->has_cat && !convert_to_cat(p, X)) return false;
+        if (X->time > info->time) info->time = X->time;
+        info->cat = ARENA_ARRAY(p->arena, LinView, info->vs.n ? info->vs.n : 1);
+        char msg[160];
+        for (size_t i = 0; i < X->vs.n; i++) {
+            Value in[3];
+            for (uint32_t j = 0; j < n->u.map.nargs; j++)
+                in[j] = n->u.map.args[j] == x ? X->vs.vals[i] : n->u.map.args[j]->u.constant;
+            ValueResult r = ir_map_apply(n, in, p->arena, msg, sizeof msg);
+            size_t w;
+            if (!r.ok || !vs_contains(&info->vs, r.value, &w)) return located_error(p, n, "could not be tabulated (internal)");
+            info->cat[w] = lv_combine(p->arena, 1, info->cat[w], 1, X->cat[i]);
+        }
+        info->has_cat = true;
+        num_from_cat(p, info);
+        return true;
+    }
+    if (cls == MAP_AFFINE) {
+        LinView v[2];
+        double c[2] = {0, 0};
+        for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+            SopInfo *a = &p->info[n->u.map.args[j]->id];
+            if (!a->has_num) return located_error(p, a->node, "has no numerical encoding (internal)");
+            v[j] = a->num;
+            if (a->node->kind == IR_CONST) c[j] = value_as_double(a->node->u.constant);
+        }
+        switch (n->u.map.op) {
+        case VOP_NEG: info->num = lv_combine(p->arena, -1, v[0], 0, lv_empty()); break;
+        case VOP_POS: info->num = v[0]; break;
+        case VOP_ADD: info->num = lv_combine(p->arena, 1, v[0], 1, v[1]); break;
+        case VOP_SUB: info->num = lv_combine(p->arena, 1, v[0], -1, v[1]); break;
+        case VOP_MUL:
+            info->num = n->u.map.args[1]->kind == IR_CONST ? lv_combine(p->arena, c[1], v[0], 0, lv_empty())
+                                                           : lv_combine(p->arena, c[0], v[1], 0, lv_empty());
+            break;
+        case VOP_DIV: info->num = lv_combine(p->arena, 1.0 / c[1], v[0], 0, lv_empty()); break;
+        default: return located_error(p, n, "is not affine (internal)");
+        }
+        info->has_num = true;
+        return true;
+    }
+    MlpOp *m = new_mlp(p);
+    int slot = next_slot(info->time, false);
+    m->layer = slot_layer(slot);
+    m->node = n;
+    m->fn = MLP_FN_MAP;
+    m->n_args = info->n_leaves;
+    m->leaves = info->leaves;
+    for (uint32_t k = 0; k < info->n_leaves; k++)
+        if (!scalar_arg(p, m, k, &p->info[info->leaves[k]->id])) return false;
+    if (info->vs.unbounded) return located_error(p, n, "has too many possible values to tabulate (lower --max-len or --vocab)");
+    mlp_output(p, m, info, info->want_cat || !info->vs.numeric || info->may_fail || !info->want_num);
+    info->time = slot;
+    return true;
+}
+
+bool plan_build(Plan *p, const IrNode *out) {
+    size_t count = (size_t)out->id + 1;
+    MapClass *cls = ARENA_ARRAY(p->arena, MapClass, count);
+    for (size_t id = 0; id < count; id++) {
+        SopInfo *info = &p->info[id];
+        if (info->reachable && info->node->kind == IR_MAP) cls[id] = classify(p, info->node, cls);
+    }
+    demand(p, out, cls);
+
+    /* fixed dims and the embedding blocks */
+    plan_alloc_dims(p, 1, "one", NULL);
+    plan_alloc_dims(p, 1, "bos", NULL);
+    ValueSet vocab = {p->vocab, p->n_vocab, false, true, true};
+    p->tok_dim = plan_alloc_dims(p, p->n_vocab, "tokens", &vocab);
+    SopInfo *idx_info = NULL;
+    for (size_t id = 0; id < count; id++)
+        if (p->info[id].reachable && p->info[id].node->kind == IR_INDICES) idx_info = &p->info[id];
+    ValueSet positions = {NULL, p->max_len, false, true, true};
+    positions.vals = ARENA_ARRAY(p->arena, Value, p->max_len);
+    for (size_t i = 0; i < p->max_len; i++) positions.vals[i] = value_int((int64_t)i);
+    p->pos_dim = plan_alloc_dims(p, p->max_len, "indices", &positions);
+    (void)idx_info;
+
+    for (size_t id = 0; id < count; id++) {
+        SopInfo *info = &p->info[id];
+        const IrNode *n = info->node;
+        if (!info->needed || ir_is_selector(n)) continue;
+        info->map_class = n->kind == IR_MAP ? (int)cls[id] : -1;
+        bool ok = true;
+        switch (n->kind) {
+        case IR_TOKENS:
+        case IR_INDICES: {
+            uint32_t base = n->kind == IR_TOKENS ? p->tok_dim : p->pos_dim;
+            info->cat = ARENA_ARRAY(p->arena, LinView, info->vs.n ? info->vs.n : 1);
+            for (size_t i = 0; i < info->vs.n; i++) info->cat[i] = lv_unit(p->arena, base + (uint32_t)i, 1);
+            info->has_cat = info->cat_block = true;
+            info->cat_dim = base;
+            num_from_cat(p, info);
+            break;
+        }
+        case IR_CONST:
+            info->cat = ARENA_NEW(p->arena, LinView);
+            info->cat[0] = lv_unit(p->arena, DIM_ONE, 1);
+            info->has_cat = true;
+            num_from_cat(p, info);
+            break;
+        case IR_LENGTH: case IR_SELECTOR_WIDTH: ok = plan_width(p, info); break;
+        case IR_AGGREGATE: ok = plan_aggregate(p, info, out); break;
+        case IR_MAP: ok = plan_map(p, info, cls[id]); break;
+        default: break;
+        }
+        if (ok && info->want_cat && !info->has_cat) ok = convert_to_cat(p, info);
+        if (!ok) return false;
+        if (p->n_dims > CG_MAX_DIMS) return located_error(p, n, "needs more residual dims than supported");
+    }
+    /* the readout needs the output on its own dims: a categorical block or a numerical view */
+    SopInfo *o = &p->info[out->id];
+    if (!o->cat_block && !o->has_num) {
+        MlpOp *m = new_mlp(p);
+        int slot = next_slot(o->time, false);
+        m->layer = slot_layer(slot);
+        m->node = out;
+        m->fn = MLP_FN_IDENTITY;
+        m->n_args = 1;
+        if (!scalar_arg(p, m, 0, o)) return false;
+        mlp_output(p, m, o, true);
+        o->time = slot;
+    }
+    return true;
+}

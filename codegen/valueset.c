@@ -1,0 +1,200 @@
+/* Value-set analysis: the exact finite set of values of every reachable s-op, given the
+ * vocabulary and the maximum length. Sets are never approximated from below; a set that would
+ * be infinite or too large is marked unbounded, and only a consumer that must enumerate it
+ * (an MLP, a categorical encoding) turns that into an error naming the s-op. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/internal.h"
+
+static int cmp_values(const void *a, const void *b) { return value_order(*(const Value *)a, *(const Value *)b); }
+
+/* Sorts and deduplicates vals[0..n) in place and fills in the flags. */
+static ValueSet vs_make(Value *vals, size_t n) {
+    qsort(vals, n, sizeof *vals, cmp_values);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (u == 0 || value_order(vals[u - 1], vals[i]) != 0) vals[u++] = vals[i];
+    ValueSet vs = {vals, u, false, true, true};
+    for (size_t i = 0; i < u; i++) {
+        vs.numeric = vs.numeric && value_is_number(vals[i]);
+        vs.all_int = vs.all_int && (vals[i].kind == VAL_INT || vals[i].kind == VAL_BOOL);
+    }
+    return vs;
+}
+
+static ValueSet vs_unbounded(void) { return (ValueSet){NULL, 0, true, true, false}; }
+
+bool vs_contains(const ValueSet *vs, Value v, size_t *index) {
+    size_t lo = 0, hi = vs->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = value_order(vs->vals[mid], v);
+        if (c == 0) {
+            if (index) *index = mid;
+            return true;
+        }
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return false;
+}
+
+void vs_describe(const IrNode *n, char *buf, size_t size) {
+    if (n->name) snprintf(buf, size, "'%s'", n->name);
+    else snprintf(buf, size, "this %s", ir_kind_name(n->kind));
+}
+
+static ValueSet range_set(Arena *a, int64_t lo, int64_t hi) {
+    size_t n = hi >= lo ? (size_t)(hi - lo + 1) : 0;
+    Value *v = ARENA_ARRAY(a, Value, n ? n : 1);
+    for (size_t i = 0; i < n; i++) v[i] = value_int(lo + (int64_t)i);
+    return vs_make(v, n);
+}
+
+/* Tabulates a map over the product of its arguments' value sets. */
+static ValueSet map_values(Plan *p, SopInfo *info) {
+    const IrNode *n = info->node;
+    size_t nargs = n->u.map.nargs, total = 1;
+    const ValueSet *args[3];
+    for (size_t j = 0; j < nargs; j++) {
+        args[j] = &p->info[n->u.map.args[j]->id].vs;
+        if (args[j]->unbounded) return vs_unbounded();
+        if (args[j]->n == 0) return vs_make(NULL, 0);
+        if (total > CG_MAX_GRID / args[j]->n) return vs_unbounded();
+        total *= args[j]->n;
+    }
+    Value *out = ARENA_ARRAY(p->arena, Value, total);
+    size_t count = 0;
+    char msg[160];
+    for (size_t combo = 0; combo < total; combo++) {
+        Value in[3];
+        size_t rest = combo;
+        for (size_t j = nargs; j-- > 0;) {
+            in[j] = args[j]->vals[rest % args[j]->n];
+            rest /= args[j]->n;
+        }
+        ValueResult r = ir_map_apply(n, in, p->arena, msg, sizeof msg);
+        if (r.ok) out[count++] = r.value;
+        else info->may_fail = true;
+    }
+    return vs_make(out, count);
+}
+
+/* Means of k = 2..N integers from [lo, hi]: every s/k with s in [k*lo, k*hi]. */
+static ValueSet aggregate_values(Plan *p, const IrNode *n, const ValueSet *src) {
+    Value d = n->u.aggregate.default_value;
+    bool several = !selector_at_most_one(n->u.aggregate.selector);
+    bool averages = several && src->numeric;
+    bool all_bool = true;
+    for (size_t i = 0; i < src->n; i++) all_bool = all_bool && src->vals[i].kind == VAL_BOOL;
+    if (src->unbounded) return vs_unbounded();
+    if (!averages || all_bool || src->n == 0) {
+        Value *v = ARENA_ARRAY(p->arena, Value, src->n + 1);
+        memcpy(v, src->vals, src->n * sizeof *v);
+        v[src->n] = d;
+        return vs_make(v, src->n + 1);
+    }
+    if (!src->all_int) return vs_unbounded();
+    int64_t lo = (int64_t)value_as_double(src->vals[0]), hi = (int64_t)value_as_double(src->vals[src->n - 1]);
+    size_t total = src->n + 1;
+    for (size_t k = 2; k <= p->max_len; k++) {
+        double span = (double)k * (double)(hi - lo) + 1;
+        if (span + (double)total > CG_MAX_VALUES) return vs_unbounded();
+        total += (size_t)span;
+    }
+    Value *v = ARENA_ARRAY(p->arena, Value, total);
+    size_t count = 0;
+    for (size_t i = 0; i < src->n; i++) v[count++] = src->vals[i];
+    v[count++] = d;
+    for (int64_t k = 2; k <= (int64_t)p->max_len; k++)
+        for (int64_t s = k * lo; s <= k * hi; s++) v[count++] = value_float((double)s / (double)k);
+    return vs_make(v, count);
+}
+
+static Affine affine_of(Plan *p, const IrNode *n) {
+    Affine none = {false, 0, 0, 0};
+    switch (n->kind) {
+    case IR_INDICES: return (Affine){true, 0, 1, 0};
+    case IR_LENGTH: return (Affine){true, 1, 0, 0};
+    case IR_CONST:
+        if (!value_is_number(n->u.constant)) return none;
+        return (Affine){true, 0, 0, value_as_double(n->u.constant)};
+    case IR_MAP: break;
+    default: return none;
+    }
+    if (n->u.map.kind == IR_MAP_UNARY) {
+        Affine x = p->info[n->u.map.args[0]->id].affine;
+        if (!x.valid) return none;
+        if (n->u.map.op == VOP_NEG) return (Affine){true, -x.a, -x.b, -x.c};
+        if (n->u.map.op == VOP_POS) return x;
+        return none;
+    }
+    if (n->u.map.kind != IR_MAP_BINARY) return none;
+    Affine x = p->info[n->u.map.args[0]->id].affine, y = p->info[n->u.map.args[1]->id].affine;
+    if (!x.valid || !y.valid) return none;
+    bool xc = x.a == 0 && x.b == 0, yc = y.a == 0 && y.b == 0;
+    switch (n->u.map.op) {
+    case VOP_ADD: return (Affine){true, x.a + y.a, x.b + y.b, x.c + y.c};
+    case VOP_SUB: return (Affine){true, x.a - y.a, x.b - y.b, x.c - y.c};
+    case VOP_MUL:
+        if (yc) return (Affine){true, x.a * y.c, x.b * y.c, x.c * y.c};
+        if (xc) return (Affine){true, y.a * x.c, y.b * x.c, y.c * x.c};
+        return none;
+    default: return none;
+    }
+}
+
+bool vs_compute(Plan *p, const IrNode *out) {
+    /* reachability: ids are topological, so one descending sweep */
+    p->info[out->id].reachable = true;
+    for (size_t id = out->id + 1; id-- > 0;) {
+        SopInfo *info = &p->info[id];
+        const IrNode *n = p->g->nodes[id];
+        info->node = n;
+        if (!info->reachable) continue;
+        const IrNode *deps[3] = {0};
+        switch (n->kind) {
+        case IR_MAP: for (uint32_t j = 0; j < n->u.map.nargs; j++) deps[j] = n->u.map.args[j]; break;
+        case IR_SELECT: deps[0] = n->u.select.keys; deps[1] = n->u.select.queries; break;
+        case IR_SELECT_AND: case IR_SELECT_OR: case IR_SELECT_NOT:
+            deps[0] = n->u.combine.lhs; deps[1] = n->u.combine.rhs; break;
+        case IR_AGGREGATE: deps[0] = n->u.aggregate.selector; deps[1] = n->u.aggregate.sop; break;
+        case IR_SELECTOR_WIDTH: deps[0] = n->u.width.selector; break;
+        default: break;
+        }
+        for (int j = 0; j < 3; j++)
+            if (deps[j]) p->info[deps[j]->id].reachable = true;
+    }
+    for (size_t id = 0; id <= out->id; id++) {
+        SopInfo *info = &p->info[id];
+        const IrNode *n = info->node;
+        if (!info->reachable || ir_is_selector(n)) continue;
+        switch (n->kind) {
+        case IR_TOKENS: {
+            Value *v = ARENA_ARRAY(p->arena, Value, p->n_vocab ? p->n_vocab : 1);
+            memcpy(v, p->vocab, p->n_vocab * sizeof *v);
+            info->vs = vs_make(v, p->n_vocab);
+            break;
+        }
+        case IR_INDICES: info->vs = range_set(p->arena, 0, (int64_t)p->max_len - 1); break;
+        case IR_LENGTH: info->vs = range_set(p->arena, 1, (int64_t)p->max_len); break;
+        case IR_SELECTOR_WIDTH: info->vs = range_set(p->arena, 0, (int64_t)p->max_len); break;
+        case IR_CONST: {
+            Value *v = ARENA_NEW(p->arena, Value);
+            *v = n->u.constant;
+            info->vs = vs_make(v, 1);
+            break;
+        }
+        case IR_MAP: info->vs = map_values(p, info); break;
+        case IR_AGGREGATE:
+            info->vs = aggregate_values(p, n, &p->info[n->u.aggregate.sop->id].vs);
+            break;
+        default: break;
+        }
+        if (!info->vs.unbounded && info->vs.n > CG_MAX_VALUES) info->vs = vs_unbounded();
+        info->affine = affine_of(p, n);
+    }
+    return true;
+}

@@ -1,0 +1,99 @@
+/* --vocab: "abc" (characters), "a,b,c" (a comma list) or "0..9" (an int range). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/internal.h"
+
+static bool parse_int(const char *s, size_t len, int64_t *out) {
+    char buf[32];
+    if (len == 0 || len >= sizeof buf) return false;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    char *end;
+    errno = 0;
+    long long v = strtoll(buf, &end, 10);
+    if (errno || *end) return false;
+    *out = v;
+    return true;
+}
+
+/* One comma-list item as an atom of the token type. */
+static bool parse_item(const char *s, size_t len, IrTokenType type, Arena *arena, Value *out) {
+    int64_t i;
+    switch (type) {
+    case IR_TOKENS_STR: *out = value_str(arena_strndup(arena, s, len)); return len > 0;
+    case IR_TOKENS_INT:
+        if (!parse_int(s, len, &i)) return false;
+        *out = value_int(i);
+        return true;
+    case IR_TOKENS_BOOL:
+        if (len == 4 && !strncmp(s, "True", 4)) { *out = value_bool(true); return true; }
+        if (len == 5 && !strncmp(s, "False", 5)) { *out = value_bool(false); return true; }
+        return false;
+    case IR_TOKENS_FLOAT: {
+        char buf[64];
+        if (len == 0 || len >= sizeof buf) return false;
+        memcpy(buf, s, len);
+        buf[len] = '\0';
+        char *end;
+        double d = strtod(buf, &end);
+        if (*end) return false;
+        *out = value_float(d);
+        return true;
+    }
+    }
+    return false;
+}
+
+static int cmp_values(const void *a, const void *b) { return value_order(*(const Value *)a, *(const Value *)b); }
+
+bool codegen_parse_vocab(const char *spec, IrTokenType type, Arena *arena, Value **vocab,
+                         size_t *n, char *errbuf, size_t errsize) {
+    size_t len = strlen(spec);
+    const char *dots = strstr(spec, "..");
+    Value *v = NULL;
+    size_t count = 0;
+    if (dots && type != IR_TOKENS_STR) {
+        int64_t lo, hi;
+        if (type != IR_TOKENS_INT || !parse_int(spec, (size_t)(dots - spec), &lo) ||
+            !parse_int(dots + 2, strlen(dots + 2), &hi) || hi < lo || hi - lo >= CG_MAX_VALUES) {
+            snprintf(errbuf, errsize, "bad --vocab range '%s' (expected LO..HI with ints, at most %d values)",
+                     spec, CG_MAX_VALUES);
+            return false;
+        }
+        count = (size_t)(hi - lo + 1);
+        v = ARENA_ARRAY(arena, Value, count);
+        for (size_t i = 0; i < count; i++) v[i] = value_int(lo + (int64_t)i);
+    } else if (strchr(spec, ',') || type != IR_TOKENS_STR) {
+        v = ARENA_ARRAY(arena, Value, len + 1);
+        const char *s = spec;
+        for (;;) {
+            const char *comma = strchr(s, ',');
+            size_t item = comma ? (size_t)(comma - s) : strlen(s);
+            if (!parse_item(s, item, type, arena, &v[count])) {
+                snprintf(errbuf, errsize, "bad --vocab item '%.*s' for %s", (int)item, s,
+                         ir_token_type_name(type));
+                return false;
+            }
+            count++;
+            if (!comma) break;
+            s = comma + 1;
+        }
+    } else {
+        v = ARENA_ARRAY(arena, Value, len + 1);
+        for (size_t i = 0; i < len; i++) v[count++] = value_str(arena_strndup(arena, spec + i, 1));
+    }
+    if (count == 0) {
+        snprintf(errbuf, errsize, "--vocab is empty");
+        return false;
+    }
+    qsort(v, count, sizeof *v, cmp_values);
+    size_t u = 0;
+    for (size_t i = 0; i < count; i++)
+        if (u == 0 || value_order(v[u - 1], v[i]) != 0) v[u++] = v[i];
+    *vocab = v;
+    *n = u;
+    return true;
+}
