@@ -10,6 +10,7 @@
 # Sources are found by folder: every .c under a stage folder belongs to the library; every
 # tests/test_*.c is its own Check executable; every tools/X.c is the main of bin/X.
 
+.DEFAULT_GOAL := all
 CC      ?= cc
 CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L
 WARN    := -Wall -Wextra -Werror -Wno-unused-function
