@@ -65,19 +65,17 @@ static bool check_uniform(EvalState *st, const IrNode *node, const Value *v) {
     return true;
 }
 
-/* Mean over the selected positions, as Python's sum(...) * 1.0 / count. */
+/* Mean over the selected positions, as Python's sum(...) * 1.0 / count: ints (and bools) add
+ * exactly until the first float, then in floating point. */
 static Value mean_of(const Value *vals, const bool *row, size_t n, size_t count) {
     bool acc_is_int = true;
-    int64_t iacc = 0;
+    __int128 iacc = 0; /* cannot overflow: fewer than 2^64 int64 terms */
     double facc = 0.0;
     for (size_t k = 0; k < n; k++) {
         if (!row[k]) continue;
         Value v = vals[k];
         if (acc_is_int && v.kind != VAL_FLOAT) {
-            int64_t x = v.kind == VAL_BOOL ? v.as.b : v.as.i;
-            if (!__builtin_add_overflow(iacc, x, &iacc)) continue;
-            facc = (double)iacc + (double)x; /* overflowed: continue in floating point */
-            acc_is_int = false;
+            iacc += v.kind == VAL_BOOL ? v.as.b : v.as.i;
             continue;
         }
         if (acc_is_int) {
