@@ -8,18 +8,39 @@ static bool find_token_type(const IrGraph *g, const IrNode *out, IrTokenType *ty
                             DiagList *diags) {
     *reads = false;
     *type = IR_TOKENS_STR;
-    for (size_t id = 0; id <= out->id; id++) {
+    Arena a;
+    arena_init(&a);
+    bool *reach = ARENA_ARRAY(&a, bool, (size_t)out->id + 1);
+    reach[out->id] = true;
+    for (size_t id = out->id + 1; id-- > 0;) { /* ids are topological */
         const IrNode *n = g->nodes[id];
-        if (n->kind != IR_TOKENS) continue;
+        if (!reach[id]) continue;
+        switch (n->kind) {
+        case IR_MAP: for (uint32_t j = 0; j < n->u.map.nargs; j++) reach[n->u.map.args[j]->id] = true; break;
+        case IR_SELECT: reach[n->u.select.keys->id] = reach[n->u.select.queries->id] = true; break;
+        case IR_SELECT_AND: case IR_SELECT_OR: case IR_SELECT_NOT:
+            reach[n->u.combine.lhs->id] = true;
+            if (n->u.combine.rhs) reach[n->u.combine.rhs->id] = true;
+            break;
+        case IR_AGGREGATE: reach[n->u.aggregate.selector->id] = reach[n->u.aggregate.sop->id] = true; break;
+        case IR_SELECTOR_WIDTH: reach[n->u.width.selector->id] = true; break;
+        default: break;
+        }
+    }
+    bool ok = true;
+    for (size_t id = 0; id <= out->id && ok; id++) {
+        const IrNode *n = g->nodes[id];
+        if (n->kind != IR_TOKENS || !reach[id]) continue;
         if (*reads && n->u.token_type != *type) {
             diag_error(diags, n->loc, "the program reads the input both as %s and as %s; the compiler needs one token type",
                        ir_token_type_name(*type), ir_token_type_name(n->u.token_type));
-            return false;
+            ok = false;
         }
         *type = n->u.token_type;
         *reads = true;
     }
-    return true;
+    arena_free(&a);
+    return ok;
 }
 
 bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_name,

@@ -138,7 +138,8 @@ static bool emit_grid_mlp(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
         nd[j] = 0;
         for (size_t i = 0; i < n; i++) {
             double s = op->arg_scalar[j][i];
-            if (nd[j] && s == uniq[j][nd[j] - 1]) continue;
+            /* rounding twins (see valueset.c) are one grid point */
+            if (nd[j] && s - uniq[j][nd[j] - 1] <= 1e-12 * fmax(1.0, fabs(s))) continue;
             if (nd[j] && s < uniq[j][nd[j] - 1]) {
                 diag_error(p->diags, op->node->loc, "internal: unsorted MLP argument values");
                 return false;

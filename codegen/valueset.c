@@ -10,12 +10,22 @@
 
 static int cmp_values(const void *a, const void *b) { return value_order(*(const Value *)a, *(const Value *)b); }
 
+/* Two floats that differ only by rounding: the same rational reached along different paths
+ * (3/7 - 2/7 vs 1/7). Values are exact rationals with small denominators, far apart compared
+ * to this tolerance. */
+static bool float_twins(Value a, Value b) {
+    if (a.kind != VAL_FLOAT || b.kind != VAL_FLOAT) return false;
+    double scale = fmax(1.0, fmax(fabs(a.as.f), fabs(b.as.f)));
+    return fabs(a.as.f - b.as.f) <= 1e-12 * scale;
+}
+
 /* Sorts and deduplicates vals[0..n) in place and fills in the flags. */
 static ValueSet vs_make(Value *vals, size_t n) {
     qsort(vals, n, sizeof *vals, cmp_values);
     size_t u = 0;
     for (size_t i = 0; i < n; i++)
-        if (u == 0 || value_order(vals[u - 1], vals[i]) != 0) vals[u++] = vals[i];
+        if (u == 0 || (value_order(vals[u - 1], vals[i]) != 0 && !float_twins(vals[u - 1], vals[i])))
+            vals[u++] = vals[i];
     ValueSet vs = {vals, u, false, true, true};
     for (size_t i = 0; i < u; i++) {
         vs.numeric = vs.numeric && value_is_number(vals[i]);
