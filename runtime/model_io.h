@@ -28,6 +28,9 @@ bool model_write(const Model *m, const char *path, char *err, size_t errsize);
  * caller calls model_free only after success). */
 bool model_read_buffer(const uint8_t *buf, size_t len, Model *m, char *err, size_t errsize);
 bool model_read(const char *path, Model *m, char *err, size_t errsize);
+/* model_read_buffer with the checksum check optional: for the fuzzer, so mutated files reach
+ * the configuration and tensor checks behind it. Everything else is validated as usual. */
+bool model_read_buffer_ex(const uint8_t *buf, size_t len, bool verify_checksum, Model *m, char *err, size_t errsize);
 
 /* The checksum stored under `checksum`: FNV-1a 64 over the data area (every tensor's bytes, in
  * file order) and then the metadata values format, version, config, labels, program,

@@ -145,7 +145,7 @@ bool st_parse(Arena *arena, const uint8_t *buf, size_t len, StFile *out, char *e
         }
         StTensor *t = &out->tensors[out->n_tensors];
         t->name = root->keys[i];
-        size_t offs[2];
+        size_t offs[2] = {0, 0};
         if (!parse_entry(t->name, v, data_len, t, offs, err, errsize)) return false;
         t->data = data + offs[0];
         spans[out->n_tensors] = (Span){offs[0], offs[1], out->n_tensors};

@@ -1,0 +1,28 @@
+/* libFuzzer target: model_read_buffer must accept or reject any bytes without crashing, and a
+ * model it accepts must be usable: a workspace can be built and an input run through it. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "runtime/forward.h"
+#include "runtime/model_io.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    Model m;
+    char err[512];
+    if (model_read_buffer(data, size, &m, err, sizeof err)) model_free(&m);
+    /* Again without the checksum, so mutations reach the config and tensor checks. */
+    if (!model_read_buffer_ex(data, size, false, &m, err, sizeof err)) return 0;
+    Workspace ws;
+    if (workspace_init(&ws, &m, err, sizeof err)) {
+        Arena a;
+        arena_init(&a);
+        size_t n = m.max_len < 3 ? m.max_len : 3;
+        Value *in = ARENA_ARRAY(&a, Value, n + 1), *out;
+        for (size_t i = 0; i < n && m.n_vocab; i++) in[i] = m.vocab[i % m.n_vocab];
+        if (m.n_vocab || n == 0) (void)model_run(&m, &ws, in, n, &a, &out, err, sizeof err);
+        arena_free(&a);
+        workspace_free(&ws);
+    }
+    model_free(&m);
+    return 0;
+}

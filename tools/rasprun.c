@@ -1,0 +1,430 @@
+/* rasprun: runs a compiled model (model.bin) on inputs, optionally checking every result
+ * against the reference evaluator on the program stored inside the model. It prints exactly
+ * what `raspcc PROGRAM --eval` prints. Exit: 0 fine, 1 an input failed or mismatched, 2 bad
+ * usage or a bad model file. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ir/elaborate.h"
+#include "ir/eval.h"
+#include "ir/input.h"
+#include "runtime/forward.h"
+#include "runtime/model_io.h"
+
+#define RASPRUN_VERSION "0.1"
+#define VERIFY_LIMIT 10000000.0 /* exhaustive --verify refuses more inputs than this */
+
+static const char usage_text[] =
+    "usage: rasprun MODEL.bin [--json] [--check] [--inputs FILE | INPUT ...]\n"
+    "       rasprun MODEL.bin --verify [--max-len N | --random K] [--seed S]\n"
+    "       rasprun MODEL.bin --info | --bench K\n"
+    "       rasprun --help | --version\n";
+
+static const char help_text[] =
+    "\n"
+    "Runs the transformer stored in MODEL.bin (written by raspcc -o) on each input and prints one\n"
+    "line per input, exactly as `raspcc PROGRAM --eval` does: [o, l, l, e, h] (REPL style) or,\n"
+    "with --json, a JSON array or {\"error\": \"...\"} for an input that fails.\n"
+    "\n"
+    "  --inputs FILE   one input literal a line (\"-\" for stdin): \"hello\", [1, 2, 3], hello\n"
+    "  --check         also evaluate the program stored in the model with the reference\n"
+    "                  evaluator and report every disagreement on stderr (exit 1 if any)\n"
+    "  --verify        compare model and reference on every input over the vocabulary of every\n"
+    "                  length 1..N (--max-len N, default the model's), or on K random inputs\n"
+    "                  (--random K, --seed S); prints 'verify: N inputs, M mismatches, K errors\n"
+    "                  agreed'\n"
+    "  --info          print the model's configuration and parameter counts\n"
+    "  --bench K       time K forward passes at the maximum length, with and without the sparse\n"
+    "                  weight plans\n"
+    "  --dense         run plain dense products instead of the sparse plans\n";
+
+typedef struct Options {
+    const char *model, *inputs_file, **inputs;
+    size_t n_inputs;
+    bool json, check, verify, info, dense, have_max_len;
+    size_t max_len, random, bench;
+    uint64_t seed;
+} Options;
+
+/* Everything one run needs: the model, its workspace and (for --check/--verify) the program. */
+typedef struct Runner {
+    Model model;
+    Workspace ws;
+    Arena prog_arena;
+    IrGraph graph;
+    const IrNode *ref; /* the output s-op in the reference program, or NULL */
+    size_t mismatches, failures, errors_agreed;
+} Runner;
+
+static int usage_error(const char *fmt, const char *arg) {
+    fprintf(stderr, "rasprun: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n%s(rasprun --help for details)\n", usage_text);
+    return 2;
+}
+
+static bool parse_size(const char *s, size_t *out) {
+    char *end;
+    if (!s || !*s || *s == '-') return false;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end) return false;
+    *out = (size_t)v;
+    return true;
+}
+
+/* Returns -1 to proceed, otherwise the exit code. */
+static int parse_args(int argc, char **argv, Options *o) {
+    memset(o, 0, sizeof *o);
+    o->inputs = calloc((size_t)argc, sizeof *o->inputs);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { printf("%s%s", usage_text, help_text); return 0; }
+        if (strcmp(a, "--version") == 0) { printf("rasprun %s (model format %s)\n", RASPRUN_VERSION, MODEL_FORMAT_VERSION); return 0; }
+        if (strcmp(a, "--json") == 0) o->json = true;
+        else if (strcmp(a, "--check") == 0) o->check = true;
+        else if (strcmp(a, "--verify") == 0) o->verify = true;
+        else if (strcmp(a, "--info") == 0) o->info = true;
+        else if (strcmp(a, "--dense") == 0) o->dense = true;
+        else if (strcmp(a, "--inputs") == 0 || strcmp(a, "--max-len") == 0 || strcmp(a, "--random") == 0 ||
+                 strcmp(a, "--seed") == 0 || strcmp(a, "--bench") == 0) {
+            if (!next) return usage_error("option '%s' needs a value", a);
+            i++;
+            size_t v = 0;
+            if (strcmp(a, "--inputs") == 0) { o->inputs_file = next; continue; }
+            if (!parse_size(next, &v)) return usage_error("option %s needs a non-negative integer", a);
+            if (strcmp(a, "--max-len") == 0) { o->max_len = v; o->have_max_len = true; }
+            else if (strcmp(a, "--random") == 0) o->random = v;
+            else if (strcmp(a, "--bench") == 0) o->bench = v;
+            else o->seed = v;
+        } else if (a[0] == '-' && a[1] == '-') {
+            return usage_error("unknown option '%s'", a);
+        } else if (!o->model) {
+            o->model = a;
+        } else {
+            o->inputs[o->n_inputs++] = a;
+        }
+    }
+    if (!o->model) return usage_error("%s", "no model given");
+    int modes = o->verify + o->info + (o->bench > 0);
+    if (modes > 1) return usage_error("%s", "--verify, --info and --bench are separate modes");
+    if (modes && (o->inputs_file || o->n_inputs || o->check || o->json))
+        return usage_error("%s", "inputs, --check and --json go with running inputs, not --verify/--info/--bench");
+    if (!o->verify && (o->have_max_len || o->random)) return usage_error("%s", "--max-len and --random go with --verify");
+    if (o->have_max_len && o->random) return usage_error("%s", "give --max-len N or --random K, not both");
+    if (!modes && !o->inputs_file && !o->n_inputs) return usage_error("%s", "no inputs: give --inputs FILE or INPUT ...");
+    if (o->inputs_file && o->n_inputs) return usage_error("%s", "give --inputs FILE or inputs, not both");
+    return -1;
+}
+
+/* ---- reference ---- */
+
+static bool load_reference(Runner *r) {
+    arena_init(&r->prog_arena);
+    ir_graph_init(&r->graph, &r->prog_arena);
+    DiagList diags;
+    diag_init(&diags, &r->prog_arena);
+    ElabOptions opt = {0};
+    ElabResult res;
+    const char *name = r->model.program_name && *r->model.program_name ? r->model.program_name : "<model program>";
+    if (!rasp_load_program(&r->graph, NULL, r->model.program_source, name, &opt, &res, &diags)) {
+        fprintf(stderr, "rasprun: the program stored in the model does not load:\n");
+        diag_render_all(stderr, &diags);
+        return false;
+    }
+    r->ref = elab_find_output(&res, r->model.output_name);
+    if (!r->ref) {
+        fprintf(stderr, "rasprun: the stored program has no s-op '%s'\n", r->model.output_name);
+        return false;
+    }
+    return true;
+}
+
+static bool same_atom(Value a, Value b) {
+    if (a.kind == VAL_STR || b.kind == VAL_STR) return a.kind == b.kind && strcmp(a.as.s, b.as.s) == 0;
+    if ((a.kind == VAL_BOOL) != (b.kind == VAL_BOOL)) return false;
+    double x = value_as_double(a), y = value_as_double(b), d = fabs(x - y);
+    return d <= 1e-9 || d <= 1e-9 * fmax(fabs(x), fabs(y));
+}
+
+static void print_atoms(FILE *out, const Value *v, size_t n, bool json) {
+    fputc('[', out);
+    for (size_t i = 0; i < n; i++) {
+        if (i) fputs(", ", out);
+        if (json) value_print_json(out, v[i]);
+        else value_print_repl(out, v[i]);
+    }
+    fputc(']', out);
+}
+
+static void print_input(FILE *out, const Value *in, size_t n) { print_atoms(out, in, n, true); }
+
+/* Compares the model's result with the reference on one input; reports a mismatch on stderr.
+ * Returns true when they agree. */
+static bool compare(Runner *r, const Value *in, size_t n, bool model_ok, const Value *got, const char *model_err,
+                    Arena *scratch, bool report) {
+    Value *want;
+    IrEvalError e;
+    bool ref_ok = ir_eval(&r->graph, r->ref, in, n, scratch, &want, &e);
+    bool agree;
+    if (!ref_ok || !model_ok) {
+        agree = ref_ok == model_ok;
+        if (agree) r->errors_agreed++;
+    } else {
+        agree = true;
+        for (size_t i = 0; i < n && agree; i++) agree = same_atom(got[i], want[i]);
+    }
+    if (!agree) {
+        r->mismatches++;
+        if (report) {
+            fputs("rasprun: mismatch on input ", stderr);
+            print_input(stderr, in, n);
+            fputs(": model ", stderr);
+            if (model_ok) print_atoms(stderr, got, n, true);
+            else fprintf(stderr, "error (%s)", model_err);
+            fputs(", reference ", stderr);
+            if (ref_ok) print_atoms(stderr, want, n, true);
+            else fprintf(stderr, "error (%s)", e.message);
+            fputc('\n', stderr);
+        }
+    }
+    return agree;
+}
+
+/* ---- running inputs ---- */
+
+static bool run_one(Runner *r, const Options *o, const char *text) {
+    Arena scratch;
+    arena_init(&scratch);
+    char msg[1024];
+    Value *in, *out = NULL;
+    size_t n;
+    bool ok = input_parse(&scratch, text, &in, &n, msg, sizeof msg);
+    bool parsed = ok;
+    if (ok) ok = model_run(&r->model, &r->ws, in, n, &scratch, &out, msg, sizeof msg);
+    if (ok) {
+        print_atoms(stdout, out, n, o->json);
+        fputc('\n', stdout);
+    } else if (o->json) {
+        fputs("{\"error\": ", stdout);
+        value_print_json(stdout, value_str(msg));
+        fputs("}\n", stdout);
+    } else {
+        printf("error: %s\n", msg);
+    }
+    fflush(stdout);
+    if (!ok) r->failures++;
+    /* An input outside the model's domain (too long, unknown token) is not a disagreement: the
+     * model was never meant to answer it, and the failure is already printed. */
+    bool in_domain = parsed && n <= r->model.max_len;
+    if (in_domain) {
+        size_t *ids = ARENA_ARRAY(&scratch, size_t, n + 1);
+        char why[256];
+        in_domain = model_tokenize(&r->model, in, n, ids, why, sizeof why);
+    }
+    bool agree = true;
+    if (o->check && in_domain) agree = compare(r, in, n, ok, out, msg, &scratch, true);
+    arena_free(&scratch);
+    return ok && agree;
+}
+
+static int run_inputs(Runner *r, const Options *o) {
+    bool all_ok = true;
+    if (!o->inputs_file) {
+        for (size_t i = 0; i < o->n_inputs; i++) all_ok &= run_one(r, o, o->inputs[i]);
+    } else {
+        FILE *f = strcmp(o->inputs_file, "-") == 0 ? stdin : fopen(o->inputs_file, "r");
+        if (!f) {
+            fprintf(stderr, "rasprun: cannot open inputs file %s\n", o->inputs_file);
+            return 2;
+        }
+        char *line = NULL;
+        size_t cap = 0;
+        while (getline(&line, &cap, f) > 0) {
+            if (strspn(line, " \t\r\n") == strlen(line)) continue;
+            all_ok &= run_one(r, o, line);
+        }
+        free(line);
+        if (f != stdin) fclose(f);
+    }
+    if (o->check && r->mismatches)
+        fprintf(stderr, "rasprun: %zu mismatch%s with the reference evaluator\n", r->mismatches,
+                r->mismatches == 1 ? "" : "es");
+    return all_ok ? 0 : 1;
+}
+
+/* ---- --verify ---- */
+
+static uint64_t splitmix64(uint64_t *s) {
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static void progress(size_t done, size_t total, bool tty) {
+    if (!tty || total == 0) return;
+    size_t step = total / 100 ? total / 100 : 1;
+    if (done % step != 0 && done != total) return;
+    int pct = (int)(100.0 * (double)done / (double)total), bar = pct / 2;
+    fprintf(stderr, "\r[%.*s%*s] %3d%%", bar, "##################################################", 50 - bar, "", pct);
+    if (done == total) fputc('\n', stderr);
+}
+
+static void verify_one(Runner *r, const Value *in, size_t n) {
+    Arena scratch;
+    arena_init(&scratch);
+    char msg[512];
+    Value *out = NULL;
+    bool ok = model_run(&r->model, &r->ws, in, n, &scratch, &out, msg, sizeof msg);
+    enum { MAX_REPORTS = 20 };
+    compare(r, in, n, ok, out, msg, &scratch, r->mismatches < MAX_REPORTS);
+    arena_free(&scratch);
+}
+
+static int verify(Runner *r, const Options *o) {
+    const Model *m = &r->model;
+    bool tty = isatty(2);
+    Value *in = calloc(m->max_len + 1, sizeof *in);
+    size_t *digits = calloc(m->max_len + 1, sizeof *digits);
+    size_t total = 0, done = 0;
+    if (o->random) {
+        uint64_t seed = o->seed;
+        total = o->random;
+        for (size_t k = 0; k < total && m->max_len && m->n_vocab; k++) {
+            size_t n = 1 + (size_t)(splitmix64(&seed) % m->max_len);
+            for (size_t i = 0; i < n; i++) in[i] = m->vocab[splitmix64(&seed) % m->n_vocab];
+            verify_one(r, in, n);
+            progress(++done, total, tty);
+        }
+    } else {
+        size_t N = o->have_max_len ? o->max_len : m->max_len;
+        if (N > m->max_len) {
+            fprintf(stderr, "rasprun: --max-len %zu exceeds the model's max length %zu\n", N, m->max_len);
+            free(in);
+            free(digits);
+            return 2;
+        }
+        double count = 0;
+        for (size_t len = 1; len <= N; len++) count += pow((double)m->n_vocab, (double)len);
+        if (count > VERIFY_LIMIT) {
+            fprintf(stderr, "rasprun: --verify would run %.3g inputs (vocabulary %zu, lengths 1..%zu); "
+                    "use --max-len N with a smaller N or --random K\n", count, m->n_vocab, N);
+            free(in);
+            free(digits);
+            return 2;
+        }
+        total = (size_t)count;
+        for (size_t len = 1; len <= N && m->n_vocab; len++) {
+            memset(digits, 0, len * sizeof *digits);
+            for (;;) {
+                for (size_t i = 0; i < len; i++) in[i] = m->vocab[digits[i]];
+                verify_one(r, in, len);
+                progress(++done, total, tty);
+                size_t i = len;
+                while (i > 0 && ++digits[i - 1] == m->n_vocab) digits[--i] = 0;
+                if (i == 0) break;
+            }
+        }
+    }
+    free(in);
+    free(digits);
+    printf("verify: %zu inputs, %zu mismatches, %zu errors agreed\n", done, r->mismatches, r->errors_agreed);
+    return r->mismatches ? 1 : 0;
+}
+
+/* ---- --info, --bench ---- */
+
+static void info(const Model *m) {
+    printf("program:       %s\n", m->program_name && *m->program_name ? m->program_name : "(unnamed)");
+    printf("compile flags: %s\n", m->compile_flags ? m->compile_flags : "");
+    printf("output:        %s (%s", m->output_name,
+           m->output_kind == MODEL_OUT_CATEGORICAL ? "categorical" : "numerical");
+    if (m->output_kind == MODEL_OUT_CATEGORICAL) printf(", dims %zu..%zu", m->out_dim, m->out_dim + m->out_count - 1);
+    else printf(", %s", m->out_integral ? "integral" : "float");
+    printf(")\n");
+    static const char *const tt[] = {"tokens_str", "tokens_int", "tokens_float", "tokens_bool"};
+    printf("tokens:        %s, vocabulary of %zu: ", m->token_type >= 0 && m->token_type < 4 ? tt[m->token_type] : "?",
+           m->n_vocab);
+    print_atoms(stdout, m->vocab, m->n_vocab, true);
+    printf("\nmax length:    %zu\nresidual D:    %zu\nlayers:        %zu\n", m->max_len, m->d_model, m->n_layers);
+    for (size_t l = 0; l < m->n_layers; l++) {
+        const ModelLayer *L = &m->layers[l];
+        printf("  layer %zu: %zu head%s, MLP hidden %zu\n", l, L->n_heads, L->n_heads == 1 ? "" : "s", L->mlp.w1.cols);
+        for (size_t h = 0; h < L->n_heads; h++)
+            printf("    head %zu: dk %zu, dv %zu%s  %s\n", h, L->heads[h].wq.cols, L->heads[h].wv.cols,
+                   L->heads[h].causal ? ", causal" : "", L->heads[h].label);
+    }
+    printf("checks:        %zu\n", m->n_checks);
+    printf("tie tolerance: %g\n", m->tie_tolerance);
+    size_t all = model_param_count(m), nz = model_nonzero_count(m);
+    printf("parameters:    %zu (%zu non-zero, %.2f%%)\n", all, nz, all ? 100.0 * (double)nz / (double)all : 0.0);
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int bench(Runner *r, size_t k) {
+    const Model *m = &r->model;
+    size_t n = m->max_len, *ids = calloc(n + 1, sizeof *ids);
+    double *X = calloc((n + 1) * m->d_model, sizeof *X), secs[2];
+    uint64_t seed = 1;
+    for (size_t i = 0; i < n; i++) ids[i] = m->n_vocab ? splitmix64(&seed) % m->n_vocab : 0;
+    for (int sparse = 0; sparse < 2; sparse++) {
+        r->ws.sparse = sparse;
+        model_forward(m, ids, n, 0, m->n_layers, X, &r->ws); /* warm-up */
+        double t0 = now_s();
+        for (size_t i = 0; i < k; i++) model_forward(m, ids, n, 0, m->n_layers, X, &r->ws);
+        secs[sparse] = now_s() - t0;
+    }
+    printf("forward at length %zu (D = %zu, %zu layers), %zu runs: dense %.1f us/run, sparse %.1f us/run (%.2fx)\n", n,
+           m->d_model, m->n_layers, k, 1e6 * secs[0] / (double)k, 1e6 * secs[1] / (double)k,
+           secs[1] > 0 ? secs[0] / secs[1] : 0.0);
+    free(ids);
+    free(X);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    Options o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc >= 0) {
+        free(o.inputs);
+        return rc;
+    }
+    Runner r;
+    memset(&r, 0, sizeof r);
+    char err[1024];
+    if (!model_read(o.model, &r.model, err, sizeof err)) {
+        fprintf(stderr, "rasprun: %s\n", err);
+        free(o.inputs);
+        return 2;
+    }
+    rc = 2;
+    if (!workspace_init(&r.ws, &r.model, err, sizeof err)) {
+        fprintf(stderr, "rasprun: %s\n", err);
+        model_free(&r.model);
+        free(o.inputs);
+        return 2;
+    }
+    r.ws.sparse = !o.dense;
+    bool need_ref = o.check || o.verify;
+    if (o.info) rc = (info(&r.model), 0);
+    else if (o.bench) rc = bench(&r, o.bench);
+    else if (need_ref && !load_reference(&r)) rc = 2;
+    else if (o.verify) rc = verify(&r, &o);
+    else rc = run_inputs(&r, &o);
+    if (need_ref) arena_free(&r.prog_arena);
+    workspace_free(&r.ws);
+    model_free(&r.model);
+    free(o.inputs);
+    return rc;
+}
