@@ -81,6 +81,11 @@ typedef struct SopInfo {
     uint32_t cat_dim;
     bool may_fail;    /* a value combination of a map raises: output is checked one-hot */
     bool needed;      /* some consumer (or the readout) reads one of its views */
+    /* selector_width / length: the head's output u = 1/(width+1), which consumer MLPs read
+     * directly (fusing the width's own discretisation into theirs saves a layer) */
+    bool has_u, want_u;
+    uint32_t u_dim;
+    int u_time;
     int map_class;    /* MAP_UNARY_CAT, MAP_AFFINE or MAP_MLP (maps only) */
     /* MAP_MLP: the s-ops the MLP reads. Chains of tabulated maps are fused: a leaf is a
      * non-map s-op, a map whose views are free, or a map that could not be fused further. */

@@ -81,13 +81,40 @@ static bool affine_op(const IrNode *n) {
     }
 }
 
+/* Whether map `n` is computed (through maps) from a selector_width or length. */
+static bool reads_width(const IrNode *n) {
+    if (n->kind == IR_LENGTH || n->kind == IR_SELECTOR_WIDTH) return true;
+    if (n->kind != IR_MAP) return false;
+    for (uint32_t j = 0; j < n->u.map.nargs; j++)
+        if (reads_width(n->u.map.args[j])) return true;
+    return false;
+}
+
+/* The non-map, non-constant s-ops map `n` is computed from; false if more than `cap`. */
+static bool map_sources(const IrNode *n, const IrNode **out, uint32_t *count, uint32_t cap) {
+    if (n->kind == IR_CONST) return true;
+    if (n->kind != IR_MAP) {
+        for (uint32_t k = 0; k < *count; k++)
+            if (out[k] == n) return true;
+        if (*count >= cap) return false;
+        out[(*count)++] = n;
+        return true;
+    }
+    for (uint32_t j = 0; j < n->u.map.nargs; j++)
+        if (!map_sources(n->u.map.args[j], out, count, cap)) return false;
+    return true;
+}
+
 /* Adds the leaves of argument `a` to info's leaves if the total stays tabulable. */
 static void fuse_arg(Plan *p, SopInfo *info, const IrNode *a, const MapClass *cls) {
-    const IrNode *cand[3];
+    const IrNode *cand[8];
     uint32_t nc = 0;
     if (a->kind == IR_MAP && cls[a->id] == MAP_MLP) {
         for (uint32_t k = 0; k < p->info[a->id].n_leaves; k++) cand[nc++] = p->info[a->id].leaves[k];
+    } else if (a->kind == IR_MAP && reads_width(a) && map_sources(a, cand, &nc, 3)) {
+        /* a free view of a width: read the width's head output directly instead */
     } else {
+        nc = 0;
         cand[nc++] = a;
     }
     const IrNode *merged[6];
@@ -192,7 +219,8 @@ static void demand(Plan *p, const IrNode *out, const MapClass *cls) {
             if (cls[id] == MAP_MLP) {
                 for (uint32_t k = 0; k < info->n_leaves; k++) {
                     SopInfo *a = &p->info[info->leaves[k]->id];
-                    if (a->vs.numeric) a->want_num = true;
+                    if (a->node->kind == IR_LENGTH || a->node->kind == IR_SELECTOR_WIDTH) a->want_u = true;
+                    else if (a->vs.numeric) a->want_num = true;
                     else a->want_cat = true;
                 }
                 break;
@@ -263,6 +291,11 @@ static bool scalar_arg(Plan *p, MlpOp *m, size_t j, SopInfo *a) {
     if (a->vs.unbounded) return located_error(p, a->node, "has too many possible values to tabulate in an MLP (lower --max-len or --vocab)");
     m->arg_vs[j] = &a->vs;
     m->arg_scalar[j] = ARENA_ARRAY(p->arena, double, a->vs.n ? a->vs.n : 1);
+    if (a->has_u && m->fn == MLP_FN_MAP) { /* -1/(w+1) ascends with the width w */
+        m->arg_view[j] = lv_unit(p->arena, a->u_dim, -1);
+        for (size_t i = 0; i < a->vs.n; i++) m->arg_scalar[j][i] = -1.0 / (value_as_double(a->vs.vals[i]) + 1.0);
+        return true;
+    }
     if (a->vs.numeric && a->has_num) {
         m->arg_view[j] = a->num;
         for (size_t i = 0; i < a->vs.n; i++) m->arg_scalar[j][i] = value_as_double(a->vs.vals[i]);
@@ -314,7 +347,7 @@ static bool convert_to_cat(Plan *p, SopInfo *info) {
     return true;
 }
 
-static bool plan_width(Plan *p, SopInfo *info) {
+static bool plan_width(Plan *p, SopInfo *info, const IrNode *out) {
     const IrNode *n = info->node;
     HeadOp *h = new_head(p);
     int t_sel = 0;
@@ -339,6 +372,10 @@ static bool plan_width(Plan *p, SopInfo *info) {
     h->bos_value[0] = 1;
     h->out_dims = ARENA_NEW(p->arena, uint32_t);
     h->out_dims[0] = u;
+    info->has_u = true;
+    info->u_dim = u;
+    info->u_time = info->time = slot;
+    if (!info->want_cat && !info->want_num && n != out) return true; /* only read through u */
 
     MlpOp *m = new_mlp(p);
     m->layer = h->layer;
@@ -420,7 +457,8 @@ static bool plan_map(Plan *p, SopInfo *info, MapClass cls) {
         if (cls != MAP_MLP && t > info->time) info->time = t;
     }
     for (uint32_t k = 0; cls == MAP_MLP && k < info->n_leaves; k++) {
-        int t = p->info[info->leaves[k]->id].time;
+        const SopInfo *a = &p->info[info->leaves[k]->id];
+        int t = a->has_u ? a->u_time : a->time;
         if (t > info->time) info->time = t;
     }
     if (cls == MAP_UNARY_CAT) {
@@ -528,7 +566,7 @@ bool plan_build(Plan *p, const IrNode *out) {
             info->has_cat = true;
             num_from_cat(p, info);
             break;
-        case IR_LENGTH: case IR_SELECTOR_WIDTH: ok = plan_width(p, info); break;
+        case IR_LENGTH: case IR_SELECTOR_WIDTH: ok = plan_width(p, info, out); break;
         case IR_AGGREGATE: ok = plan_aggregate(p, info, out); break;
         case IR_MAP: ok = plan_map(p, info, cls[id]); break;
         default: break;
