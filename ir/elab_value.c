@@ -50,7 +50,15 @@ static void describe_into(MetaValue v, char *buf, size_t size, int depth) {
     switch (v.kind) {
     case MV_ATOM: value_format(v.u.atom, p, room); return;
     case MV_SOP:
-    case MV_SEL: snprintf(p, room, "%s", v.u.node->name ? v.u.node->name : "(unnamed)"); return;
+    case MV_SEL: {
+        const IrNode *n = v.u.node;
+        const char *name = n->name ? n->name
+                           : n->kind == IR_INDICES ? "indices"
+                           : n->kind == IR_LENGTH ? "length"
+                           : n->kind == IR_TOKENS ? ir_token_type_name(n->u.token_type) : "(unnamed)";
+        snprintf(p, room, "%s", name);
+        return;
+    }
     case MV_FUNC: snprintf(p, room, "function %s", v.u.func->def->u.def.name); return;
     case MV_PRIM: snprintf(p, room, "built-in"); return;
     case MV_LIST:
