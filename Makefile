@@ -58,6 +58,7 @@ endef
 $(eval $(call mode_rules,rel,$(OPT)))
 $(eval $(call mode_rules,san,-O1 -g $(SAN)))
 
+.SECONDARY:
 .PHONY: all deps demo check unit-tests golden verify bench fuzz clean conformance
 all: deps $(addprefix bin/,$(TOOLS))
 

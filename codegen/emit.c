@@ -81,18 +81,12 @@ typedef struct GridOut {
     double number;
 } GridOut;
 
-static GridOut grid_output(Plan *p, const MlpOp *op, const Value *args) {
+static GridOut grid_output(Plan *p, const MlpOp *op, const Value *leaf_vals) {
     GridOut g = {false, 0, 0};
     char msg[160];
     ValueResult r;
-    switch (op->fn) {
-    case MLP_FN_MAP: r = plan_fused_apply(p, op->node, op->leaves, op->n_args, args, msg, sizeof msg); break;
-    case MLP_FN_WIDTH: /* u = 1/(w+1) */
-        r = (ValueResult){true, value_int((int64_t)llround(1.0 / args[0].as.f - 1.0)), NULL};
-        break;
-    case MLP_FN_IDENTITY: r = (ValueResult){true, args[0], NULL}; break;
-    default: return g;
-    }
+    if (op->fn == MLP_FN_MAP) r = plan_fused_apply(p, op->node, op->leaves, op->n_leaves, leaf_vals, msg, sizeof msg);
+    else r = (ValueResult){true, leaf_vals[0], NULL};
     if (!r.ok) return g;
     if (op->out_cat) {
         g.ok = vs_contains(op->out_vs, r.value, &g.index);
@@ -120,34 +114,33 @@ static void out_change(HiddenBuf *hb, size_t unit, const MlpOp *op, GridOut a, G
     }
 }
 
-/* Tabulates op over the grid of its arguments' distinct scalar values. The arguments are
- * combined into p = sum_j c_j (s_j - min_j) / gap_j, with c_j growing so that p orders the grid
+/* Tabulates op over the grid of its inputs' distinct scalar values. The inputs are combined
+ * into p = sum_j c_j (s_j - min_j) / gap_j, with c_j growing so that p orders the grid
  * lexicographically with gaps >= 1; along p the function is piecewise constant, and each change
  * between consecutive grid points is one exact ReLU step (two hidden units). */
 static bool emit_grid_mlp(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
-    size_t na = op->n_args;
-    size_t nd[3];
-    double *uniq[3], minv[3], gap[3], coef[3];
-    size_t *rep[3]; /* index into arg_vs of the first value with each distinct scalar */
+    size_t na = op->n_grid;
+    size_t nd[CG_MAX_GRID_ARGS];
+    double *uniq[CG_MAX_GRID_ARGS], minv[CG_MAX_GRID_ARGS], gap[CG_MAX_GRID_ARGS], coef[CG_MAX_GRID_ARGS];
+    size_t *rep[CG_MAX_GRID_ARGS]; /* first input value index of each distinct scalar */
     double total = 1, mult = 1;
     for (size_t j = 0; j < na; j++) {
-        size_t n = op->arg_vs[j]->n;
-        uniq[j] = ARENA_ARRAY(p->arena, double, n + 1);
-        rep[j] = ARENA_ARRAY(p->arena, size_t, n + 1);
-        /* scalars are ascending with the value order for numbers and ranks */
+        const GridArg *g = &op->grid[j];
+        uniq[j] = ARENA_ARRAY(p->arena, double, g->n + 1);
+        rep[j] = ARENA_ARRAY(p->arena, size_t, g->n + 1);
         nd[j] = 0;
-        for (size_t i = 0; i < n; i++) {
-            double s = op->arg_scalar[j][i];
+        for (size_t i = 0; i < g->n; i++) {
+            double s = g->scalar[i];
             /* rounding twins (see valueset.c) are one grid point */
             if (nd[j] && s - uniq[j][nd[j] - 1] <= 1e-12 * fmax(1.0, fabs(s))) continue;
             if (nd[j] && s < uniq[j][nd[j] - 1]) {
-                diag_error(p->diags, op->node->loc, "internal: unsorted MLP argument values");
+                diag_error(p->diags, op->node->loc, "internal: unsorted MLP input values");
                 return false;
             }
             uniq[j][nd[j]] = s;
             rep[j][nd[j]++] = i;
         }
-        if (nd[j] == 0) return true; /* no value: nothing to tabulate */
+        if (nd[j] == 0) return true; /* the input takes no value: nothing to tabulate */
         minv[j] = uniq[j][0];
         gap[j] = INFINITY;
         for (size_t i = 1; i < nd[j]; i++)
@@ -164,26 +157,32 @@ static bool emit_grid_mlp(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
                    d, total, CG_MAX_GRID);
         return false;
     }
-    /* the projection as a linear view, and p at each grid point (enumerated in ascending p:
-     * the last argument is the most significant) */
     LinView proj = lv_empty();
     double offset = 0;
     for (size_t j = 0; j < na; j++) {
-        proj = lv_combine(p->arena, 1, proj, coef[j] / gap[j], op->arg_view[j]);
+        proj = lv_combine(p->arena, 1, proj, coef[j] / gap[j], op->grid[j].view);
         offset -= coef[j] * minv[j] / gap[j];
     }
     proj = lv_combine(p->arena, 1, proj, offset, lv_unit(p->arena, DIM_ONE, 1));
-    size_t n = (size_t)total, idx[3] = {0, 0, 0};
+    /* enumerate in ascending p: the first input varies fastest */
+    size_t n = (size_t)total, idx[CG_MAX_GRID_ARGS] = {0};
     GridOut prev = {false, 0, 0};
     double prev_p = 0;
     for (size_t k = 0; k < n; k++) {
-        Value args[3];
         double pk = 0;
-        for (size_t j = 0; j < na; j++) {
-            args[j] = op->arg_vs[j]->vals[rep[j][idx[j]]];
-            pk += coef[j] * (uniq[j][idx[j]] - minv[j]) / gap[j];
+        for (size_t j = 0; j < na; j++) pk += coef[j] * (uniq[j][idx[j]] - minv[j]) / gap[j];
+        Value leaf_vals[3];
+        for (size_t l = 0; l < op->n_leaves; l++) {
+            const LeafMap *lm = &op->leaf[l];
+            if (lm->width) {
+                double w = 0;
+                for (uint32_t i = 0; i < lm->n_u; i++) w += lm->coef[i] * (double)idx[lm->args[i]];
+                leaf_vals[l] = value_int((int64_t)llround(w));
+            } else {
+                leaf_vals[l] = lm->vs->vals[rep[lm->arg][idx[lm->arg]]];
+            }
         }
-        GridOut cur = grid_output(p, op, args);
+        GridOut cur = grid_output(p, op, leaf_vals);
         if (k == 0) {
             if (cur.ok) {
                 if (op->out_cat) b2[op->out_dim + cur.index] += 1;
@@ -198,7 +197,7 @@ static bool emit_grid_mlp(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
         }
         prev = cur;
         prev_p = pk;
-        for (size_t j = 0; j < na; j++) { /* odometer, first argument fastest */
+        for (size_t j = 0; j < na; j++) { /* odometer */
             if (++idx[j] < nd[j]) break;
             idx[j] = 0;
         }

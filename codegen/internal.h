@@ -25,6 +25,8 @@ enum {
     CG_MAX_VALUES = 1 << 16,     /* values of one s-op */
     CG_MAX_GRID = 1 << 20,       /* argument combinations one map is tabulated over */
     CG_MAX_DIMS = 1 << 20,
+    CG_MAX_WIDTH_TERMS = 3,      /* heads one selector_width may be decomposed into */
+    CG_MAX_GRID_ARGS = 4,        /* scalar inputs of one tabulating MLP */
 };
 
 typedef struct Term {
@@ -84,7 +86,9 @@ typedef struct SopInfo {
     /* selector_width / length: the head's output u = 1/(width+1), which consumer MLPs read
      * directly (fusing the width's own discretisation into theirs saves a layer) */
     bool has_u, want_u;
-    uint32_t u_dim;
+    uint32_t n_u;            /* width = u_const + sum_i u_coef[i] * (1/u_i - 1) */
+    uint32_t u_dims[CG_MAX_WIDTH_TERMS];
+    double u_coef[CG_MAX_WIDTH_TERMS];
     int u_time;
     int map_class;    /* MAP_UNARY_CAT, MAP_AFFINE or MAP_MLP (maps only) */
     /* MAP_MLP: the s-ops the MLP reads. Chains of tabulated maps are fused: a leaf is a
@@ -115,24 +119,44 @@ typedef struct HeadOp {
     const char *label;
 } HeadOp;
 
-/* A map tabulated by an MLP: f(args) over the grid of argument values, each argument read
- * through a scalar view, combined into one projection p whose order is lexicographic. */
+/* One scalar input of a tabulating MLP: a linear view and the finite list of values it takes,
+ * ascending. */
+typedef struct GridArg {
+    LinView view;
+    size_t n;
+    double *scalar;
+} GridArg;
+
+/* How a leaf s-op's value is recovered from grid indices: directly (the leaf's value set is
+ * the grid axis, in order), or as a decomposed width u_const + sum coef_i * w_i where axis
+ * args[i] enumerates w_i = 0..N. */
+typedef struct LeafMap {
+    bool width;
+    uint32_t arg;                       /* direct */
+    const ValueSet *vs;                 /* direct: value at each grid index */
+    uint32_t n_u;
+    uint32_t args[CG_MAX_WIDTH_TERMS];  /* width */
+    double coef[CG_MAX_WIDTH_TERMS];
+} LeafMap;
+
+/* A map tabulated by an MLP: f(leaves) over the grid of its scalar inputs, combined into one
+ * projection p whose order is lexicographic. */
 typedef struct MlpOp {
     int layer;
     const IrNode *node;        /* the map (or the node being converted) */
-    size_t n_args;
-    LinView arg_view[3];       /* scalar views */
-    const ValueSet *arg_vs[3]; /* argument value sets (for the grid) */
-    double *arg_scalar[3];     /* the scalar view's value for each argument value */
-    const IrNode *const *leaves; /* MLP_FN_MAP: the argument s-ops (the node's fused leaves) */
-    int fn;                    /* MLP_FN_MAP, MLP_FN_IDENTITY, MLP_FN_WIDTH */
+    size_t n_grid;
+    GridArg grid[CG_MAX_GRID_ARGS];
+    size_t n_leaves;
+    LeafMap leaf[3];
+    const IrNode *const *leaves; /* MLP_FN_MAP: the leaf s-ops (the node's fused leaves) */
+    int fn;                    /* MLP_FN_MAP, MLP_FN_IDENTITY (value of leaf 0) */
     /* output: categorical block or a numerical dim */
     bool out_cat;
     const ValueSet *out_vs;
     uint32_t out_dim;
 } MlpOp;
 
-enum { MLP_FN_MAP, MLP_FN_IDENTITY, MLP_FN_WIDTH };
+enum { MLP_FN_MAP, MLP_FN_IDENTITY };
 
 typedef struct Plan {
     const IrGraph *g;
@@ -173,9 +197,18 @@ bool plan_build(Plan *p, const IrNode *out);
 uint32_t plan_alloc_dims(Plan *p, size_t count, const char *name, const ValueSet *vs);
 const char *plan_node_name(Plan *p, const IrNode *n);
 
-/* selector.c: the score columns of a selector, and the score of selected keys. */
-bool selector_lower(Plan *p, const IrNode *sel, bool for_width, ScoreColumn **cols, size_t *n,
-                    double *selected_level, double *bos_level, int *time);
+/* selector.c: selectors as signed sums of "terms", each an `and` of single-pair conjuncts
+ * (inclusion-exclusion), and the score columns of a term. */
+typedef struct SelTerm {
+    double coef;
+    const IrNode **conj; /* conjuncts; none = the full selector */
+    size_t n_conj;
+} SelTerm;
+bool selector_terms(Plan *p, const IrNode *sel, SelTerm **terms, size_t *n);
+bool selector_lower_term(Plan *p, const SelTerm *t, bool for_width, ScoreColumn **cols, size_t *n,
+                         double *bos_level, int *time);
+/* The columns of a selector that is a single term (aggregates need one head). */
+bool selector_lower(Plan *p, const IrNode *sel, ScoreColumn **cols, size_t *n, double *bos_level, int *time);
 bool selector_at_most_one(const IrNode *sel);
 void selector_want(Plan *p, const IrNode *sel, bool for_width);
 

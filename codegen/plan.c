@@ -286,28 +286,45 @@ static void num_from_cat(Plan *p, SopInfo *info) {
     info->has_num = true;
 }
 
-/* Scalar view of an MLP argument: its number, or the rank of its value for non-numbers. */
+static bool add_grid(Plan *p, MlpOp *m, LinView view, size_t n, double **scalar, uint32_t *index) {
+    if (m->n_grid == CG_MAX_GRID_ARGS)
+        return located_error(p, m->node, "reads too many s-ops for one MLP (internal limit)");
+    *index = (uint32_t)m->n_grid;
+    GridArg *g = &m->grid[m->n_grid++];
+    g->view = view;
+    g->n = n;
+    g->scalar = *scalar = ARENA_ARRAY(p->arena, double, n ? n : 1);
+    return true;
+}
+
+/* Adds leaf `a` of an MLP: a selector width through its heads' outputs u (-1/(w+1) ascends
+ * with w), a number through its numerical view, anything else through the rank of its value. */
 static bool scalar_arg(Plan *p, MlpOp *m, size_t j, SopInfo *a) {
     if (a->vs.unbounded) return located_error(p, a->node, "has too many possible values to tabulate in an MLP (lower --max-len or --vocab)");
-    m->arg_vs[j] = &a->vs;
-    m->arg_scalar[j] = ARENA_ARRAY(p->arena, double, a->vs.n ? a->vs.n : 1);
-    if (a->has_u && m->fn == MLP_FN_MAP) { /* -1/(w+1) ascends with the width w */
-        m->arg_view[j] = lv_unit(p->arena, a->u_dim, -1);
-        for (size_t i = 0; i < a->vs.n; i++) m->arg_scalar[j][i] = -1.0 / (value_as_double(a->vs.vals[i]) + 1.0);
+    LeafMap *leaf = &m->leaf[j];
+    m->n_leaves = j + 1 > m->n_leaves ? j + 1 : m->n_leaves;
+    double *sc;
+    if (a->has_u) {
+        leaf->width = true;
+        leaf->n_u = a->n_u;
+        for (uint32_t i = 0; i < a->n_u; i++) {
+            if (!add_grid(p, m, lv_unit(p->arena, a->u_dims[i], -1), p->max_len + 1, &sc, &leaf->args[i])) return false;
+            for (size_t w = 0; w <= p->max_len; w++) sc[w] = -1.0 / ((double)w + 1.0);
+            leaf->coef[i] = a->u_coef[i];
+        }
         return true;
     }
+    leaf->vs = &a->vs;
     if (a->vs.numeric && a->has_num) {
-        m->arg_view[j] = a->num;
-        for (size_t i = 0; i < a->vs.n; i++) m->arg_scalar[j][i] = value_as_double(a->vs.vals[i]);
+        if (!add_grid(p, m, a->num, a->vs.n, &sc, &leaf->arg)) return false;
+        for (size_t i = 0; i < a->vs.n; i++) sc[i] = value_as_double(a->vs.vals[i]);
         return true;
     }
     if (!a->has_cat) return located_error(p, a->node, "has no encoding an MLP can read (internal)");
     LinView v = lv_empty();
-    for (size_t i = 0; i < a->vs.n; i++) {
-        v = lv_combine(p->arena, 1, v, (double)i, a->cat[i]);
-        m->arg_scalar[j][i] = (double)i;
-    }
-    m->arg_view[j] = v;
+    for (size_t i = 0; i < a->vs.n; i++) v = lv_combine(p->arena, 1, v, (double)i, a->cat[i]);
+    if (!add_grid(p, m, v, a->vs.n, &sc, &leaf->arg)) return false;
+    for (size_t i = 0; i < a->vs.n; i++) sc[i] = (double)i;
     return true;
 }
 
@@ -338,7 +355,6 @@ static bool convert_to_cat(Plan *p, SopInfo *info) {
     m->layer = slot_layer(slot);
     m->node = info->node;
     m->fn = MLP_FN_IDENTITY;
-    m->n_args = 1;
     if (!scalar_arg(p, m, 0, info)) return false;
     LinView keep = info->num;
     mlp_output(p, m, info, true);
@@ -347,54 +363,56 @@ static bool convert_to_cat(Plan *p, SopInfo *info) {
     return true;
 }
 
+/* selector_width (and length, the width of the full selector): one head per term of the
+ * selector, each attending uniformly to its selected keys and BOS and averaging the BOS flag,
+ * so u = 1/(w+1); width = sum coef * (1/u - 1). An MLP turns the u's into the width's own
+ * encoding when a consumer needs one; consumer MLPs read the u's directly. */
 static bool plan_width(Plan *p, SopInfo *info, const IrNode *out) {
     const IrNode *n = info->node;
-    HeadOp *h = new_head(p);
-    int t_sel = 0;
-    double sel_level;
-    if (n->kind == IR_LENGTH) {
-        h->cols = ARENA_NEW(p->arena, ScoreColumn);
-        h->cols[0] = (ScoreColumn){lv_unit(p->arena, DIM_ONE, 1), lv_unit(p->arena, DIM_ONE, 1)};
-        h->n_cols = 1;
-        h->bos_level = 1;
-    } else if (!selector_lower(p, n->u.width.selector, true, &h->cols, &h->n_cols, &sel_level, &h->bos_level, &t_sel)) {
-        return false;
+    SelTerm full = {1, NULL, 0}, *terms = &full;
+    size_t n_terms = 1;
+    if (n->kind == IR_SELECTOR_WIDTH && !selector_terms(p, n->u.width.selector, &terms, &n_terms)) return false;
+    if (n_terms > CG_MAX_WIDTH_TERMS) {
+        return located_error(p, n, "decomposes into more than 3 attention heads (simplify the selector)");
     }
-    int slot = next_slot(t_sel, true);
-    h->layer = slot_layer(slot);
-    h->node = n;
-    h->label = arena_printf(p->arena, "%s: 1/(width+1)", plan_node_name(p, n));
-    uint32_t u = plan_alloc_dims(p, 1, h->label, NULL);
-    h->n_vals = 1;
-    h->vals = ARENA_NEW(p->arena, LinView);
-    h->vals[0] = lv_unit(p->arena, DIM_BOS, 1);
-    h->bos_value = ARENA_NEW(p->arena, double);
-    h->bos_value[0] = 1;
-    h->out_dims = ARENA_NEW(p->arena, uint32_t);
-    h->out_dims[0] = u;
+    int slot = 1;
+    ScoreColumn *cols[CG_MAX_WIDTH_TERMS];
+    size_t n_cols[CG_MAX_WIDTH_TERMS];
+    double bos_level[CG_MAX_WIDTH_TERMS];
+    for (size_t t = 0; t < n_terms; t++) {
+        int t_sel;
+        if (!selector_lower_term(p, &terms[t], true, &cols[t], &n_cols[t], &bos_level[t], &t_sel)) return false;
+        if (next_slot(t_sel, true) > slot) slot = next_slot(t_sel, true);
+    }
     info->has_u = true;
-    info->u_dim = u;
+    info->n_u = (uint32_t)n_terms;
     info->u_time = info->time = slot;
-    if (!info->want_cat && !info->want_num && n != out) return true; /* only read through u */
-
-    MlpOp *m = new_mlp(p);
-    m->layer = h->layer;
-    m->node = n;
-    m->fn = MLP_FN_WIDTH;
-    m->n_args = 1;
-    m->arg_view[0] = lv_unit(p->arena, u, 1);
-    /* one grid point per width w, at u = 1/(w+1); listed with u ascending (w descending) */
-    ValueSet *uvs = ARENA_NEW(p->arena, ValueSet);
-    uvs->n = info->vs.n;
-    uvs->vals = ARENA_ARRAY(p->arena, Value, uvs->n ? uvs->n : 1);
-    uvs->numeric = true;
-    m->arg_scalar[0] = ARENA_ARRAY(p->arena, double, uvs->n ? uvs->n : 1);
-    for (size_t i = 0; i < uvs->n; i++) {
-        double w = value_as_double(info->vs.vals[uvs->n - 1 - i]);
-        uvs->vals[i] = value_float(1.0 / (w + 1.0));
-        m->arg_scalar[0][i] = uvs->vals[i].as.f;
+    for (size_t t = 0; t < n_terms; t++) {
+        HeadOp *h = new_head(p);
+        h->cols = cols[t];
+        h->n_cols = n_cols[t];
+        h->bos_level = bos_level[t];
+        h->layer = slot_layer(slot);
+        h->node = n;
+        h->label = arena_printf(p->arena, "%s: 1/(width+1)%s", plan_node_name(p, n),
+                                n_terms > 1 ? arena_printf(p->arena, " term %zu", t + 1) : "");
+        uint32_t u = plan_alloc_dims(p, 1, h->label, NULL);
+        h->n_vals = 1;
+        h->vals = ARENA_NEW(p->arena, LinView);
+        h->vals[0] = lv_unit(p->arena, DIM_BOS, 1);
+        h->bos_value = ARENA_NEW(p->arena, double);
+        h->bos_value[0] = 1;
+        h->out_dims = ARENA_NEW(p->arena, uint32_t);
+        h->out_dims[0] = u;
+        info->u_dims[t] = u;
+        info->u_coef[t] = terms[t].coef;
     }
-    m->arg_vs[0] = uvs;
+    if (!info->want_cat && !info->want_num && n != out) return true; /* only read through u */
+    MlpOp *m = new_mlp(p);
+    m->layer = slot_layer(slot);
+    m->node = n;
+    m->fn = MLP_FN_IDENTITY;
+    if (!scalar_arg(p, m, 0, info)) return false;
     mlp_output(p, m, info, info->want_cat || !info->want_num);
     info->time = slot + 1;
     return true;
@@ -405,9 +423,7 @@ static bool plan_aggregate(Plan *p, SopInfo *info, const IrNode *out) {
     SopInfo *src = &p->info[n->u.aggregate.sop->id];
     HeadOp *h = new_head(p);
     int t_sel;
-    double sel_level;
-    if (!selector_lower(p, n->u.aggregate.selector, false, &h->cols, &h->n_cols, &sel_level, &h->bos_level, &t_sel))
-        return false;
+    if (!selector_lower(p, n->u.aggregate.selector, &h->cols, &h->n_cols, &h->bos_level, &t_sel)) return false;
     bool one = selector_at_most_one(n->u.aggregate.selector);
     bool copy = !averages(p, n) || (one && (info->want_cat || n == out) && src->has_cat);
     int slot = next_slot(t_sel > src->time ? t_sel : src->time, true);
@@ -510,7 +526,6 @@ static bool plan_map(Plan *p, SopInfo *info, MapClass cls) {
     m->layer = slot_layer(slot);
     m->node = n;
     m->fn = MLP_FN_MAP;
-    m->n_args = info->n_leaves;
     m->leaves = info->leaves;
     for (uint32_t k = 0; k < info->n_leaves; k++)
         if (!scalar_arg(p, m, k, &p->info[info->leaves[k]->id])) return false;
@@ -583,7 +598,6 @@ bool plan_build(Plan *p, const IrNode *out) {
         m->layer = slot_layer(slot);
         m->node = out;
         m->fn = MLP_FN_IDENTITY;
-        m->n_args = 1;
         if (!scalar_arg(p, m, 0, o)) return false;
         mlp_output(p, m, o, true);
         o->time = slot;

@@ -55,17 +55,6 @@ static bool single_pair(const IrNode *sel, const IrNode **keys, const IrNode **q
     return !sel->u.combine.rhs || single_pair(sel->u.combine.rhs, keys, queries);
 }
 
-/* Splits a tree of `and`s into conjuncts. */
-static size_t conjuncts(const IrNode *sel, const IrNode **out, size_t cap, size_t n) {
-    if (sel->kind == IR_SELECT_AND) {
-        n = conjuncts(sel->u.combine.lhs, out, cap, n);
-        return conjuncts(sel->u.combine.rhs, out, cap, n);
-    }
-    if (n < cap) out[n] = sel;
-    return n + 1;
-}
-
-enum { MAX_CONJUNCTS = 32 };
 
 void selector_want(Plan *p, const IrNode *sel, bool for_width) {
     if (is_index_match(p, sel, for_width)) { /* the query is read numerically */
@@ -142,10 +131,162 @@ static bool table_columns(Plan *p, const IrNode *conj, const IrNode *keys, const
     return true;
 }
 
-bool selector_lower(Plan *p, const IrNode *sel, bool for_width, ScoreColumn **cols_out, size_t *n_out,
-                    double *selected_level, double *bos_level, int *time) {
+/* ---- terms: inclusion-exclusion over `or` and `not` ---- */
+
+typedef struct TermList {
+    SelTerm *items;
+    size_t n, cap;
+    bool overflow; /* the expansion grew past MAX_RAW_TERMS */
+} TermList;
+
+enum { MAX_RAW_TERMS = 256 };
+
+static void push_term(Plan *p, TermList *l, double coef, const IrNode **conj, size_t n_conj) {
+    if (l->n >= MAX_RAW_TERMS) {
+        l->overflow = true;
+        return;
+    }
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 8;
+        l->items = arena_grow(p->arena, l->items, l->n, cap, sizeof(SelTerm));
+        l->cap = cap;
+    }
+    const IrNode **c = ARENA_ARRAY(p->arena, const IrNode *, n_conj ? n_conj : 1);
+    size_t k = 0;
+    for (size_t i = 0; i < n_conj; i++) { /* a set: sorted by id, no repeats */
+        size_t j = k;
+        while (j > 0 && c[j - 1]->id > conj[i]->id) j--;
+        if (j > 0 && c[j - 1] == conj[i]) continue;
+        memmove(c + j + 1, c + j, (k - j) * sizeof *c);
+        c[j] = conj[i];
+        k++;
+    }
+    l->items[l->n++] = (SelTerm){coef, c, k};
+}
+
+static void product(Plan *p, const TermList *a, const TermList *b, double sign, TermList *out) {
+    out->overflow |= a->overflow || b->overflow;
+    for (size_t i = 0; i < a->n; i++)
+        for (size_t j = 0; j < b->n; j++) {
+            size_t n = a->items[i].n_conj + b->items[j].n_conj;
+            const IrNode **c = ARENA_ARRAY(p->arena, const IrNode *, n ? n : 1);
+            memcpy(c, a->items[i].conj, a->items[i].n_conj * sizeof *c);
+            memcpy(c + a->items[i].n_conj, b->items[j].conj, b->items[j].n_conj * sizeof *c);
+            push_term(p, out, sign * a->items[i].coef * b->items[j].coef, c, n);
+        }
+}
+
+/* Expands a selector into a signed sum of terms, by 1[X or Y] = 1[X] + 1[Y] - 1[X]1[Y],
+ * 1[not X] = 1 - 1[X] and 1[X and Y] = 1[X]1[Y]. */
+static void expand(Plan *p, const IrNode *s, TermList *out) {
+    const IrNode *keys = NULL, *queries = NULL;
+    if (single_pair(s, &keys, &queries)) {
+        push_term(p, out, 1, &s, 1);
+        return;
+    }
+    TermList a = {0}, b = {0};
+    expand(p, s->u.combine.lhs, &a);
+    if (s->kind == IR_SELECT_NOT) {
+        push_term(p, out, 1, NULL, 0);
+        for (size_t i = 0; i < a.n; i++) push_term(p, out, -a.items[i].coef, a.items[i].conj, a.items[i].n_conj);
+        out->overflow |= a.overflow;
+        return;
+    }
+    expand(p, s->u.combine.rhs, &b);
+    if (s->kind == IR_SELECT_AND) {
+        product(p, &a, &b, 1, out);
+        return;
+    }
+    for (size_t i = 0; i < a.n; i++) push_term(p, out, a.items[i].coef, a.items[i].conj, a.items[i].n_conj);
+    for (size_t i = 0; i < b.n; i++) push_term(p, out, b.items[i].coef, b.items[i].conj, b.items[i].n_conj);
+    product(p, &a, &b, -1, out);
+}
+
+/* Whether no (key, query) pair satisfies every conjunct of a term that shares their pair. */
+static bool term_empty(Plan *p, const SelTerm *t) {
+    for (size_t i = 0; i < t->n_conj; i++) {
+        const IrNode *ki = NULL, *qi = NULL;
+        single_pair(t->conj[i], &ki, &qi);
+        const ValueSet *K = &p->info[ki->id].vs, *Q = &p->info[qi->id].vs;
+        if (K->unbounded || Q->unbounded) continue;
+        bool any = false;
+        for (size_t a = 0; a < K->n && !any; a++)
+            for (size_t b = 0; b < Q->n && !any; b++) {
+                bool ok = true, all = true;
+                for (size_t j = 0; j < t->n_conj && all; j++) {
+                    const IrNode *kj = NULL, *qj = NULL;
+                    single_pair(t->conj[j], &kj, &qj);
+                    if (kj == ki && qj == qi) all = eval_formula(t->conj[j], K->vals[a], Q->vals[b], &ok);
+                }
+                any = all;
+            }
+        if (!any) return true;
+    }
+    return false;
+}
+
+bool selector_terms(Plan *p, const IrNode *sel, SelTerm **terms, size_t *n) {
+    TermList raw = {0}, out = {0};
+    expand(p, sel, &raw);
+    if (raw.overflow) {
+        diag_error(p->diags, sel->loc, "this selector expands into more than %d terms", MAX_RAW_TERMS);
+        return false;
+    }
+    for (size_t i = 0; i < raw.n; i++) { /* merge equal terms */
+        SelTerm *t = &raw.items[i];
+        bool merged = false;
+        for (size_t j = 0; j < out.n && !merged; j++) {
+            SelTerm *u = &out.items[j];
+            if (u->n_conj != t->n_conj || memcmp(u->conj, t->conj, t->n_conj * sizeof *t->conj)) continue;
+            u->coef += t->coef;
+            merged = true;
+        }
+        if (!merged) push_term(p, &out, t->coef, t->conj, t->n_conj);
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < out.n; i++)
+        if (out.items[i].coef != 0 && !term_empty(p, &out.items[i])) out.items[k++] = out.items[i];
+    *terms = out.items;
+    *n = k;
+    return true;
+}
+
+bool selector_lower_term(Plan *p, const SelTerm *t, bool for_width, ScoreColumn **cols_out, size_t *n_out,
+                         double *bos_level, int *time) {
     *time = 0;
-    if (is_index_match(p, sel, for_width) && !(p->info[sel->u.select.queries->id].has_cat)) {
+    if (t->n_conj == 0) { /* the full selector: every key scores 1 */
+        ScoreColumn *c = ARENA_NEW(p->arena, ScoreColumn);
+        c->q = lv_unit(p->arena, DIM_ONE, 1);
+        c->k = lv_unit(p->arena, DIM_ONE, 1);
+        *cols_out = c;
+        *n_out = 1;
+        *bos_level = for_width ? 1 : 0.5;
+        return true;
+    }
+    size_t cap = 0;
+    for (size_t c = 0; c < t->n_conj; c++) {
+        const IrNode *keys = NULL, *queries = NULL;
+        single_pair(t->conj[c], &keys, &queries);
+        size_t nk = p->info[keys->id].vs.n, nq = p->info[queries->id].vs.n;
+        cap += nk < nq ? nk : nq;
+    }
+    ScoreColumn *cols = ARENA_ARRAY(p->arena, ScoreColumn, cap ? cap : 1);
+    size_t n = 0;
+    for (size_t c = 0; c < t->n_conj; c++) {
+        const IrNode *keys = NULL, *queries = NULL;
+        single_pair(t->conj[c], &keys, &queries);
+        if (!table_columns(p, t->conj[c], keys, queries, cols, &n, time)) return false;
+    }
+    double m = (double)t->n_conj;
+    *cols_out = cols;
+    *n_out = n;
+    *bos_level = for_width ? m : m - 0.5;
+    return true;
+}
+
+bool selector_lower(Plan *p, const IrNode *sel, ScoreColumn **cols_out, size_t *n_out, double *bos_level, int *time) {
+    *time = 0;
+    if (is_index_match(p, sel, false) && !(p->info[sel->u.select.queries->id].has_cat)) {
         SopInfo *Q = &p->info[sel->u.select.queries->id];
         ScoreColumn *cols = ARENA_ARRAY(p->arena, ScoreColumn, 2);
         LinView idx = lv_empty(), idx2 = lv_empty();
@@ -157,40 +298,23 @@ bool selector_lower(Plan *p, const IrNode *sel, bool for_width, ScoreColumn **co
         cols[1] = (ScoreColumn){lv_unit(p->arena, DIM_ONE, -1), idx2};
         *cols_out = cols;
         *n_out = 2;
-        *selected_level = NAN; /* the maximum depends on the query; BOS is always below it */
-        *bos_level = -1;
+        *bos_level = -1; /* the maximum, q^2, is >= 0 at the selected key; BOS stays below */
         *time = Q->time;
         return true;
     }
-    const IrNode *conj[MAX_CONJUNCTS];
-    size_t m = conjuncts(sel, conj, MAX_CONJUNCTS, 0);
-    if (m > MAX_CONJUNCTS) {
-        diag_error(p->diags, sel->loc, "selector has more than %d conjuncts", MAX_CONJUNCTS);
-        return false;
+    SelTerm *terms;
+    size_t n;
+    if (!selector_terms(p, sel, &terms, &n)) return false;
+    if (n == 1 && terms[0].coef == 1) return selector_lower_term(p, &terms[0], false, cols_out, n_out, bos_level, time);
+    if (n == 0) { /* provably never selects: every query gets the default */
+        *cols_out = NULL;
+        *n_out = 0;
+        *bos_level = 0.5;
+        return true;
     }
-    size_t cap = 0;
-    for (size_t c = 0; c < m; c++) {
-        const IrNode *keys = NULL, *queries = NULL;
-        if (!single_pair(conj[c], &keys, &queries)) {
-            diag_error(p->diags, conj[c]->loc,
-                       "this selector combines comparisons of different s-ops with or/not; "
-                       "the compiler supports and-combinations across s-ops and any combination "
-                       "over one (keys, queries) pair");
-            return false;
-        }
-        cap += p->info[keys->id].vs.n < p->info[queries->id].vs.n ? p->info[keys->id].vs.n
-                                                                   : p->info[queries->id].vs.n;
-    }
-    ScoreColumn *cols = ARENA_ARRAY(p->arena, ScoreColumn, cap ? cap : 1);
-    size_t n = 0;
-    for (size_t c = 0; c < m; c++) {
-        const IrNode *keys = NULL, *queries = NULL;
-        single_pair(conj[c], &keys, &queries);
-        if (!table_columns(p, conj[c], keys, queries, cols, &n, time)) return false;
-    }
-    *cols_out = cols;
-    *n_out = n;
-    *selected_level = (double)m;
-    *bos_level = for_width ? (double)m : (double)m - 0.5;
-    return true;
+    diag_error(p->diags, sel->loc,
+               "this selector combines comparisons of different s-ops with or/not, which one "
+               "attention head cannot average over exactly (selector_width of it compiles; "
+               "aggregate needs an and-combination, or one (keys, queries) pair)");
+    return false;
 }
