@@ -98,6 +98,7 @@ bool elab_range(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
                    (unsigned long long)count, ELAB_MAX_LIST);
         return false;
     }
+    if (!elab_charge(E, count, e->loc)) return false;
     MetaValue *items = ARENA_ARRAY(E->arena, MetaValue, count ? count : 1);
     for (uint64_t i = 0; i < count; i++) items[i] = mv_atom(value_int(start + (int64_t)i * step));
     *out = mv_list(items, count);
@@ -127,6 +128,7 @@ bool elab_zip(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
         }
     }
     size_t n = lists[0].u.list.count;
+    if (!elab_charge(E, (uint64_t)n * k, e->loc)) return false;
     MetaValue *rows = ARENA_ARRAY(E->arena, MetaValue, n ? n : 1);
     for (size_t r = 0; r < n; r++) {
         MetaValue *row = ARENA_ARRAY(E->arena, MetaValue, k);
@@ -221,6 +223,7 @@ static bool index_dict(Elab *E, const AstExpr *e, MetaValue d, MetaValue key, Me
                    mv_describe(E, key));
         return false;
     }
+    if (!elab_charge(E, d.u.dict.count, e->loc)) return false;
     for (size_t i = 0; i < d.u.dict.count; i++) {
         if (value_equal(d.u.dict.keys[i], key.u.atom)) {
             *out = d.u.dict.values[i];
@@ -278,8 +281,11 @@ bool elab_in(Elab *E, MetaValue item, MetaValue container, SrcLoc loc, MetaValue
     }
     if (item.kind == MV_ATOM && container.kind == MV_LIST) {
         bool found = false;
-        for (size_t i = 0; i < container.u.list.count && !found; i++)
-            found = mv_equal(item, container.u.list.items[i]);
+        for (size_t i = 0; i < container.u.list.count && !found; i++) {
+            int r = mv_equal(E, item, container.u.list.items[i], loc);
+            if (r < 0) return false;
+            found = r == 1;
+        }
         *out = mv_atom(value_bool(found));
         return true;
     }
@@ -335,10 +341,11 @@ static bool application_input(Elab *E, const AstExpr *e, MetaValue in, Value **a
     bool ok = (in.kind == MV_ATOM && in.u.atom.kind == VAL_STR) ||
               (in.kind == MV_LIST && mv_all_atoms(in.u.list.items, in.u.list.count));
     if (ok) table_atoms(E, in, atoms, n);
-    if (ok && *n == 0) ok = false; /* the original rejects empty inputs */
+    if (ok && (*n == 0 || *n > ELAB_MAX_APPLY)) ok = false; /* the original rejects empty inputs */
     if (!ok)
         diag_error(E->diags, e->u.call.args.items[0]->loc,
-                   "applying an s-op or selector expects a non-empty string or list of atoms, got %s",
+                   "applying an s-op or selector expects a non-empty string or list of atoms "
+                   "(at most %d), got %s", ELAB_MAX_APPLY,
                    mv_describe(E, in));
     return ok;
 }

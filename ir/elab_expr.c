@@ -70,6 +70,7 @@ static bool dict_put(Elab *E, DictBuilder *d, MetaValue key, MetaValue value, Sr
                    mv_describe(E, key));
         return false;
     }
+    if (!elab_charge(E, d->count, loc)) return false; /* linear search: charge it */
     for (size_t i = 0; i < d->count; i++) {
         if (value_equal(d->keys[i], key.u.atom)) {
             d->values[i] = value;
@@ -261,6 +262,7 @@ static ValueOp binary_value_op(AstBinaryOp op) {
 /* Concatenation of two lists (Python's +), bounded. */
 static bool list_concat(Elab *E, MetaValue a, MetaValue b, SrcLoc loc, MetaValue *out) {
     size_t n = a.u.list.count + b.u.list.count;
+    if (!elab_charge(E, n, loc)) return false;
     if (n > ELAB_MAX_LIST) {
         diag_error(E->diags, loc, "list too large (more than %d elements)", ELAB_MAX_LIST);
         return false;
@@ -295,6 +297,9 @@ static bool elab_arith(Elab *E, const AstExpr *e, MetaValue a, MetaValue b, Meta
             diag_error(E->diags, e->loc, "string too long (more than %d bytes)", ELAB_MAX_STRING);
             return false;
         }
+        if (a.u.atom.kind == VAL_STR && b.u.atom.kind == VAL_STR &&
+            !elab_charge(E, strlen(a.u.atom.as.s) / 64, e->loc))
+            return false;
         char msg[256];
         ValueResult r = value_binary(vop, a.u.atom, b.u.atom, E->arena, msg, sizeof msg);
         if (!r.ok) {
@@ -306,7 +311,9 @@ static bool elab_arith(Elab *E, const AstExpr *e, MetaValue a, MetaValue b, Meta
     }
     if (op == AST_ADD && a.kind == MV_LIST && b.kind == MV_LIST) return list_concat(E, a, b, e->loc, out);
     if (op == AST_EQ || op == AST_NE) { /* Python compares any two values */
-        bool eq = mv_equal(a, b);
+        int r = mv_equal(E, a, b, e->loc);
+        if (r < 0) return false;
+        bool eq = r == 1;
         *out = mv_atom(value_bool(op == AST_EQ ? eq : !eq));
         return true;
     }

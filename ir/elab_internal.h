@@ -15,7 +15,8 @@ enum {
     ELAB_MAX_NESTING = 4000,       /* nested expression evaluations, calls included */
     ELAB_MAX_LIST = 1000000,       /* elements of one list, range or dict */
     ELAB_MAX_STRING = 1 << 20,     /* bytes of one string built by + */
-    ELAB_DEFAULT_STEPS = 20000000, /* expression evaluations + loop iterations, whole program */
+    ELAB_MAX_APPLY = 1024,         /* length of an input an s-op is applied to in the program */
+    ELAB_DEFAULT_STEPS = 10000000, /* units of work (expressions, iterations, elements built) */
 };
 
 typedef enum MvKind {
@@ -105,8 +106,9 @@ const char *mv_kind_name(MvKind k); /* "atom", "list", "s-op", ... as in the ori
 /* Short source-like description for messages ("[1, 2]", "\"a\"", "s-op x"). */
 const char *mv_describe(Elab *E, MetaValue v);
 bool mv_truthy(MetaValue v);
-/* Python == between meta-values (atoms, and lists/dicts element-wise; nodes by identity). */
-bool mv_equal(MetaValue a, MetaValue b);
+/* Python == between meta-values (atoms, and lists/dicts element-wise; nodes by identity):
+ * 1 equal, 0 not, -1 when the work budget ran out (diagnostic added). */
+int mv_equal(Elab *E, MetaValue a, MetaValue b, SrcLoc loc);
 bool mv_all_atoms(const MetaValue *items, size_t n);
 
 Env *env_new(Elab *E, Env *parent);
@@ -115,8 +117,10 @@ const MetaValue *env_lookup(const Env *env, const char *name);
 /* Binds name in env (and its export target); false + diagnostic for a reserved name. */
 bool env_assign(Elab *E, Env *env, const char *name, MetaValue v, SrcLoc loc);
 
-/* Counts one unit of work; false + diagnostic once the program's budget is spent. */
+/* Counts one unit of work (or `units`, for work proportional to a size); false + diagnostic
+ * once the program's budget is spent. */
 bool elab_step(Elab *E, SrcLoc loc);
+bool elab_charge(Elab *E, uint64_t units, SrcLoc loc);
 
 /* ---- elab_expr.c ---- */
 bool elab_expr(Elab *E, Env *env, const AstExpr *e, MetaValue *out);

@@ -102,28 +102,32 @@ bool mv_truthy(MetaValue v) {
     }
 }
 
-bool mv_equal(MetaValue a, MetaValue b) {
-    if (a.kind != b.kind) return false;
+int mv_equal(Elab *E, MetaValue a, MetaValue b, SrcLoc loc) {
+    if (!elab_step(E, loc)) return -1; /* shared sublists can make this exponential */
+    if (a.kind != b.kind) return 0;
     switch (a.kind) {
     case MV_ATOM: return value_equal(a.u.atom, b.u.atom);
     case MV_LIST:
-        if (a.u.list.count != b.u.list.count) return false;
-        for (size_t i = 0; i < a.u.list.count; i++)
-            if (!mv_equal(a.u.list.items[i], b.u.list.items[i])) return false;
-        return true;
+        if (a.u.list.count != b.u.list.count) return 0;
+        for (size_t i = 0; i < a.u.list.count; i++) {
+            int r = mv_equal(E, a.u.list.items[i], b.u.list.items[i], loc);
+            if (r != 1) return r;
+        }
+        return 1;
     case MV_DICT:
-        if (a.u.dict.count != b.u.dict.count) return false;
-        for (size_t i = 0; i < a.u.dict.count; i++)
-            if (!value_equal(a.u.dict.keys[i], b.u.dict.keys[i]) ||
-                !mv_equal(a.u.dict.values[i], b.u.dict.values[i]))
-                return false;
-        return true;
+        if (a.u.dict.count != b.u.dict.count) return 0;
+        for (size_t i = 0; i < a.u.dict.count; i++) {
+            if (!value_equal(a.u.dict.keys[i], b.u.dict.keys[i])) return 0;
+            int r = mv_equal(E, a.u.dict.values[i], b.u.dict.values[i], loc);
+            if (r != 1) return r;
+        }
+        return 1;
     case MV_FUNC: return a.u.func == b.u.func;
     case MV_SOP:
     case MV_SEL: return a.u.node == b.u.node;
     case MV_PRIM: return a.u.prim == b.u.prim;
     }
-    return false;
+    return 0;
 }
 
 bool mv_all_atoms(const MetaValue *items, size_t n) {
@@ -195,8 +199,11 @@ bool env_assign(Elab *E, Env *env, const char *name, MetaValue v, SrcLoc loc) {
     return true;
 }
 
-bool elab_step(Elab *E, SrcLoc loc) {
-    if (++E->steps <= E->max_steps) return true;
+bool elab_step(Elab *E, SrcLoc loc) { return elab_charge(E, 1, loc); }
+
+bool elab_charge(Elab *E, uint64_t units, SrcLoc loc) {
+    E->steps += units;
+    if (E->steps <= E->max_steps) return true;
     if (!E->budget_reported) {
         diag_error(E->diags, loc,
                    "program does too much work at compile time (more than %llu steps)",

@@ -260,6 +260,15 @@ START_TEST(test_work_budget) {
     ck_assert(strstr(first_error(f), "too much work") != NULL);
     fix_free(f);
     CHECK_ERR("x = range(2000000);", "1:5: range too large (2000000 elements, limit 1000000)");
+    /* comparing lists built with shared parts is exponential: it is charged, so it stops */
+    f = elab_opts("l = [1]; m = [1];\nfor i in range(60) { l = [l, l]; m = [m, m]; }\nx = l == m;", &o);
+    ck_assert(!f->ok);
+    ck_assert(strstr(first_error(f), "3:5: program does too much work") != NULL);
+    fix_free(f);
+    /* building big lists over and over is charged too */
+    f = elab_opts("for i in range(100) { l = range(1000); }", &o);
+    ck_assert(!f->ok);
+    fix_free(f);
 }
 END_TEST
 
@@ -319,7 +328,8 @@ START_TEST(test_application) {
     CHECK_OUT("m = select(indices, indices, <)([1, 2]); out = indices + (1 if m[1][0] else 0);",
               "a", "[1]");
     CHECK_ERR("r = indices + 1;\nx = r([]);",
-              "2:7: applying an s-op or selector expects a non-empty string or list of atoms, got list []");
+              "2:7: applying an s-op or selector expects a non-empty string or list of atoms (at most 1024), "
+              "got list []");
 }
 END_TEST
 
