@@ -30,7 +30,7 @@ static void matmul(double *C, size_t ldc, const double *A, size_t lda, const dou
 static void project(const Model *m, Workspace *ws, const double *X, size_t rows, const Matrix *W, const SparsePlan *p,
                     double *out) {
     size_t D = m->d_model, cols = W->cols;
-    if (!ws->sparse) {
+    if (!ws->sparse || 4 * p->n > 3 * D) { /* a plan covering most of X saves nothing over dense */
         matmul(out, cols ? cols : 1, X, D, W->data, cols ? cols : 1, rows, D, cols, 0.0);
         return;
     }
@@ -44,7 +44,7 @@ static void project(const Model *m, Workspace *ws, const double *X, size_t rows,
 static void write_back(const Model *m, Workspace *ws, double *X, size_t rows, const double *Y, size_t ldy,
                        const Matrix *W, const SparsePlan *p) {
     size_t D = m->d_model, k = W->rows;
-    if (!ws->sparse) {
+    if (!ws->sparse || 4 * p->n > 3 * D) {
         matmul(X, D, Y, ldy, W->data, D, rows, k, D, 1.0);
         return;
     }
