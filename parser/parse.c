@@ -21,7 +21,7 @@ static bool run_parser(ParseCtx *ctx, int start_token) {
     ctx->start_token = start_token;
     ctx->line = 1;
     ctx->col = 1;
-    ctx->at_stmt_start = true;
+    ctx->at_stmt_start = start_token == START_PROGRAM; /* no REPL commands in an expression */
     if (ctx->file->len > INT_MAX) {
         diag_error(ctx->diags, file_loc(ctx), "source file too large");
         return false;

@@ -536,6 +536,11 @@ START_TEST(test_repl_words_as_names) {
                      "set = 1;\nexample = set;\nshow = [examples, on, off];\nx = {exit: 1};\n");
     ck_assert_uint_eq(diags.count, 0);
     ck_assert_str_eq(pp("exit(1);\n", NULL), "exit(1);\n");
+    /* A single expression never holds a REPL command. */
+    ck_assert_str_eq(pe("exit"), "exit");
+    ck_assert_str_eq(pe("draw(1)"), "draw(1)");
+    ck_assert_str_eq(pe("quit()"), "quit()");
+    ck_assert_uint_eq(diags.count, 0);
 }
 END_TEST
 
@@ -555,6 +560,26 @@ START_TEST(test_several_errors) {
                      "2:7: error: syntax error, unexpected ';', expecting operator or ')'\n"
                      "4:8: error: syntax error, unexpected '{', expecting identifier or ')'\n"
                      "5:5: error: syntax error, unexpected ']', expecting expression\n");
+}
+END_TEST
+
+START_TEST(test_recovery_in_blocks) {
+    const char *src =
+        "def f(x) {\n"
+        "  y = ;\n"
+        "  z = 1 +;\n"
+        "  return x;\n"
+        "}\n"
+        "a = f(1);\n"
+        "for i in l { b = ); }\n"
+        "c = 2;\n"
+        "d = ];\n";
+    ck_assert_str_eq(pp(src, NULL), "ERROR");
+    ck_assert_str_eq(diag_text(),
+                     "2:7: error: syntax error, unexpected ';', expecting expression\n"
+                     "3:10: error: syntax error, unexpected ';', expecting expression\n"
+                     "7:18: error: syntax error, unexpected ')', expecting expression\n"
+                     "9:5: error: syntax error, unexpected ']', expecting expression\n");
 }
 END_TEST
 
@@ -715,6 +740,7 @@ static Suite *parser_suite(void) {
     tcase_add_test(tc, test_set_example_ends_at_newline);
     tcase_add_test(tc, test_repl_words_as_names);
     tcase_add_test(tc, test_several_errors);
+    tcase_add_test(tc, test_recovery_in_blocks);
     tcase_add_test(tc, test_error_messages);
     tcase_add_test(tc, test_lexical_errors_fail_the_parse);
     tcase_add_test(tc, test_deep_nesting);
