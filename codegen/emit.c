@@ -77,19 +77,21 @@ static size_t hidden_add(Plan *p, HiddenBuf *hb, LinView in, double scale, doubl
 /* The output of one grid point: an index into out_vs (categorical), a number, or failure. */
 typedef struct GridOut {
     bool ok;
+    bool missing; /* the result is not in the value set: a compiler bug, never tabulated */
     size_t index;
     double number;
 } GridOut;
 
 static GridOut grid_output(Plan *p, const MlpOp *op, const Value *leaf_vals) {
-    GridOut g = {false, 0, 0};
+    GridOut g = {false, false, 0, 0};
     char msg[160];
     ValueResult r;
     if (op->fn == MLP_FN_MAP) r = plan_fused_apply(p, op->node, op->leaves, op->n_leaves, leaf_vals, msg, sizeof msg);
     else r = (ValueResult){true, leaf_vals[0], NULL};
-    if (!r.ok) return g;
+    if (!r.ok) return g; /* the program raises here: the output block stays empty and is checked */
     if (op->out_cat) {
         g.ok = vs_contains(op->out_vs, r.value, &g.index);
+        g.missing = !g.ok;
     } else {
         g.ok = value_is_number(r.value);
         g.number = g.ok ? value_as_double(r.value) : 0;
@@ -166,23 +168,35 @@ static bool emit_grid_mlp(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
     proj = lv_combine(p->arena, 1, proj, offset, lv_unit(p->arena, DIM_ONE, 1));
     /* enumerate in ascending p: the first input varies fastest */
     size_t n = (size_t)total, idx[CG_MAX_GRID_ARGS] = {0};
-    GridOut prev = {false, 0, 0};
+    GridOut prev = {false, false, 0, 0};
     double prev_p = 0;
     for (size_t k = 0; k < n; k++) {
         double pk = 0;
         for (size_t j = 0; j < na; j++) pk += coef[j] * (uniq[j][idx[j]] - minv[j]) / gap[j];
-        Value leaf_vals[3];
+        Value leaf_vals[CG_MAX_LEAVES];
         for (size_t l = 0; l < op->n_leaves; l++) {
             const LeafMap *lm = &op->leaf[l];
             if (lm->width) {
                 double w = 0;
-                for (uint32_t i = 0; i < lm->n_u; i++) w += lm->coef[i] * (double)idx[lm->args[i]];
+                for (uint32_t i = 0; i < lm->n_u; i++) w += lm->coef[i] * (lm->base[i] + (double)idx[lm->args[i]]);
                 leaf_vals[l] = value_int((int64_t)llround(w));
             } else {
                 leaf_vals[l] = lm->vs->vals[rep[lm->arg][idx[lm->arg]]];
             }
         }
         GridOut cur = grid_output(p, op, leaf_vals);
+        if (cur.missing) {
+            char d[128];
+            vs_describe(op->node, d, sizeof d);
+            diag_error(p->diags, op->node->loc, "internal compiler error: a value of %s is missing from its value set", d);
+            return false;
+        }
+        if (!cur.ok && !op->out_cat) {
+            char d[128];
+            vs_describe(op->node, d, sizeof d);
+            diag_error(p->diags, op->node->loc, "internal compiler error: %s can raise but was given a numerical encoding", d);
+            return false;
+        }
         if (k == 0) {
             if (cur.ok) {
                 if (op->out_cat) b2[op->out_dim + cur.index] += 1;
@@ -224,6 +238,7 @@ static bool emit_layer_mlp(Plan *p, Model *m, int layer, ModelMlp *mlp, double *
     double *b2 = ARENA_ARRAY(&m->arena, double, D);
     for (size_t i = 0; i < p->n_mlps; i++)
         if (p->mlps[i].layer == layer && !emit_grid_mlp(p, &p->mlps[i], &hb, b2)) return false;
+    if (diag_has_errors(p->diags)) return false;
     size_t H = hb.n;
     mlp->w1 = model_matrix(m, D, H);
     mlp->w2 = model_matrix(m, H, D);

@@ -26,7 +26,8 @@ enum {
     CG_MAX_GRID = 1 << 20,       /* argument combinations one map is tabulated over */
     CG_MAX_DIMS = 1 << 20,
     CG_MAX_WIDTH_TERMS = 3,      /* heads one selector_width may be decomposed into */
-    CG_MAX_GRID_ARGS = 4,        /* scalar inputs of one tabulating MLP */
+    CG_MAX_GRID_ARGS = 6,        /* scalar inputs of one tabulating MLP */
+    CG_MAX_LEAVES = 4,           /* s-ops one tabulating MLP reads */
 };
 
 typedef struct Term {
@@ -86,14 +87,15 @@ typedef struct SopInfo {
     /* selector_width / length: the head's output u = 1/(width+1), which consumer MLPs read
      * directly (fusing the width's own discretisation into theirs saves a layer) */
     bool has_u, want_u;
-    uint32_t n_u;            /* width = u_const + sum_i u_coef[i] * (1/u_i - 1) */
+    uint32_t n_u;            /* width = sum_i u_coef[i] * (1/u_i - 1) */
     uint32_t u_dims[CG_MAX_WIDTH_TERMS];
     double u_coef[CG_MAX_WIDTH_TERMS];
     int u_time;
     int map_class;    /* MAP_UNARY_CAT, MAP_AFFINE or MAP_MLP (maps only) */
     /* MAP_MLP: the s-ops the MLP reads. Chains of tabulated maps are fused: a leaf is a
      * non-map s-op, a map whose views are free, or a map that could not be fused further. */
-    const IrNode *leaves[3];
+    const IrNode *leaves[CG_MAX_LEAVES];
+    bool costly_known, costly; /* memo of plan.c costly() */
     uint32_t n_leaves;
 } SopInfo;
 
@@ -128,15 +130,16 @@ typedef struct GridArg {
 } GridArg;
 
 /* How a leaf s-op's value is recovered from grid indices: directly (the leaf's value set is
- * the grid axis, in order), or as a decomposed width u_const + sum coef_i * w_i where axis
- * args[i] enumerates w_i = 0..N. */
+ * the grid axis, in order), or as a decomposed width sum coef_i * w_i where axis args[i]
+ * enumerates w_i = base_i .. N (base 1 for length, which is never 0). */
 typedef struct LeafMap {
     bool width;
     uint32_t arg;                       /* direct */
     const ValueSet *vs;                 /* direct: value at each grid index */
     uint32_t n_u;
-    uint32_t args[CG_MAX_WIDTH_TERMS];  /* width */
+    uint32_t args[CG_MAX_WIDTH_TERMS];  /* width: axis of term i enumerates w_i = base_i + index */
     double coef[CG_MAX_WIDTH_TERMS];
+    double base[CG_MAX_WIDTH_TERMS];
 } LeafMap;
 
 /* A map tabulated by an MLP: f(leaves) over the grid of its scalar inputs, combined into one
@@ -147,7 +150,7 @@ typedef struct MlpOp {
     size_t n_grid;
     GridArg grid[CG_MAX_GRID_ARGS];
     size_t n_leaves;
-    LeafMap leaf[3];
+    LeafMap leaf[CG_MAX_LEAVES];
     const IrNode *const *leaves; /* MLP_FN_MAP: the leaf s-ops (the node's fused leaves) */
     int fn;                    /* MLP_FN_MAP, MLP_FN_IDENTITY (value of leaf 0) */
     /* output: categorical block or a numerical dim */

@@ -81,6 +81,28 @@ static bool affine_op(const IrNode *n) {
     }
 }
 
+/* How many heads a selector_width is decomposed into (plan_width). */
+static size_t width_terms(Plan *p, const IrNode *n) {
+    SelTerm *terms;
+    size_t count = 1;
+    Arena *keep = p->arena; /* the expansion's scratch is small; it lives with the plan */
+    if (!selector_terms(p, n->u.width.selector, &terms, &count)) count = CG_MAX_WIDTH_TERMS;
+    p->arena = keep;
+    return count ? count : 1;
+}
+
+/* Whether some map between `n` and the leaves can raise for some argument values: then the
+ * MLP's output is categorical and checked one-hot, so a raise becomes a runtime error. */
+static bool subtree_may_fail(Plan *p, const IrNode *n, const IrNode *const *leaves, uint32_t n_leaves) {
+    for (uint32_t k = 0; k < n_leaves; k++)
+        if (leaves[k] == n) return false;
+    if (n->kind != IR_MAP) return false;
+    if (p->info[n->id].may_fail) return true;
+    for (uint32_t j = 0; j < n->u.map.nargs; j++)
+        if (subtree_may_fail(p, n->u.map.args[j], leaves, n_leaves)) return true;
+    return false;
+}
+
 /* Whether map `n` is computed (through maps) from a selector_width or length. */
 static bool reads_width(const IrNode *n) {
     if (n->kind == IR_LENGTH || n->kind == IR_SELECTOR_WIDTH) return true;
@@ -90,70 +112,88 @@ static bool reads_width(const IrNode *n) {
     return false;
 }
 
-/* The non-map, non-constant s-ops map `n` is computed from; false if more than `cap`. */
-static bool map_sources(const IrNode *n, const IrNode **out, uint32_t *count, uint32_t cap) {
-    if (n->kind == IR_CONST) return true;
-    if (n->kind != IR_MAP) {
-        for (uint32_t k = 0; k < *count; k++)
-            if (out[k] == n) return true;
-        if (*count >= cap) return false;
-        out[(*count)++] = n;
-        return true;
-    }
-    for (uint32_t j = 0; j < n->u.map.nargs; j++)
-        if (!map_sources(n->u.map.args[j], out, count, cap)) return false;
-    return true;
+/* Whether reading map `n` would wait for an MLP of its own or a width's discretisation:
+ * a tabulated map, a selector width, or a free view of one of those. */
+static bool costly(Plan *p, const IrNode *n, const MapClass *cls) {
+    if (n->kind == IR_LENGTH || n->kind == IR_SELECTOR_WIDTH) return true;
+    if (n->kind != IR_MAP) return false;
+    SopInfo *info = &p->info[n->id];
+    if (info->costly_known) return info->costly;
+    bool c = cls[n->id] == MAP_MLP;
+    for (uint32_t j = 0; j < n->u.map.nargs && !c; j++) c = costly(p, n->u.map.args[j], cls);
+    info->costly_known = true;
+    info->costly = c;
+    return c;
 }
 
-/* Adds the leaves of argument `a` to info's leaves if the total stays tabulable. */
-static void fuse_arg(Plan *p, SopInfo *info, const IrNode *a, const MapClass *cls) {
-    const IrNode *cand[8];
-    uint32_t nc = 0;
-    if (a->kind == IR_MAP && cls[a->id] == MAP_MLP) {
-        for (uint32_t k = 0; k < p->info[a->id].n_leaves; k++) cand[nc++] = p->info[a->id].leaves[k];
-    } else if (a->kind == IR_MAP && reads_width(a) && map_sources(a, cand, &nc, 3)) {
-        /* a free view of a width: read the width's head output directly instead */
-    } else {
-        nc = 0;
-        cand[nc++] = a;
-    }
-    const IrNode *merged[6];
-    uint32_t nm = info->n_leaves;
-    memcpy(merged, info->leaves, nm * sizeof *merged);
-    for (uint32_t k = 0; k < nc; k++) {
-        bool seen = false;
-        for (uint32_t j = 0; j < nm; j++) seen = seen || merged[j] == cand[k];
-        if (!seen) merged[nm++] = cand[k];
-    }
+/* Adds `n` to a leaf set unless it is a constant or already there. */
+static void add_leaf(const IrNode **set, uint32_t *n, const IrNode *x) {
+    if (x->kind == IR_CONST) return;
+    for (uint32_t k = 0; k < *n; k++)
+        if (set[k] == x) return;
+    set[(*n)++] = x;
+}
+
+static double grid_size(Plan *p, const IrNode *const *set, uint32_t n) {
     double grid = 1;
-    for (uint32_t j = 0; j < nm; j++) grid *= (double)(p->info[merged[j]->id].vs.n + 1);
-    if (nm <= 3 && grid <= CG_MAX_GRID) {
-        memcpy(info->leaves, merged, nm * sizeof *merged);
-        info->n_leaves = nm;
-    } else if (info->n_leaves < 3) { /* too many leaves: read `a` itself */
-        bool seen = false;
-        for (uint32_t j = 0; j < info->n_leaves; j++) seen = seen || info->leaves[j] == a;
-        if (!seen) info->leaves[info->n_leaves++] = a;
+    for (uint32_t j = 0; j < n; j++)
+        grid *= set[j]->kind == IR_SELECTOR_WIDTH ? pow((double)p->max_len + 1, width_terms(p, set[j]))
+                                                  : (double)(p->info[set[j]->id].vs.n + 1);
+    return grid;
+}
+
+/* Chooses the s-ops an MLP-tabulated map reads (map fusion). Start from its arguments; then,
+ * while it stays within the limits, replace a leaf that would cost a layer of its own (a map
+ * tabulated by its own MLP, or a view of a selector width, which an MLP can read straight from
+ * the width's heads) by what that leaf is computed from. Every step keeps the map computable
+ * from the leaves. */
+static void choose_leaves(Plan *p, SopInfo *info, const MapClass *cls) {
+    const IrNode *n = info->node;
+    info->n_leaves = 0;
+    for (uint32_t j = 0; j < n->u.map.nargs; j++) add_leaf(info->leaves, &info->n_leaves, n->u.map.args[j]);
+    /* pass 0 expands leaves that cost a layer (while the limits allow); pass 1 expands free
+     * views when that does not add a leaf (two views of `tokens` become `tokens`), which can
+     * make room for pass 0 again */
+    for (bool improved = true; improved;) {
+        improved = false;
+        for (int pass = 0; pass < 2 && !improved; pass++)
+            for (uint32_t k = 0; k < info->n_leaves && !improved; k++) {
+                const IrNode *l = info->leaves[k];
+                if (l->kind != IR_MAP || (pass == 0 && !costly(p, l, cls))) continue;
+                const IrNode *cand[2 * CG_MAX_LEAVES];
+                uint32_t nc = 0;
+                for (uint32_t j = 0; j < info->n_leaves; j++)
+                    if (j != k) add_leaf(cand, &nc, info->leaves[j]);
+                if (cls[l->id] == MAP_MLP)
+                    for (uint32_t j = 0; j < p->info[l->id].n_leaves; j++) add_leaf(cand, &nc, p->info[l->id].leaves[j]);
+                else
+                    for (uint32_t j = 0; j < l->u.map.nargs; j++) add_leaf(cand, &nc, l->u.map.args[j]);
+                if (nc > CG_MAX_LEAVES || (pass == 1 && nc > info->n_leaves) || grid_size(p, cand, nc) > CG_MAX_GRID)
+                    continue;
+                memcpy(info->leaves, cand, nc * sizeof *cand);
+                info->n_leaves = nc;
+                improved = true;
+            }
     }
 }
 
 static MapClass classify(Plan *p, const IrNode *n, const MapClass *cls) {
     SopInfo *info = &p->info[n->id];
     const IrNode *x = single_varying_arg(n);
-    if (x && !info->may_fail && !p->info[x->id].vs.unbounded && cat_capable(p, x, cls)) return MAP_UNARY_CAT;
-    if (affine_op(n) && !info->may_fail) {
+    MapClass c = MAP_MLP;
+    bool fails = info->may_fail;
+    if (x && !fails && !p->info[x->id].vs.unbounded && cat_capable(p, x, cls)) {
+        c = MAP_UNARY_CAT;
+    } else if (affine_op(n) && !fails) {
         bool ok = true;
         for (uint32_t j = 0; j < n->u.map.nargs; j++) ok = ok && p->info[n->u.map.args[j]->id].vs.numeric;
-        if (ok) return MAP_AFFINE;
+        if (ok) c = MAP_AFFINE;
     }
-    info->n_leaves = 0;
-    for (uint32_t j = 0; j < n->u.map.nargs; j++) {
-        const IrNode *a = n->u.map.args[j];
-        bool dup = false;
-        for (uint32_t k = 0; k < j; k++) dup = dup || n->u.map.args[k] == a;
-        if (a->kind != IR_CONST && !dup) fuse_arg(p, info, a, cls);
-    }
-    return MAP_MLP;
+    /* every map gets leaves: MLP maps are tabulated from them, and a free view that must
+     * become categorical is tabulated from them too */
+    choose_leaves(p, info, cls);
+    if (c == MAP_MLP) info->may_fail = subtree_may_fail(p, n, info->leaves, info->n_leaves);
+    return c;
 }
 
 ValueResult plan_fused_apply(Plan *p, const IrNode *n, const IrNode *const *leaves, size_t n_leaves,
@@ -162,6 +202,8 @@ ValueResult plan_fused_apply(Plan *p, const IrNode *n, const IrNode *const *leav
         if (leaves[k] == n) return (ValueResult){true, leaf_vals[k], NULL};
     if (n->kind == IR_CONST) return (ValueResult){true, n->u.constant, NULL};
     if (n->kind != IR_MAP) {
+        /* classify() guarantees this cannot happen; if it did, stop rather than tabulate garbage */
+        diag_error(p->diags, n->loc, "internal compiler error: fused map reaches a non-map s-op");
         snprintf(msg, msgsize, "internal: fused map reaches a non-map s-op");
         return (ValueResult){false, value_int(0), msg};
     }
@@ -197,9 +239,9 @@ static void demand(Plan *p, const IrNode *out, const MapClass *cls) {
         case IR_AGGREGATE: need_selector(p, n->u.aggregate.selector); p->info[n->u.aggregate.sop->id].needed = true; break;
         case IR_SELECTOR_WIDTH: need_selector(p, n->u.width.selector); break;
         case IR_MAP:
-            if (cls[id] == MAP_MLP)
+            if (cls[id] == MAP_MLP || (cls[id] == MAP_AFFINE && info->want_cat))
                 for (uint32_t k = 0; k < info->n_leaves; k++) p->info[info->leaves[k]->id].needed = true;
-            else
+            if (cls[id] == MAP_UNARY_CAT || (cls[id] == MAP_AFFINE && (info->want_num || n == out)))
                 for (uint32_t j = 0; j < n->u.map.nargs; j++) p->info[n->u.map.args[j]->id].needed = true;
             break;
         default: break;
@@ -216,19 +258,18 @@ static void demand(Plan *p, const IrNode *out, const MapClass *cls) {
         }
         case IR_SELECTOR_WIDTH: selector_want(p, n->u.width.selector, true); break;
         case IR_MAP:
-            if (cls[id] == MAP_MLP) {
+            if (cls[id] == MAP_MLP || (cls[id] == MAP_AFFINE && info->want_cat)) {
                 for (uint32_t k = 0; k < info->n_leaves; k++) {
                     SopInfo *a = &p->info[info->leaves[k]->id];
                     if (a->node->kind == IR_LENGTH || a->node->kind == IR_SELECTOR_WIDTH) a->want_u = true;
                     else if (a->vs.numeric) a->want_num = true;
                     else a->want_cat = true;
                 }
-                break;
             }
             for (uint32_t j = 0; j < n->u.map.nargs; j++) {
                 SopInfo *a = &p->info[n->u.map.args[j]->id];
                 if (cls[id] == MAP_UNARY_CAT) a->want_cat = a->want_cat || a->node->kind != IR_CONST;
-                else a->want_num = true;
+                else if (cls[id] == MAP_AFFINE && (info->want_num || n == out)) a->want_num = true;
             }
             break;
         default: break;
@@ -307,10 +348,13 @@ static bool scalar_arg(Plan *p, MlpOp *m, size_t j, SopInfo *a) {
     if (a->has_u) {
         leaf->width = true;
         leaf->n_u = a->n_u;
+        size_t base = a->node->kind == IR_LENGTH ? 1 : 0;
         for (uint32_t i = 0; i < a->n_u; i++) {
-            if (!add_grid(p, m, lv_unit(p->arena, a->u_dims[i], -1), p->max_len + 1, &sc, &leaf->args[i])) return false;
-            for (size_t w = 0; w <= p->max_len; w++) sc[w] = -1.0 / ((double)w + 1.0);
+            if (!add_grid(p, m, lv_unit(p->arena, a->u_dims[i], -1), p->max_len + 1 - base, &sc, &leaf->args[i]))
+                return false;
+            for (size_t w = base; w <= p->max_len; w++) sc[w - base] = -1.0 / ((double)w + 1.0);
             leaf->coef[i] = a->u_coef[i];
+            leaf->base[i] = (double)base;
         }
         return true;
     }
@@ -465,7 +509,33 @@ static bool plan_aggregate(Plan *p, SopInfo *info, const IrNode *out) {
     return true;
 }
 
-static bool plan_map(Plan *p, SopInfo *info, MapClass cls) {
+/* A map computed by an MLP from its leaves (see choose_leaves). */
+static bool tabulate(Plan *p, SopInfo *info, bool out_cat) {
+    const IrNode *n = info->node;
+    if (info->vs.unbounded) return located_error(p, n, "has too many possible values to tabulate (lower --max-len or --vocab)");
+    int t = 0;
+    for (uint32_t k = 0; k < info->n_leaves; k++) {
+        const SopInfo *a = &p->info[info->leaves[k]->id];
+        int tk = a->has_u ? a->u_time : a->time;
+        if (tk > t) t = tk;
+    }
+    MlpOp *m = new_mlp(p);
+    int slot = next_slot(t, false);
+    m->layer = slot_layer(slot);
+    m->node = n;
+    m->fn = MLP_FN_MAP;
+    m->leaves = info->leaves;
+    for (uint32_t k = 0; k < info->n_leaves; k++)
+        if (!scalar_arg(p, m, k, &p->info[info->leaves[k]->id])) return false;
+    LinView keep = info->num;
+    bool had_num = info->has_num;
+    mlp_output(p, m, info, out_cat);
+    if (had_num) info->num = keep; /* a free numerical view stays the earlier one */
+    info->time = slot;
+    return true;
+}
+
+static bool plan_map(Plan *p, SopInfo *info, MapClass cls, const IrNode *out) {
     const IrNode *n = info->node;
     info->time = 0;
     for (uint32_t j = 0; j < n->u.map.nargs; j++) {
@@ -498,41 +568,37 @@ static bool plan_map(Plan *p, SopInfo *info, MapClass cls) {
         return true;
     }
     if (cls == MAP_AFFINE) {
-        LinView v[2];
-        double c[2] = {0, 0};
-        for (uint32_t j = 0; j < n->u.map.nargs; j++) {
-            SopInfo *a = &p->info[n->u.map.args[j]->id];
-            if (!a->has_num) return located_error(p, a->node, "has no numerical encoding (internal)");
-            v[j] = a->num;
-            if (a->node->kind == IR_CONST) c[j] = value_as_double(a->node->u.constant);
+        if (info->want_num || n == out) {
+            LinView v[2];
+            double c[2] = {0, 0};
+            for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+                SopInfo *a = &p->info[n->u.map.args[j]->id];
+                if (!a->has_num) return located_error(p, a->node, "has no numerical encoding (internal)");
+                v[j] = a->num;
+                if (a->node->kind == IR_CONST) c[j] = value_as_double(a->node->u.constant);
+            }
+            switch (n->u.map.op) {
+            case VOP_NEG: info->num = lv_combine(p->arena, -1, v[0], 0, lv_empty()); break;
+            case VOP_POS: info->num = v[0]; break;
+            case VOP_ADD: info->num = lv_combine(p->arena, 1, v[0], 1, v[1]); break;
+            case VOP_SUB: info->num = lv_combine(p->arena, 1, v[0], -1, v[1]); break;
+            case VOP_MUL:
+                info->num = n->u.map.args[1]->kind == IR_CONST ? lv_combine(p->arena, c[1], v[0], 0, lv_empty())
+                                                               : lv_combine(p->arena, c[0], v[1], 0, lv_empty());
+                break;
+            case VOP_DIV: info->num = lv_combine(p->arena, 1.0 / c[1], v[0], 0, lv_empty()); break;
+            default: return located_error(p, n, "is not affine (internal)");
+            }
+            info->has_num = true;
         }
-        switch (n->u.map.op) {
-        case VOP_NEG: info->num = lv_combine(p->arena, -1, v[0], 0, lv_empty()); break;
-        case VOP_POS: info->num = v[0]; break;
-        case VOP_ADD: info->num = lv_combine(p->arena, 1, v[0], 1, v[1]); break;
-        case VOP_SUB: info->num = lv_combine(p->arena, 1, v[0], -1, v[1]); break;
-        case VOP_MUL:
-            info->num = n->u.map.args[1]->kind == IR_CONST ? lv_combine(p->arena, c[1], v[0], 0, lv_empty())
-                                                           : lv_combine(p->arena, c[0], v[1], 0, lv_empty());
-            break;
-        case VOP_DIV: info->num = lv_combine(p->arena, 1.0 / c[1], v[0], 0, lv_empty()); break;
-        default: return located_error(p, n, "is not affine (internal)");
-        }
-        info->has_num = true;
+        /* categorical: tabulated from the leaves, not discretised from the numerical view,
+         * which may only be available later */
+        int t_num = info->time;
+        if (info->want_cat && !tabulate(p, info, true)) return false;
+        if (info->has_num && !info->want_cat) info->time = t_num;
         return true;
     }
-    MlpOp *m = new_mlp(p);
-    int slot = next_slot(info->time, false);
-    m->layer = slot_layer(slot);
-    m->node = n;
-    m->fn = MLP_FN_MAP;
-    m->leaves = info->leaves;
-    for (uint32_t k = 0; k < info->n_leaves; k++)
-        if (!scalar_arg(p, m, k, &p->info[info->leaves[k]->id])) return false;
-    if (info->vs.unbounded) return located_error(p, n, "has too many possible values to tabulate (lower --max-len or --vocab)");
-    mlp_output(p, m, info, info->want_cat || !info->vs.numeric || info->may_fail || !info->want_num);
-    info->time = slot;
-    return true;
+    return tabulate(p, info, info->want_cat || !info->vs.numeric || info->may_fail || !info->want_num);
 }
 
 bool plan_build(Plan *p, const IrNode *out) {
@@ -583,7 +649,7 @@ bool plan_build(Plan *p, const IrNode *out) {
             break;
         case IR_LENGTH: case IR_SELECTOR_WIDTH: ok = plan_width(p, info, out); break;
         case IR_AGGREGATE: ok = plan_aggregate(p, info, out); break;
-        case IR_MAP: ok = plan_map(p, info, cls[id]); break;
+        case IR_MAP: ok = plan_map(p, info, cls[id], out); break;
         default: break;
         }
         if (ok && info->want_cat && !info->has_cat) ok = convert_to_cat(p, info);

@@ -48,6 +48,12 @@ bool vs_contains(const ValueSet *vs, Value v, size_t *index) {
         if (c < 0) lo = mid + 1;
         else hi = mid;
     }
+    /* a rounding twin of v stands for it (vs_make kept only one of them) */
+    for (size_t i = lo > 0 ? lo - 1 : 0; i < vs->n && i <= lo; i++)
+        if (float_twins(vs->vals[i], v)) {
+            if (index) *index = i;
+            return true;
+        }
     return false;
 }
 
