@@ -170,20 +170,29 @@ static bool emit_grid_mlp(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
     size_t n = (size_t)total, idx[CG_MAX_GRID_ARGS] = {0};
     GridOut prev = {false, false, 0, 0};
     double prev_p = 0;
+    bool started = false;
     for (size_t k = 0; k < n; k++) {
         double pk = 0;
         for (size_t j = 0; j < na; j++) pk += coef[j] * (uniq[j][idx[j]] - minv[j]) / gap[j];
         Value leaf_vals[CG_MAX_LEAVES];
+        bool reachable = true;
         for (size_t l = 0; l < op->n_leaves; l++) {
             const LeafMap *lm = &op->leaf[l];
             if (lm->width) {
                 double w = 0;
                 for (uint32_t i = 0; i < lm->n_u; i++) w += lm->coef[i] * (lm->base[i] + (double)idx[lm->args[i]]);
                 leaf_vals[l] = value_int((int64_t)llround(w));
+                /* decomposed widths: combinations of term widths that no input produces */
+                reachable = reachable && vs_contains(lm->vs, leaf_vals[l], NULL);
             } else {
                 leaf_vals[l] = lm->vs->vals[rep[lm->arg][idx[lm->arg]]];
             }
         }
+        for (size_t j = 0; j < na; j++) { /* odometer */
+            if (++idx[j] < nd[j]) break;
+            idx[j] = 0;
+        }
+        if (!reachable) continue; /* a don't-care point: it lies inside the next ramp */
         GridOut cur = grid_output(p, op, leaf_vals);
         if (cur.missing) {
             char d[128];
@@ -197,11 +206,12 @@ static bool emit_grid_mlp(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
             diag_error(p->diags, op->node->loc, "internal compiler error: %s can raise but was given a numerical encoding", d);
             return false;
         }
-        if (k == 0) {
+        if (!started) {
             if (cur.ok) {
                 if (op->out_cat) b2[op->out_dim + cur.index] += 1;
                 else b2[op->out_dim] += cur.number;
             }
+            started = true;
         } else if (!same_out(prev, cur, op->out_cat)) {
             double w = pk - prev_p;
             size_t h1 = hidden_add(p, hb, proj, 1.0 / w, -prev_p / w);
@@ -211,10 +221,6 @@ static bool emit_grid_mlp(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
         }
         prev = cur;
         prev_p = pk;
-        for (size_t j = 0; j < na; j++) { /* odometer */
-            if (++idx[j] < nd[j]) break;
-            idx[j] = 0;
-        }
     }
     return true;
 }

@@ -347,6 +347,7 @@ static bool scalar_arg(Plan *p, MlpOp *m, size_t j, SopInfo *a) {
     double *sc;
     if (a->has_u) {
         leaf->width = true;
+        leaf->vs = &a->vs;
         leaf->n_u = a->n_u;
         size_t base = a->node->kind == IR_LENGTH ? 1 : 0;
         for (uint32_t i = 0; i < a->n_u; i++) {
