@@ -142,6 +142,22 @@ static double grid_size(Plan *p, const IrNode *const *set, uint32_t n) {
     return grid;
 }
 
+/* Collects the non-map, non-constant s-ops `n` is computed from (through maps of every
+ * class); false when there are more than CG_MAX_LEAVES. */
+static bool map_sources(const IrNode *n, const IrNode **out, uint32_t *count) {
+    if (n->kind == IR_CONST) return true;
+    if (n->kind == IR_MAP) {
+        for (uint32_t j = 0; j < n->u.map.nargs; j++)
+            if (!map_sources(n->u.map.args[j], out, count)) return false;
+        return true;
+    }
+    for (uint32_t k = 0; k < *count; k++)
+        if (out[k] == n) return true;
+    if (*count == CG_MAX_LEAVES) return false;
+    out[(*count)++] = n;
+    return true;
+}
+
 /* Chooses the s-ops an MLP-tabulated map reads (map fusion). Start from its arguments; then,
  * while it stays within the limits, replace a leaf that would cost a layer of its own (a map
  * tabulated by its own MLP, or a view of a selector width, which an MLP can read straight from
@@ -151,6 +167,16 @@ static void choose_leaves(Plan *p, SopInfo *info, const MapClass *cls) {
     const IrNode *n = info->node;
     info->n_leaves = 0;
     for (uint32_t j = 0; j < n->u.map.nargs; j++) add_leaf(info->leaves, &info->n_leaves, n->u.map.args[j]);
+    /* first choice: the non-map s-ops everything is computed from, when few enough */
+    const IrNode *src[CG_MAX_LEAVES];
+    uint32_t ns = 0;
+    bool fits = true;
+    for (uint32_t j = 0; j < n->u.map.nargs && fits; j++) fits = map_sources(n->u.map.args[j], src, &ns);
+    if (fits && grid_size(p, src, ns) <= CG_MAX_GRID) {
+        memcpy(info->leaves, src, ns * sizeof *src);
+        info->n_leaves = ns;
+        return;
+    }
     /* pass 0 expands leaves that cost a layer (while the limits allow); pass 1 expands free
      * views when that does not add a leaf (two views of `tokens` become `tokens`), which can
      * make room for pass 0 again */
