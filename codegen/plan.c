@@ -327,13 +327,14 @@ static MlpOp *new_mlp(Plan *p) {
     return m;
 }
 
-static void add_check(Plan *p, int layer, uint32_t dim, size_t count, const char *what) {
+static ModelCheck *add_check(Plan *p, int layer, uint32_t dim, size_t count, const char *what) {
     if (p->n_checks == p->checks_cap) {
         size_t cap = p->checks_cap ? p->checks_cap * 2 : 8;
         p->checks = arena_grow(p->arena, p->checks, p->n_checks, cap, sizeof(ModelCheck));
         p->checks_cap = cap;
     }
-    p->checks[p->n_checks++] = (ModelCheck){(size_t)layer, dim, count, what};
+    p->checks[p->n_checks] = (ModelCheck){(size_t)layer, dim, count, what, MODEL_CHECK_ONE_HOT};
+    return &p->checks[p->n_checks++];
 }
 
 /* Gives s-op `info` a categorical block of fresh dims (its views become unit vectors). */
@@ -517,7 +518,26 @@ static bool plan_aggregate(Plan *p, SopInfo *info, const IrNode *out) {
             h->out_dims[i] = info->cat_dim + (uint32_t)i;
         }
         num_from_cat(p, info);
-        if (!one) add_check(p, h->layer, info->cat_dim, info->vs.n, plan_node_name(p, n));
+        if (!one) { /* the reference raises when several keys are selected: so must we */
+            const char *name = plan_node_name(p, n);
+            uint32_t d = plan_alloc_dims(p, 1, arena_printf(p->arena, "%s:mean(i)", name), NULL);
+            plan_alloc_dims(p, 1, arena_printf(p->arena, "%s:mean(i^2)", name), NULL);
+            LinView idx = lv_empty(), idx2 = lv_empty();
+            for (size_t i = 0; i < p->max_len; i++) {
+                idx = lv_combine(p->arena, 1, idx, (double)i, lv_unit(p->arena, p->pos_dim + (uint32_t)i, 1));
+                idx2 = lv_combine(p->arena, 1, idx2, (double)(i * i), lv_unit(p->arena, p->pos_dim + (uint32_t)i, 1));
+            }
+            size_t k = h->n_vals;
+            h->vals = arena_grow(p->arena, h->vals, k, k + 2, sizeof *h->vals);
+            h->bos_value = arena_grow(p->arena, h->bos_value, k, k + 2, sizeof *h->bos_value);
+            h->out_dims = arena_grow(p->arena, h->out_dims, k, k + 2, sizeof *h->out_dims);
+            h->vals[k] = idx;
+            h->vals[k + 1] = idx2;
+            h->out_dims[k] = d;
+            h->out_dims[k + 1] = d + 1;
+            h->n_vals = k + 2;
+            add_check(p, h->layer, d, 2, plan_node_name(p, n))->kind = MODEL_CHECK_SINGLE_KEY;
+        }
     } else {
         if (!value_is_number(d)) return located_error(p, n, "averages numbers but has a non-numeric default");
         if (!src->has_num) return located_error(p, src->node, "has no numerical encoding (internal)");

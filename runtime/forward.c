@@ -321,7 +321,11 @@ bool model_run(const Model *m, Workspace *ws, const Value *input, size_t n, Aren
             if (k->after_layer != l) continue;
             for (size_t i = 0; i < n; i++) {
                 size_t hot;
-                if (!model_block_one_hot(X + (i + 1) * D, k->dim, k->count, &hot)) {
+                const double *x = X + (i + 1) * D;
+                /* variance of the selected indices: 0 for one key, >= 1/4 for two or more */
+                bool fine = k->kind == MODEL_CHECK_SINGLE_KEY ? x[k->dim + 1] - x[k->dim] * x[k->dim] < 0.125
+                                                              : model_block_one_hot(x, k->dim, k->count, &hot);
+                if (!fine) {
                     snprintf(err, errsize, "s-op %s averaged several non-numeric values at position %zu", k->what, i);
                     return false;
                 }

@@ -8,9 +8,10 @@
  *     `tie_tolerance` of the row maximum are averaged: out_i = mean_j (X Wv)_j; then out Wo.
  * The output s-op is read from the final X: categorical = argmax over its one-hot dims (which
  * must be one-hot within tolerance, else the input is an error); numerical = X row . readout.
- * `checks` are one-hot assertions on intermediate categorical blocks, tested after a layer:
- * a block that is not one-hot means the program averaged several non-numeric values, which the
- * reference evaluator reports as an error, so the runtime does too. */
+ * `checks` are assertions on intermediate blocks, tested after a layer: a categorical block that
+ * is not one-hot (a map raised, or values were mixed), or an aggregate of non-numeric values
+ * that selected several keys (the reference evaluator raises then, even when the values are
+ * equal), so the runtime reports the same error. */
 #ifndef RASPCC_RUNTIME_MODEL_H
 #define RASPCC_RUNTIME_MODEL_H
 
@@ -50,10 +51,17 @@ typedef struct ModelLayer {
 
 typedef enum ModelOutputKind { MODEL_OUT_CATEGORICAL, MODEL_OUT_NUMERICAL } ModelOutputKind;
 
+typedef enum ModelCheckKind {
+    MODEL_CHECK_ONE_HOT,    /* the block [dim, dim+count) is one-hot */
+    MODEL_CHECK_SINGLE_KEY, /* count = 2: dims hold the mean of the selected keys' index i and of
+                               i^2; their variance is 0 iff at most one key was selected */
+} ModelCheckKind;
+
 typedef struct ModelCheck {
     size_t after_layer; /* checked on X after this layer's MLP (0-based layer index) */
-    size_t dim, count;  /* the block [dim, dim+count) must be one-hot at every non-BOS position */
+    size_t dim, count;  /* the block [dim, dim+count), tested at every non-BOS position */
     const char *what;   /* s-op description for the error message */
+    ModelCheckKind kind;
 } ModelCheck;
 
 typedef struct Model {

@@ -95,8 +95,8 @@ static bool write_config(const Model *m, JsonBuf *b) {
     jbuf_puts(b, ",\"checks\":[");
     for (size_t i = 0; i < m->n_checks; i++) {
         const ModelCheck *c = &m->checks[i];
-        jbuf_printf(b, "%s{\"after_layer\":%zu,\"dim\":%zu,\"count\":%zu,\"what\":", i ? "," : "", c->after_layer,
-                    c->dim, c->count);
+        jbuf_printf(b, "%s{\"kind\":\"%s\",\"after_layer\":%zu,\"dim\":%zu,\"count\":%zu,\"what\":", i ? "," : "",
+                    c->kind == MODEL_CHECK_SINGLE_KEY ? "single_key" : "one_hot", c->after_layer, c->dim, c->count);
         jbuf_string(b, c->what ? c->what : "");
         jbuf_puts(b, "}");
     }
@@ -394,9 +394,16 @@ static bool read_output_and_checks(Reader *r, const JsonValue *cfg, size_t *n_te
         char where[32];
         snprintf(where, sizeof where, "check %zu", i);
         if (cj->kind != JSON_OBJECT) return fail(r->err, r->errsize, "model: config: %s is not an object", where);
-        if (!get_size(r, cj, "after_layer", where, &c->after_layer) || !get_size(r, cj, "dim", where, &c->dim) ||
-            !get_size(r, cj, "count", where, &c->count) || !get_string(r, cj, "what", where, &c->what))
+        const char *kind;
+        if (!get_string(r, cj, "kind", where, &kind) || !get_size(r, cj, "after_layer", where, &c->after_layer) ||
+            !get_size(r, cj, "dim", where, &c->dim) || !get_size(r, cj, "count", where, &c->count) ||
+            !get_string(r, cj, "what", where, &c->what))
             return false;
+        if (!strcmp(kind, "one_hot")) c->kind = MODEL_CHECK_ONE_HOT;
+        else if (!strcmp(kind, "single_key")) c->kind = MODEL_CHECK_SINGLE_KEY;
+        else return fail(r->err, r->errsize, "model: config: %s has unknown kind '%.40s'", where, kind);
+        if (c->kind == MODEL_CHECK_SINGLE_KEY && c->count != 2)
+            return fail(r->err, r->errsize, "model: config: %s (single_key) must span 2 dims", where);
         if (c->after_layer >= m->n_layers || c->count == 0 || c->dim + c->count > D)
             return fail(r->err, r->errsize, "model: config: %s is outside the model (layer %zu, dims [%zu, %zu))", where,
                         c->after_layer, c->dim, c->dim + c->count);
