@@ -58,6 +58,11 @@ bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_
     p.diags = diags;
     p.max_len = opt->max_len ? opt->max_len : 8;
     bool reads_tokens, ok = find_token_type(g, output, &p.token_type, &reads_tokens, diags);
+    if (ok && !opt->vocab_spec && p.token_type == IR_TOKENS_FLOAT && opt->have_range) {
+        diag_error(diags, output->loc, "real-valued tokens (--range %g..%g) are not compiled yet: the compiler needs a "
+                   "finite --vocab list of token values (e.g. --vocab 0.5,1,2.5)", opt->range_lo, opt->range_hi);
+        ok = false;
+    }
     if (ok && !opt->vocab_spec) {
         diag_error(diags, output->loc, "no vocabulary: give --vocab (characters 'abc', a list 'a,b,c' or an int range '0..9'); %s",
                    reads_tokens ? "the program reads tokens" : "it says which inputs the model accepts");

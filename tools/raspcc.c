@@ -270,12 +270,18 @@ static void print_stats(const Model *m, double compile_ms, bool json) {
            model_param_count(m), model_nonzero_count(m), compile_ms);
 }
 
-/* Parses "LO..HI" into two numbers. */
+/* Parses "LO..HI" into two numbers (either may be negative: "-3..3"). */
 static bool parse_range(const char *s, double *lo, double *hi) {
-    char *end;
-    *lo = strtod(s, &end);
-    if (end == s || strncmp(end, "..", 2) != 0) return false;
-    const char *h = end + 2;
+    const char *dots = strstr(s + (*s == '-'), "..");
+    if (!dots || dots == s) return false;
+    char buf[64], *end;
+    size_t n = (size_t)(dots - s);
+    if (n >= sizeof buf) return false;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    *lo = strtod(buf, &end);
+    if (*end) return false;
+    const char *h = dots + 2;
     *hi = strtod(h, &end);
     return end != h && *end == '\0' && *lo <= *hi;
 }
