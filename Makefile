@@ -64,7 +64,7 @@ all: deps $(addprefix bin/,$(TOOLS))
 
 bin/%: build/rel/bin/%
 	@mkdir -p bin
-	cp $< $@
+	cp $< $@.tmp && mv -f $@.tmp $@
 
 deps:
 	@sh tools/install-deps.sh
@@ -104,9 +104,20 @@ bench: all
 
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := $(patsubst fuzz/%.c,%,$(wildcard fuzz/fuzz_*.c))
-build/fuzz/%: fuzz/%.c $(LIB_SRC) $(GEN_SRC)
+FUZZ_CFLAGS  := $(CSTD) $(INC) -g -O1 -fsanitize=fuzzer-no-link,address,undefined
+FUZZ_OBJ     := $(patsubst %.c,build/fuzzobj/%.o,$(LIB_SRC)) $(patsubst build/gen/%.c,build/fuzzobj/gen/%.o,$(GEN_SRC))
+build/fuzzobj/gen/%.o: build/gen/%.c build/gen/parser.h
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -c $< -o $@
+build/fuzzobj/%.o: %.c $(GEN_HDRS)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -c $< -o $@
+build/fuzz/libraspcc.a: $(FUZZ_OBJ)
 	@mkdir -p build/fuzz
-	clang $(CSTD) $(INC) -g -O1 -fsanitize=fuzzer,address,undefined $< $(LIB_SRC) $(GEN_SRC) $(BLAS_LIBS) -o $@
+	@rm -f $@
+	ar rcs $@ $^
+build/fuzz/%: fuzz/%.c build/fuzz/libraspcc.a
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $< build/fuzz/libraspcc.a $(BLAS_LIBS) -o $@
 
 fuzz: deps $(addprefix build/fuzz/,$(FUZZ_TARGETS))
 	@sh fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)

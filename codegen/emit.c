@@ -335,6 +335,10 @@ bool emit_model(Plan *p, const IrNode *out, const char *output_name, const Codeg
     for (size_t i = 0; i < p->n_checks; i++) {
         m->checks[i] = p->checks[i];
         m->checks[i].what = arena_strdup(&m->arena, p->checks[i].what);
+        if (p->checks[i].is_string) { /* the plan's arena dies with the plan */
+            m->checks[i].is_string = ARENA_ARRAY(&m->arena, bool, p->checks[i].count);
+            memcpy(m->checks[i].is_string, p->checks[i].is_string, p->checks[i].count * sizeof(bool));
+        }
     }
     if (!emit_output(p, out, output_name, m)) return false;
     m->program_source = arena_strdup(&m->arena, opt->program_source ? opt->program_source : "");

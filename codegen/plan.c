@@ -44,6 +44,18 @@ static bool located_error(Plan *p, const IrNode *n, const char *what) {
 
 /* ---- structural classification of maps ---- */
 
+/* Whether a value set mixes strings with numbers or bools (the reference refuses an s-op that
+ * does so across positions, so such an s-op is materialised and checked). */
+static bool vs_mixed_kinds(const ValueSet *vs) {
+    bool str = false, other = false;
+    for (size_t i = 0; i < vs->n; i++) {
+        if (vs->vals[i].kind == VAL_STR) str = true;
+        else other = true;
+    }
+    return str && other;
+}
+
+
 static const IrNode *single_varying_arg(const IrNode *n) {
     const IrNode *x = NULL;
     for (uint32_t j = 0; j < n->u.map.nargs; j++) {
@@ -208,7 +220,7 @@ static MapClass classify(Plan *p, const IrNode *n, const MapClass *cls) {
     const IrNode *x = single_varying_arg(n);
     MapClass c = MAP_MLP;
     bool fails = info->may_fail;
-    if (x && !fails && !p->info[x->id].vs.unbounded && cat_capable(p, x, cls)) {
+    if (x && !fails && !p->info[x->id].vs.unbounded && cat_capable(p, x, cls) && !vs_mixed_kinds(&info->vs)) {
         c = MAP_UNARY_CAT;
     } else if (affine_op(n) && !fails) {
         bool ok = true;
@@ -333,8 +345,17 @@ static ModelCheck *add_check(Plan *p, int layer, uint32_t dim, size_t count, con
         p->checks = arena_grow(p->arena, p->checks, p->n_checks, cap, sizeof(ModelCheck));
         p->checks_cap = cap;
     }
-    p->checks[p->n_checks] = (ModelCheck){(size_t)layer, dim, count, what, MODEL_CHECK_ONE_HOT};
+    p->checks[p->n_checks] = (ModelCheck){(size_t)layer, dim, count, what, MODEL_CHECK_ONE_HOT, NULL};
     return &p->checks[p->n_checks++];
+}
+
+/* After the layer that writes a block: all positions must hold one kind of value. */
+static void check_one_kind(Plan *p, SopInfo *info, int layer) {
+    if (!vs_mixed_kinds(&info->vs)) return;
+    ModelCheck *c = add_check(p, layer, info->cat_dim, info->vs.n, plan_node_name(p, info->node));
+    c->kind = MODEL_CHECK_ONE_KIND;
+    c->is_string = ARENA_ARRAY(p->arena, bool, info->vs.n);
+    for (size_t i = 0; i < info->vs.n; i++) c->is_string[i] = info->vs.vals[i].kind == VAL_STR;
 }
 
 /* Gives s-op `info` a categorical block of fresh dims (its views become unit vectors). */
@@ -411,6 +432,7 @@ static void mlp_output(Plan *p, MlpOp *m, SopInfo *info, bool want_cat_out) {
         num_from_cat(p, info);
         if (info->may_fail)
             add_check(p, m->layer, info->cat_dim, info->vs.n, plan_node_name(p, info->node));
+        check_one_kind(p, info, m->layer);
     } else {
         m->out_dim = plan_alloc_dims(p, 1, plan_node_name(p, info->node), NULL);
         info->num = lv_unit(p->arena, m->out_dim, 1);
@@ -518,6 +540,7 @@ static bool plan_aggregate(Plan *p, SopInfo *info, const IrNode *out) {
             h->out_dims[i] = info->cat_dim + (uint32_t)i;
         }
         num_from_cat(p, info);
+        check_one_kind(p, info, h->layer);
         if (!one) { /* the reference raises when several keys are selected: so must we */
             const char *name = plan_node_name(p, n);
             uint32_t d = plan_alloc_dims(p, 1, arena_printf(p->arena, "%s:mean(i)", name), NULL);

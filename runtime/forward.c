@@ -298,6 +298,23 @@ static bool read_number(const Model *m, const double *x, size_t pos, Value *out,
     return true;
 }
 
+/* All positions of a block hold values of one kind (strings, or numbers and bools). A position
+ * whose block is not one-hot is left to the other checks and the readout. */
+static bool check_one_kind(const ModelCheck *k, const double *X, size_t D, size_t n, char *err, size_t errsize) {
+    int kind = -1;
+    for (size_t i = 0; i < n; i++) {
+        size_t hot;
+        if (!model_block_one_hot(X + (i + 1) * D, k->dim, k->count, &hot)) continue;
+        int here = k->is_string[hot];
+        if (kind >= 0 && here != kind) {
+            snprintf(err, errsize, "s-op %s mixes value types (strings and numbers) across positions", k->what);
+            return false;
+        }
+        kind = here;
+    }
+    return true;
+}
+
 bool model_run(const Model *m, Workspace *ws, const Value *input, size_t n, Arena *out_arena, Value **out, char *err,
                size_t errsize) {
     size_t ids_small[64];
@@ -319,6 +336,10 @@ bool model_run(const Model *m, Workspace *ws, const Value *input, size_t n, Aren
         for (size_t c = 0; c < m->n_checks; c++) {
             const ModelCheck *k = &m->checks[c];
             if (k->after_layer != l) continue;
+            if (k->kind == MODEL_CHECK_ONE_KIND) {
+                if (!check_one_kind(k, X, D, n, err, errsize)) return false;
+                continue;
+            }
             for (size_t i = 0; i < n; i++) {
                 size_t hot;
                 const double *x = X + (i + 1) * D;

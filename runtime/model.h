@@ -55,6 +55,9 @@ typedef enum ModelCheckKind {
     MODEL_CHECK_ONE_HOT,    /* the block [dim, dim+count) is one-hot */
     MODEL_CHECK_SINGLE_KEY, /* count = 2: dims hold the mean of the selected keys' index i and of
                                i^2; their variance is 0 iff at most one key was selected */
+    MODEL_CHECK_ONE_KIND,   /* a one-hot block whose values mix strings and non-strings: all
+                               positions must hold the same kind (the reference evaluator refuses
+                               an s-op that mixes them); `is_string[d]` per dim of the block */
 } ModelCheckKind;
 
 typedef struct ModelCheck {
@@ -62,6 +65,7 @@ typedef struct ModelCheck {
     size_t dim, count;  /* the block [dim, dim+count), tested at every non-BOS position */
     const char *what;   /* s-op description for the error message */
     ModelCheckKind kind;
+    bool *is_string;    /* MODEL_CHECK_ONE_KIND: count flags */
 } ModelCheck;
 
 typedef struct Model {

@@ -96,8 +96,14 @@ static bool write_config(const Model *m, JsonBuf *b) {
     for (size_t i = 0; i < m->n_checks; i++) {
         const ModelCheck *c = &m->checks[i];
         jbuf_printf(b, "%s{\"kind\":\"%s\",\"after_layer\":%zu,\"dim\":%zu,\"count\":%zu,\"what\":", i ? "," : "",
-                    c->kind == MODEL_CHECK_SINGLE_KEY ? "single_key" : "one_hot", c->after_layer, c->dim, c->count);
+                    c->kind == MODEL_CHECK_SINGLE_KEY ? "single_key" : c->kind == MODEL_CHECK_ONE_KIND ? "one_kind" : "one_hot",
+                    c->after_layer, c->dim, c->count);
         jbuf_string(b, c->what ? c->what : "");
+        if (c->kind == MODEL_CHECK_ONE_KIND) {
+            jbuf_puts(b, ",\"strings\":[");
+            for (size_t d = 0; d < c->count; d++) jbuf_printf(b, "%s%s", d ? "," : "", c->is_string[d] ? "true" : "false");
+            jbuf_puts(b, "]");
+        }
         jbuf_puts(b, "}");
     }
     jbuf_puts(b, "]}");
@@ -401,9 +407,22 @@ static bool read_output_and_checks(Reader *r, const JsonValue *cfg, size_t *n_te
             return false;
         if (!strcmp(kind, "one_hot")) c->kind = MODEL_CHECK_ONE_HOT;
         else if (!strcmp(kind, "single_key")) c->kind = MODEL_CHECK_SINGLE_KEY;
+        else if (!strcmp(kind, "one_kind")) c->kind = MODEL_CHECK_ONE_KIND;
         else return fail(r->err, r->errsize, "model: config: %s has unknown kind '%.40s'", where, kind);
         if (c->kind == MODEL_CHECK_SINGLE_KEY && c->count != 2)
             return fail(r->err, r->errsize, "model: config: %s (single_key) must span 2 dims", where);
+        if (c->kind == MODEL_CHECK_ONE_KIND) {
+            const JsonValue *s = NULL;
+            if (!get_array(r, cj, "strings", where, &s)) return false;
+            if (s->count != c->count)
+                return fail(r->err, r->errsize, "model: config: %s has %zu string flags for %zu dims", where, s->count, c->count);
+            c->is_string = ARENA_ARRAY(&m->arena, bool, c->count);
+            for (size_t d = 0; d < c->count; d++) {
+                if (s->items[d].kind != JSON_BOOL)
+                    return fail(r->err, r->errsize, "model: config: %s string flags must be booleans", where);
+                c->is_string[d] = s->items[d].boolean;
+            }
+        }
         if (c->after_layer >= m->n_layers || c->count == 0 || c->dim + c->count > D)
             return fail(r->err, r->errsize, "model: config: %s is outside the model (layer %zu, dims [%zu, %zu))", where,
                         c->after_layer, c->dim, c->dim + c->count);

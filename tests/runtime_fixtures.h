@@ -175,7 +175,7 @@ static void fx_mix(Model *m, bool check) {
     if (check) {
         m->n_checks = 1;
         m->checks = ARENA_ARRAY(&m->arena, ModelCheck, 1);
-        m->checks[0] = (ModelCheck){0, 4, 2, "mixed", MODEL_CHECK_ONE_HOT};
+        m->checks[0] = (ModelCheck){0, 4, 2, "mixed", MODEL_CHECK_ONE_HOT, NULL};
     }
     fx_labels(m);
 }

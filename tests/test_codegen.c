@@ -162,6 +162,11 @@ static const Case cases[] = {
      "r = aggregate(select(w, w, ==) and select(indices, indices, <), indices, -1);",
      "r", "abc", 5, 5, 2},
     {"bool output", "r = tokens == \"a\" and indices > 0;", "r", "ab", 5, 5, -1},
+    /* found by fuzz/fuzz_compile: the default 0 mixes with strings where nothing is selected,
+     * and the reference refuses an s-op that mixes kinds across positions */
+    {"mixed kinds across positions raise", "r = aggregate(select(indices, length - indices, ==), tokens);", "r", "ab", 4,
+     4, -1},
+    {"mixed kinds from a map", "r = 1 if tokens == \"a\" else \"z\";", "r", "ab", 4, 4, -1},
 };
 
 START_TEST(test_differential) {
