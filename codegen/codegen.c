@@ -58,22 +58,27 @@ bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_
     p.diags = diags;
     p.max_len = opt->max_len ? opt->max_len : 8;
     bool reads_tokens, ok = find_token_type(g, output, &p.token_type, &reads_tokens, diags);
+    char err[256];
     if (ok && !opt->vocab_spec && p.token_type == IR_TOKENS_FLOAT && opt->have_range) {
-        diag_error(diags, output->loc, "real-valued tokens (--range %g..%g) are not compiled yet: the compiler needs a "
-                   "finite --vocab list of token values (e.g. --vocab 0.5,1,2.5)", opt->range_lo, opt->range_hi);
-        ok = false;
-    }
-    if (ok && !opt->vocab_spec) {
+        /* real-valued tokens: a numerical encoding only, exact wherever the program uses them
+         * linearly (copied, averaged, added, scaled); tabulating them is refused */
+        p.numeric_tokens = true;
+        p.token_lo = opt->range_lo;
+        p.token_hi = opt->range_hi;
+        p.vocab = ARENA_NEW(&scratch, Value);
+        p.vocab[0] = value_float(opt->range_lo);
+        p.n_vocab = 1;
+    } else if (ok && !opt->vocab_spec) {
         diag_error(diags, output->loc, "no vocabulary: give --vocab (characters 'abc', a list 'a,b,c' or an int range '0..9'); %s",
                    reads_tokens ? "the program reads tokens" : "it says which inputs the model accepts");
         ok = false;
     }
-    if (ok && p.token_type == IR_TOKENS_FLOAT && strstr(opt->vocab_spec, "..")) {
-        diag_error(diags, output->loc, "tokens_float takes a finite --vocab list (e.g. 0.5,1,2.5); real-valued ranges are not compiled yet");
+    if (ok && !p.numeric_tokens && p.token_type == IR_TOKENS_FLOAT && strstr(opt->vocab_spec, "..")) {
+        diag_error(diags, output->loc, "tokens_float takes a finite --vocab list (e.g. 0.5,1,2.5) or, for real values, "
+                   "--range LO..HI without --vocab");
         ok = false;
     }
-    char err[256];
-    if (ok && !codegen_parse_vocab(opt->vocab_spec, p.token_type, &scratch, &p.vocab, &p.n_vocab, err, sizeof err)) {
+    if (ok && !p.numeric_tokens && !codegen_parse_vocab(opt->vocab_spec, p.token_type, &scratch, &p.vocab, &p.n_vocab, err, sizeof err)) {
         diag_error(diags, output->loc, "%s", err);
         ok = false;
     }

@@ -303,7 +303,14 @@ bool emit_model(Plan *p, const IrNode *out, const char *output_name, const Codeg
     m->token_embed = model_matrix(m, p->n_vocab + 1, D);
     m->pos_embed = model_matrix(m, N + 1, D);
     for (size_t t = 0; t <= p->n_vocab; t++) m->token_embed.data[t * D + DIM_ONE] = 1;
-    for (size_t t = 0; t < p->n_vocab; t++) m->token_embed.data[t * D + p->tok_dim + t] = 1;
+    if (p->numeric_tokens) { /* one row for every real token; the runtime adds its value */
+        m->numeric_tokens = true;
+        m->token_value_dim = p->tok_dim;
+        m->token_lo = p->token_lo;
+        m->token_hi = p->token_hi;
+    } else {
+        for (size_t t = 0; t < p->n_vocab; t++) m->token_embed.data[t * D + p->tok_dim + t] = 1;
+    }
     m->token_embed.data[p->n_vocab * D + DIM_BOS] = 1;
     for (size_t i = 0; i < N; i++) m->pos_embed.data[(i + 1) * D + p->pos_dim + i] = 1;
 

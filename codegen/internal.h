@@ -169,6 +169,8 @@ typedef struct Plan {
     Value *vocab;
     size_t n_vocab;
     IrTokenType token_type;
+    bool numeric_tokens;       /* real-valued tokens in [token_lo, token_hi] (--range) */
+    double token_lo, token_hi;
     SopInfo *info;             /* per node id */
     uint32_t n_dims;
     char **labels;             /* per dim, grown as dims are allocated */

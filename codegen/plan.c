@@ -38,7 +38,12 @@ static int slot_layer(int slot) { return (slot - 1) / 2; }
 static bool located_error(Plan *p, const IrNode *n, const char *what) {
     char d[160];
     vs_describe(n, d, sizeof d);
-    diag_error(p->diags, n->loc, "%s %s", d, what);
+    /* with real-valued tokens, unbounded value sets come from them: say so */
+    const char *why = p->numeric_tokens && p->info[n->id].vs.unbounded
+                          ? "; it depends on real-valued tokens, which compile only where they are copied, "
+                            "averaged, added or scaled by constants"
+                          : "";
+    diag_error(p->diags, n->loc, "%s %s%s", d, what, why);
     return false;
 }
 
@@ -288,8 +293,8 @@ static void demand(Plan *p, const IrNode *out, const MapClass *cls) {
         case IR_AGGREGATE: {
             selector_want(p, n->u.aggregate.selector, false);
             SopInfo *src = &p->info[n->u.aggregate.sop->id];
-            bool copy = !averages(p, n) ||
-                        (selector_at_most_one(n->u.aggregate.selector) && (info->want_cat || n == out));
+            bool copy = !averages(p, n) || (selector_at_most_one(n->u.aggregate.selector) && !src->vs.unbounded &&
+                                            (info->want_cat || n == out));
             if (copy) src->want_cat = true;
             else src->want_num = true;
             break;
@@ -392,7 +397,7 @@ static bool scalar_arg(Plan *p, MlpOp *m, size_t j, SopInfo *a) {
     if (a->vs.unbounded) return located_error(p, a->node, "has too many possible values to tabulate in an MLP (lower --max-len or --vocab)");
     LeafMap *leaf = &m->leaf[j];
     m->n_leaves = j + 1 > m->n_leaves ? j + 1 : m->n_leaves;
-    double *sc;
+    double *sc = NULL;
     if (a->has_u) {
         leaf->width = true;
         leaf->vs = &a->vs;
@@ -684,7 +689,7 @@ bool plan_build(Plan *p, const IrNode *out) {
     plan_alloc_dims(p, 1, "one", NULL);
     plan_alloc_dims(p, 1, "bos", NULL);
     ValueSet vocab = {p->vocab, p->n_vocab, false, true, true};
-    p->tok_dim = plan_alloc_dims(p, p->n_vocab, "tokens", &vocab);
+    p->tok_dim = p->numeric_tokens ? plan_alloc_dims(p, 1, "tokens", NULL) : plan_alloc_dims(p, p->n_vocab, "tokens", &vocab);
     SopInfo *idx_info = NULL;
     for (size_t id = 0; id < count; id++)
         if (p->info[id].reachable && p->info[id].node->kind == IR_INDICES) idx_info = &p->info[id];
@@ -702,6 +707,12 @@ bool plan_build(Plan *p, const IrNode *out) {
         bool ok = true;
         switch (n->kind) {
         case IR_TOKENS:
+            if (p->numeric_tokens) { /* the embedding writes the value on one dim */
+                info->num = lv_unit(p->arena, p->tok_dim, 1);
+                info->has_num = true;
+                break;
+            }
+            /* fall through */
         case IR_INDICES: {
             uint32_t base = n->kind == IR_TOKENS ? p->tok_dim : p->pos_dim;
             info->cat = ARENA_ARRAY(p->arena, LinView, info->vs.n ? info->vs.n : 1);

@@ -189,6 +189,10 @@ bool vs_compute(Plan *p, const IrNode *out) {
         if (!info->reachable || ir_is_selector(n)) continue;
         switch (n->kind) {
         case IR_TOKENS: {
+            if (p->numeric_tokens) { /* real-valued: only numerical uses compile */
+                info->vs = vs_unbounded();
+                break;
+            }
             Value *v = ARENA_ARRAY(p->arena, Value, p->n_vocab ? p->n_vocab : 1);
             memcpy(v, p->vocab, p->n_vocab * sizeof *v);
             info->vs = vs_make(v, p->n_vocab);

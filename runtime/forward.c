@@ -57,13 +57,15 @@ static void write_back(const Model *m, Workspace *ws, double *X, size_t rows, co
 
 /* ---- the machine ---- */
 
-/* X = token_embed[token] + pos_embed[position]; BOS (token id n_vocab) at position 0. */
-static void embed(const Model *m, const size_t *ids, size_t n, double *X) {
+/* X = token_embed[token] + pos_embed[position]; BOS (token id n_vocab) at position 0; a
+ * real-valued token also adds its value on token_value_dim. */
+static void embed(const Model *m, const size_t *ids, const double *values, size_t n, double *X) {
     size_t D = m->d_model;
     for (size_t r = 0; r <= n; r++) {
         size_t tok = r == 0 ? m->n_vocab : ids[r - 1];
         const double *te = m->token_embed.data + tok * D, *pe = m->pos_embed.data + r * D;
         for (size_t j = 0; j < D; j++) X[r * D + j] = te[j] + pe[j];
+        if (r > 0 && m->numeric_tokens && values) X[r * D + m->token_value_dim] += values[r - 1];
     }
 }
 
@@ -140,7 +142,7 @@ static void layer(const Model *m, size_t l, double *X, size_t rows, Workspace *w
 
 void model_forward(const Model *m, const size_t *ids, size_t n, size_t first_layer, size_t end_layer, double *X,
                    Workspace *ws) {
-    if (first_layer == 0) embed(m, ids, n, X);
+    if (first_layer == 0) embed(m, ids, ws->token_values, n, X);
     if (end_layer > m->n_layers) end_layer = m->n_layers;
     for (size_t l = first_layer; l < end_layer; l++) layer(m, l, X, n + 1, ws);
 }
@@ -233,6 +235,7 @@ bool workspace_init(Workspace *ws, const Model *m, char *err, size_t errsize) {
         p += (widths[i] ? widths[i] : 1) * rows;
     }
     ws->rows = rows;
+    ws->token_values = ARENA_ARRAY(&ws->arena, double, rows);
     return true;
 }
 
@@ -244,7 +247,8 @@ void workspace_free(Workspace *ws) {
 
 /* ---- running one input ---- */
 
-bool model_tokenize(const Model *m, const Value *input, size_t n, size_t *ids, char *err, size_t errsize) {
+bool model_tokenize(const Model *m, const Value *input, size_t n, size_t *ids, double *values, char *err,
+                    size_t errsize) {
     if (n > m->max_len) {
         snprintf(err, errsize, "input has length %zu > max length %zu", n, m->max_len);
         return false;
@@ -255,6 +259,17 @@ bool model_tokenize(const Model *m, const Value *input, size_t n, size_t *ids, c
         if (!ir_convert_token((IrTokenType)m->token_type, input[i], &tok, why, sizeof why)) {
             snprintf(err, errsize, "%s", why);
             return false;
+        }
+        if (m->numeric_tokens) {
+            double v = value_as_double(tok);
+            if (!(v >= m->token_lo && v <= m->token_hi)) {
+                snprintf(err, errsize, "token %g at position %zu is outside the range %g..%g the model was compiled for",
+                         v, i, m->token_lo, m->token_hi);
+                return false;
+            }
+            ids[i] = 0;
+            if (values) values[i] = v;
+            continue;
         }
         size_t id = m->n_vocab;
         for (size_t v = 0; v < m->n_vocab && id == m->n_vocab; v++)
@@ -326,7 +341,7 @@ bool model_run(const Model *m, Workspace *ws, const Value *input, size_t n, Aren
         }
         ids = ARENA_ARRAY(out_arena, size_t, n); /* only for long inputs; n <= max_len */
     }
-    if (!model_tokenize(m, input, n, ids, err, errsize)) return false;
+    if (!model_tokenize(m, input, n, ids, ws->token_values, err, errsize)) return false;
     size_t D = m->d_model;
     double *X = ws->X;
     /* Layer by layer, so each check sees the residual right after its layer. */

@@ -46,6 +46,7 @@ typedef struct Workspace {
     double *S;        /* rows x rows: attention scores */
     double *H;        /* rows x max MLP hidden width */
     double *T;        /* rows x (widest write plan): an output before it is scattered into X */
+    double *token_values; /* rows: values of real-valued tokens, filled by model_tokenize */
     bool sparse;      /* use the plans (default true) */
     HeadPlan **heads; /* heads[l][h] */
     MlpPlan *mlps;    /* mlps[l] */
@@ -57,12 +58,16 @@ typedef struct Workspace {
 bool workspace_init(Workspace *ws, const Model *m, char *err, size_t errsize);
 void workspace_free(Workspace *ws);
 
-/* Maps input atoms to token ids (converted as the program's token type requires). Errors:
- * "input has length N > max length M", "token 'x' is not in the vocabulary", conversion errors. */
-bool model_tokenize(const Model *m, const Value *input, size_t n, size_t *ids, char *err, size_t errsize);
+/* Maps input atoms to token ids (converted as the program's token type requires); for a model
+ * with real-valued tokens also writes each token's value to values[i] (values may be NULL
+ * otherwise). Errors: "input has length N > max length M", "token 'x' is not in the
+ * vocabulary", "token x is outside the range", conversion errors. */
+bool model_tokenize(const Model *m, const Value *input, size_t n, size_t *ids, double *values, char *err,
+                    size_t errsize);
 
 /* Runs layers [first_layer, end_layer) on X ((n+1) x D). When first_layer is 0, X is first set
- * to the embedding of ids; otherwise X must hold the residual after layer first_layer-1. */
+ * to the embedding of ids (and, for real-valued tokens, ws->token_values); otherwise X must hold
+ * the residual after layer first_layer-1. */
 void model_forward(const Model *m, const size_t *ids, size_t n, size_t first_layer, size_t end_layer, double *X,
                    Workspace *ws);
 

@@ -3,6 +3,7 @@
  *
  * The machine (row-vector convention, residual X is (n+1) x D, row 0 is the BOS position):
  *   X = token_embed[token_id] + pos_embed[position]          (BOS has token id n_vocab)
+ *       (+ value * e_token_value_dim for real-valued tokens)
  *   for each layer:  X += sum_h AHAT_h(X);   X += ReLU(X W1 + b1) W2 + b2
  *   AHAT_h(X): S = (X Wq)(X Wk)^T; for query i, keys j (j <= i when causal) whose score is within
  *     `tie_tolerance` of the row maximum are averaged: out_i = mean_j (X Wv)_j; then out Wo.
@@ -75,6 +76,11 @@ typedef struct Model {
     size_t n_vocab;       /* token values; id n_vocab is BOS */
     Value *vocab;         /* n_vocab atoms, in id order */
     int token_type;       /* IrTokenType the program's tokens use */
+    /* Real-valued tokens (tokens_float compiled with --range): every token is a number in
+     * [token_lo, token_hi]; each uses token row 0 and adds its value on dim token_value_dim. */
+    bool numeric_tokens;
+    size_t token_value_dim;
+    double token_lo, token_hi;
     double tie_tolerance; /* attention scores within this of the max count as ties */
     char **labels;        /* D residual direction labels, "sop:value" */
 

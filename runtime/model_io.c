@@ -65,7 +65,17 @@ static bool write_config(const Model *m, JsonBuf *b) {
         ok &= write_atom(b, m->vocab[i]);
     }
     int tt = m->token_type >= 0 && m->token_type < 4 ? m->token_type : 0;
-    jbuf_printf(b, "],\"token_type\":\"%s\",\"tie_tolerance\":", token_type_names[tt]);
+    jbuf_printf(b, "],\"token_type\":\"%s\",\"numeric_tokens\":", token_type_names[tt]);
+    if (m->numeric_tokens) {
+        jbuf_printf(b, "{\"dim\":%zu,\"lo\":", m->token_value_dim);
+        jbuf_double(b, m->token_lo);
+        jbuf_puts(b, ",\"hi\":");
+        jbuf_double(b, m->token_hi);
+        jbuf_puts(b, "}");
+    } else {
+        jbuf_puts(b, "null");
+    }
+    jbuf_puts(b, ",\"tie_tolerance\":");
     jbuf_double(b, m->tie_tolerance);
     jbuf_printf(b, ",\"n_layers\":%zu,\"layers\":[", m->n_layers);
     for (size_t l = 0; l < m->n_layers; l++) {
@@ -458,6 +468,23 @@ static bool read_config(Reader *r, const char *config_text, const char *labels_t
     for (int i = 0; i < 4; i++)
         if (tt && tt->kind == JSON_STRING && strcmp(tt->text, token_type_names[i]) == 0) m->token_type = i;
     if (m->token_type < 0) { fail(r->err, r->errsize, "model: config: unknown token_type"); goto done; }
+    const JsonValue *nt = json_get(cfg, "numeric_tokens");
+    if (!nt) { fail(r->err, r->errsize, "model: config: 'numeric_tokens' is missing"); goto done; }
+    if (nt->kind == JSON_OBJECT) {
+        const JsonValue *lo = json_get(nt, "lo"), *hi = json_get(nt, "hi");
+        if (!get_size(r, nt, "dim", "numeric_tokens", &m->token_value_dim)) goto done;
+        if (!lo || !hi || lo->kind != JSON_NUMBER || hi->kind != JSON_NUMBER || !isfinite(lo->number) ||
+            !isfinite(hi->number) || lo->number > hi->number || m->token_value_dim >= m->d_model || m->n_vocab != 1) {
+            fail(r->err, r->errsize, "model: config: numeric_tokens needs dim < d_model, finite lo <= hi, one vocabulary row");
+            goto done;
+        }
+        m->numeric_tokens = true;
+        m->token_lo = lo->number;
+        m->token_hi = hi->number;
+    } else if (nt->kind != JSON_NULL) {
+        fail(r->err, r->errsize, "model: config: 'numeric_tokens' must be null or an object");
+        goto done;
+    }
     tol = json_get(cfg, "tie_tolerance");
     if (!tol || tol->kind != JSON_NUMBER || !isfinite(tol->number) || tol->number < 0) {
         fail(r->err, r->errsize, "model: config: tie_tolerance must be a non-negative number");

@@ -277,6 +277,73 @@ START_TEST(test_layout_independent_of_names) {
 }
 END_TEST
 
+/* Real-valued tokens (--range): exact where the program copies, averages, adds or scales them;
+ * random inputs, since they cannot be enumerated. */
+START_TEST(test_real_tokens) {
+    static const char *const progs[] = {
+        "tokens = tokens_float; r = aggregate(select(indices, length - indices - 1, ==), tokens);",
+        "tokens = tokens_float; r = aggregate(select(indices, indices, <=), tokens) * 2 - tokens + 1;",
+        "tokens = tokens_float; n = round(length ^ 0.5);\n"
+        "r = aggregate(select(indices, (indices % n) * n + (indices - indices % n) / n, ==), tokens);",
+    };
+    for (size_t p = 0; p < sizeof progs / sizeof *progs; p++) {
+        Arena a;
+        arena_init(&a);
+        Compiled *c = calloc(1, sizeof *c);
+        arena_init(&c->arena);
+        ir_graph_init(&c->g, &c->arena);
+        diag_init(&c->diags, &c->arena);
+        model_init(&c->model);
+        ck_assert(rasp_load_program(&c->g, NULL, progs[p], "t.rasp", NULL, &c->r, &c->diags));
+        c->out = elab_find_output(&c->r, "r");
+        CodegenOptions opt = {.max_len = 9, .have_range = true, .range_lo = -3, .range_hi = 3};
+        ck_assert_msg(codegen_compile(&c->g, c->out, "r", &opt, &c->model, &c->diags), "program %zu: %s", p,
+                      first_error(c));
+        ck_assert(c->model.numeric_tokens);
+        Workspace ws;
+        char err[256];
+        ck_assert(workspace_init(&ws, &c->model, err, sizeof err));
+        uint64_t seed = 12345;
+        for (int k = 0; k < 300; k++) {
+            size_t n = 1 + (size_t)(k % 9);
+            Value in[9];
+            for (size_t i = 0; i < n; i++) {
+                seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+                in[i] = value_float(round(((double)(seed >> 11) / 9007199254740992.0 * 6 - 3) * 1000) / 1000);
+            }
+            Value *got, *want;
+            IrEvalError ref_err;
+            bool model_ok = model_run(&c->model, &ws, in, n, &a, &got, err, sizeof err);
+            bool ref_ok = ir_eval(&c->g, c->out, in, n, &a, &want, &ref_err);
+            ck_assert_msg(model_ok == ref_ok, "program %zu input %d: %s / %s", p, k, model_ok ? "ok" : err,
+                          ref_ok ? "ok" : ref_err.message);
+            for (size_t i = 0; model_ok && i < n; i++)
+                ck_assert_msg(same_atom(got[i], want[i]), "program %zu input %d position %zu: %g vs %g", p, k, i,
+                              value_as_double(got[i]), value_as_double(want[i]));
+        }
+        Value out_of_range = value_float(3.5), *got;
+        ck_assert(!model_run(&c->model, &ws, &out_of_range, 1, &a, &got, err, sizeof err));
+        ck_assert(strstr(err, "outside the range"));
+        workspace_free(&ws);
+        compiled_free(c);
+        arena_free(&a);
+    }
+    /* a product of two real values cannot be tabulated: refused at the product, saying why */
+    Compiled *c = calloc(1, sizeof *c);
+    arena_init(&c->arena);
+    ir_graph_init(&c->g, &c->arena);
+    diag_init(&c->diags, &c->arena);
+    model_init(&c->model);
+    ck_assert(rasp_load_program(&c->g, NULL, "tokens = tokens_float; r = tokens * aggregate(select(indices, 0, ==), tokens);",
+                                "t.rasp", NULL, &c->r, &c->diags));
+    c->out = elab_find_output(&c->r, "r");
+    CodegenOptions opt = {.max_len = 4, .have_range = true, .range_lo = -1, .range_hi = 1};
+    ck_assert(!codegen_compile(&c->g, c->out, "r", &opt, &c->model, &c->diags));
+    ck_assert_msg(strstr(first_error(c), "real-valued tokens"), "%s", first_error(c));
+    compiled_free(c);
+}
+END_TEST
+
 /* A compiled model survives model.bin and still agrees with the reference. */
 START_TEST(test_file_round_trip) {
     Compiled *c = compile_src("r = aggregate(select(indices, length - indices - 1, ==), tokens);", "r", "ab", 5);
@@ -311,6 +378,7 @@ static Suite *suite(void) {
     tcase_add_test(u, test_compile_errors);
     tcase_add_test(u, test_layout_independent_of_names);
     tcase_add_test(u, test_file_round_trip);
+    tcase_add_test(u, test_real_tokens);
     suite_add_tcase(s, u);
     return s;
 }

@@ -164,7 +164,7 @@ START_TEST(test_input_errors) {
     ck_assert(!run(strs("abc"), 3, &out));
     ck_assert_msg(strstr(err, "\"c\"") && strstr(err, "not in the vocabulary"), "%s", err);
     size_t ids[4];
-    ck_assert(model_tokenize(&model, strs("ba"), 2, ids, err, sizeof err));
+    ck_assert(model_tokenize(&model, strs("ba"), 2, ids, NULL, err, sizeof err));
     ck_assert(ids[0] == 1 && ids[1] == 0);
     /* 70 > 64 tokens takes the arena path for ids, and still reports the length */
     Value *many = strs("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");

@@ -225,7 +225,7 @@ static bool run_one(Runner *r, const Options *o, const char *text) {
     if (in_domain) {
         size_t *ids = ARENA_ARRAY(&scratch, size_t, n + 1);
         char why[256];
-        in_domain = model_tokenize(&r->model, in, n, ids, why, sizeof why);
+        in_domain = model_tokenize(&r->model, in, n, ids, r->ws.token_values, why, sizeof why);
     }
     bool agree = true;
     if (o->check && in_domain) agree = compare(r, in, n, ok, out, msg, &scratch, true);
@@ -287,6 +287,13 @@ static void verify_one(Runner *r, const Value *in, size_t n) {
     arena_free(&scratch);
 }
 
+/* A real token drawn uniformly from the model's range, rounded to 3 decimals (as typed). */
+static Value random_real(const Model *m, uint64_t *seed) {
+    double u = (double)(splitmix64(seed) >> 11) / 9007199254740992.0;
+    double v = round((m->token_lo + u * (m->token_hi - m->token_lo)) * 1000.0) / 1000.0;
+    return value_float(fmin(fmax(v, m->token_lo), m->token_hi));
+}
+
 static int verify(Runner *r, const Options *o) {
     const Model *m = &r->model;
     bool tty = isatty(2);
@@ -298,10 +305,17 @@ static int verify(Runner *r, const Options *o) {
         total = o->random;
         for (size_t k = 0; k < total && m->max_len && m->n_vocab; k++) {
             size_t n = 1 + (size_t)(splitmix64(&seed) % m->max_len);
-            for (size_t i = 0; i < n; i++) in[i] = m->vocab[splitmix64(&seed) % m->n_vocab];
+            for (size_t i = 0; i < n; i++) in[i] = m->numeric_tokens ? random_real(m, &seed)
+                                                                      : m->vocab[splitmix64(&seed) % m->n_vocab];
             verify_one(r, in, n);
             progress(++done, total, tty);
         }
+    } else if (m->numeric_tokens) {
+        fprintf(stderr, "rasprun: the model reads real-valued tokens (%g..%g): use --verify --random K\n", m->token_lo,
+                m->token_hi);
+        free(in);
+        free(digits);
+        return 2;
     } else {
         size_t N = o->have_max_len ? o->max_len : m->max_len;
         if (N > m->max_len) {
@@ -377,7 +391,10 @@ static int bench(Runner *r, size_t k) {
     size_t n = m->max_len, *ids = calloc(n + 1, sizeof *ids);
     double *X = calloc((n + 1) * m->d_model, sizeof *X), secs[2];
     uint64_t seed = 1;
-    for (size_t i = 0; i < n; i++) ids[i] = m->n_vocab ? splitmix64(&seed) % m->n_vocab : 0;
+    for (size_t i = 0; i < n; i++) {
+        ids[i] = m->n_vocab && !m->numeric_tokens ? splitmix64(&seed) % m->n_vocab : 0;
+        if (m->numeric_tokens) r->ws.token_values[i] = random_real(m, &seed).as.f;
+    }
     for (int sparse = 0; sparse < 2; sparse++) {
         r->ws.sparse = sparse;
         model_forward(m, ids, n, 0, m->n_layers, X, &r->ws); /* warm-up */
