@@ -114,7 +114,6 @@ typedef struct HeadOp {
     double bos_level;          /* score of the BOS key for non-BOS queries */
     /* value columns: column j reads vals[j] and writes out_dims[j] */
     LinView *vals;
-    Value *val_defaults_unused;
     double *bos_value;         /* value the BOS position must contribute per column */
     uint32_t *out_dims;
     size_t n_vals;
@@ -200,6 +199,8 @@ void vs_describe(const IrNode *n, char *buf, size_t size);
 /* plan.c */
 bool plan_build(Plan *p, const IrNode *out);
 uint32_t plan_alloc_dims(Plan *p, size_t count, const char *name, const ValueSet *vs);
+/* sum_i i^power * indices:i, the numerical view of indices raised to a power (1 or 2) */
+LinView plan_index_power(Plan *p, unsigned power);
 const char *plan_node_name(Plan *p, const IrNode *n);
 
 /* selector.c: selectors as signed sums of "terms", each an `and` of single-pair conjuncts

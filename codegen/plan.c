@@ -47,6 +47,14 @@ static bool located_error(Plan *p, const IrNode *n, const char *what) {
     return false;
 }
 
+LinView plan_index_power(Plan *p, unsigned power) {
+    Term *t = ARENA_ARRAY(p->arena, Term, p->max_len ? p->max_len : 1);
+    size_t n = 0;
+    for (size_t i = 1; i < p->max_len; i++) /* i = 0 contributes nothing */
+        t[n++] = (Term){p->pos_dim + (uint32_t)i, power == 1 ? (double)i : (double)(i * i)};
+    return (LinView){t, n};
+}
+
 /* ---- structural classification of maps ---- */
 
 /* Whether a value set mixes strings with numbers or bools (the reference refuses an s-op that
@@ -550,17 +558,12 @@ static bool plan_aggregate(Plan *p, SopInfo *info, const IrNode *out) {
             const char *name = plan_node_name(p, n);
             uint32_t d = plan_alloc_dims(p, 1, arena_printf(p->arena, "%s:mean(i)", name), NULL);
             plan_alloc_dims(p, 1, arena_printf(p->arena, "%s:mean(i^2)", name), NULL);
-            LinView idx = lv_empty(), idx2 = lv_empty();
-            for (size_t i = 0; i < p->max_len; i++) {
-                idx = lv_combine(p->arena, 1, idx, (double)i, lv_unit(p->arena, p->pos_dim + (uint32_t)i, 1));
-                idx2 = lv_combine(p->arena, 1, idx2, (double)(i * i), lv_unit(p->arena, p->pos_dim + (uint32_t)i, 1));
-            }
             size_t k = h->n_vals;
             h->vals = arena_grow(p->arena, h->vals, k, k + 2, sizeof *h->vals);
             h->bos_value = arena_grow(p->arena, h->bos_value, k, k + 2, sizeof *h->bos_value);
             h->out_dims = arena_grow(p->arena, h->out_dims, k, k + 2, sizeof *h->out_dims);
-            h->vals[k] = idx;
-            h->vals[k + 1] = idx2;
+            h->vals[k] = plan_index_power(p, 1);
+            h->vals[k + 1] = plan_index_power(p, 2);
             h->out_dims[k] = d;
             h->out_dims[k + 1] = d + 1;
             h->n_vals = k + 2;
@@ -690,14 +693,10 @@ bool plan_build(Plan *p, const IrNode *out) {
     plan_alloc_dims(p, 1, "bos", NULL);
     ValueSet vocab = {p->vocab, p->n_vocab, false, true, true};
     p->tok_dim = p->numeric_tokens ? plan_alloc_dims(p, 1, "tokens", NULL) : plan_alloc_dims(p, p->n_vocab, "tokens", &vocab);
-    SopInfo *idx_info = NULL;
-    for (size_t id = 0; id < count; id++)
-        if (p->info[id].reachable && p->info[id].node->kind == IR_INDICES) idx_info = &p->info[id];
     ValueSet positions = {NULL, p->max_len, false, true, true};
     positions.vals = ARENA_ARRAY(p->arena, Value, p->max_len);
     for (size_t i = 0; i < p->max_len; i++) positions.vals[i] = value_int((int64_t)i);
     p->pos_dim = plan_alloc_dims(p, p->max_len, "indices", &positions);
-    (void)idx_info;
 
     for (size_t id = 0; id < count; id++) {
         SopInfo *info = &p->info[id];

@@ -289,13 +289,8 @@ bool selector_lower(Plan *p, const IrNode *sel, ScoreColumn **cols_out, size_t *
     if (is_index_match(p, sel, false) && !(p->info[sel->u.select.queries->id].has_cat)) {
         SopInfo *Q = &p->info[sel->u.select.queries->id];
         ScoreColumn *cols = ARENA_ARRAY(p->arena, ScoreColumn, 2);
-        LinView idx = lv_empty(), idx2 = lv_empty();
-        for (size_t i = 0; i < p->max_len; i++) {
-            idx = lv_combine(p->arena, 1, idx, (double)i, lv_unit(p->arena, p->pos_dim + (uint32_t)i, 1));
-            idx2 = lv_combine(p->arena, 1, idx2, (double)(i * i), lv_unit(p->arena, p->pos_dim + (uint32_t)i, 1));
-        }
-        cols[0] = (ScoreColumn){lv_combine(p->arena, 2, Q->num, 0, lv_empty()), idx};
-        cols[1] = (ScoreColumn){lv_unit(p->arena, DIM_ONE, -1), idx2};
+        cols[0] = (ScoreColumn){lv_combine(p->arena, 2, Q->num, 0, lv_empty()), plan_index_power(p, 1)};
+        cols[1] = (ScoreColumn){lv_unit(p->arena, DIM_ONE, -1), plan_index_power(p, 2)};
         *cols_out = cols;
         *n_out = 2;
         *bos_level = -1; /* the maximum, q^2, is >= 0 at the selected key; BOS stays below */
