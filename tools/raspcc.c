@@ -7,6 +7,8 @@
 #include <time.h>
 
 #include "codegen/codegen.h"
+#include "fut/from_model.h"
+#include "fut/io.h"
 #include "ir/elaborate.h"
 #include "ir/eval.h"
 #include "ir/input.h"
@@ -19,7 +21,7 @@ static const char usage_text[] =
     "usage:\n"
     "  raspcc PROGRAM.rasp --eval [--output NAME] [--json] [--inputs FILE | INPUT ...]\n"
     "  raspcc PROGRAM.rasp -o MODEL.bin [--output NAME] [--vocab V] [--max-len N] [--range LO..HI]\n"
-    "                      [--stats [--json]]\n"
+    "                      [--stats [--json]] [--fut-target T.bin [--beta B] [--fut-embed INPUT]]\n"
     "  raspcc PROGRAM.rasp --dump-ir | --dump-ast\n"
     "  raspcc --help | --version\n";
 
@@ -48,6 +50,13 @@ static const char help_text[] =
     "  --range LO..HI   numeric tokens lie in [LO, HI]\n"
     "  --stats          print layers, heads per layer, residual width, MLP hidden size per\n"
     "                   layer, parameter counts and compile time (--json: one JSON object)\n"
+    "  --fut-target T.bin  also (or, without -o, only) write the model as a raspfut-target\n"
+    "                   (docs/fut.md, \"From a compiled RASP program\"): needs a program that\n"
+    "                   compiles to attention layers only (exit 2 naming the layer with an MLP)\n"
+    "  --beta B         inverse temperature of the exported softmax heads (default 80: keys the\n"
+    "                   hard attention does not select get relative weight <= exp(-B/2))\n"
+    "  --fut-embed INPUT  print the model's embedding X of INPUT (BOS row first) in the row\n"
+    "                   syntax of `raspfut run`\n"
     "\n"
     "Other:\n"
     "  --output NAME    the top-level s-op variable to evaluate or compile\n"
@@ -67,6 +76,7 @@ typedef struct Options {
     size_t n_inputs;
     const char *model_path;
     const char *vocab, *max_len, *range;
+    const char *fut_target, *beta, *fut_embed;
 } Options;
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -100,6 +110,9 @@ static int parse_args(int argc, char **argv, Options *o) {
         else if (strcmp(a, "--vocab") == 0) value = &o->vocab;
         else if (strcmp(a, "--max-len") == 0) value = &o->max_len;
         else if (strcmp(a, "--range") == 0) value = &o->range;
+        else if (strcmp(a, "--fut-target") == 0) value = &o->fut_target;
+        else if (strcmp(a, "--beta") == 0) value = &o->beta;
+        else if (strcmp(a, "--fut-embed") == 0) value = &o->fut_embed;
         else if (a[0] == '-' && a[1] == '-') return usage_error("unknown option '%s'", a);
         else if (!o->program) o->program = a;
         else o->inputs[o->n_inputs++] = a;
@@ -109,14 +122,15 @@ static int parse_args(int argc, char **argv, Options *o) {
         }
     }
     if (!o->program) return usage_error("%s", "no program given");
-    int modes = o->eval + (o->model_path != NULL) + (o->dump_ir || o->dump_ast);
+    int modes = o->eval + (o->model_path || o->fut_target) + (o->dump_ir || o->dump_ast);
     if (modes == 0) return usage_error("%s", "nothing to do: give --eval, -o MODEL, --dump-ir or --dump-ast");
+    if ((o->beta || o->fut_embed) && !o->fut_target) return usage_error("%s", "--beta and --fut-embed go with --fut-target");
     if (modes > 1) return usage_error("%s", "--eval, -o and --dump-* are separate modes");
     if (!o->eval && (o->inputs_file || o->n_inputs))
         return usage_error("%s", "inputs are only for --eval");
     if (o->inputs_file && o->n_inputs) return usage_error("%s", "give --inputs FILE or inputs, not both");
-    if (o->eval && (o->vocab || o->max_len || o->range || o->stats))
-        return usage_error("%s", "--vocab, --max-len, --range and --stats are for compilation (-o)");
+    if (o->eval && (o->vocab || o->max_len || o->range || o->stats || o->fut_target))
+        return usage_error("%s", "--vocab, --max-len, --range, --stats and --fut-target are for compilation (-o)");
     if (o->json && !o->eval && !o->stats) return usage_error("%s", "--json goes with --eval or --stats");
     return -1;
 }
@@ -286,6 +300,39 @@ static bool parse_range(const char *s, double *lo, double *hi) {
     return end != h && *end == '\0' && *lo <= *hi;
 }
 
+/* --fut-target: the compiled model as a raspfut-target file, and --fut-embed's rows. */
+static bool export_fut(const Model *m, const Options *o) {
+    double beta = FUT_FROM_MODEL_BETA;
+    char *end, err[512];
+    if (o->beta) {
+        beta = strtod(o->beta, &end);
+        if (*end || end == o->beta) {
+            fprintf(stderr, "raspcc: --beta needs a number, got '%s'\n", o->beta);
+            return false;
+        }
+    }
+    Arena a;
+    arena_init(&a);
+    FutTarget t;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    bool ok = fut_target_from_model(&a, m, beta, &t, err, sizeof err) &&
+              fut_target_serialize(&t, &buf, &len, err, sizeof err) && fut_write_file(o->fut_target, buf, len, err, sizeof err);
+    free(buf);
+    if (!ok) fprintf(stderr, "raspcc: cannot export %s as a FUT target: %s\n", o->fut_target, err);
+    if (ok && o->fut_embed) {
+        Value *atoms;
+        size_t n;
+        ok = input_parse(&a, o->fut_embed, &atoms, &n, err, sizeof err);
+        size_t *ids = ok ? ARENA_ARRAY(&a, size_t, n ? n : 1) : NULL;
+        ok = ok && fut_model_token_ids(m, atoms, n, ids, err, sizeof err);
+        if (ok) fut_print_rows(stdout, fut_model_embedding(&a, m, ids, n));
+        else fprintf(stderr, "raspcc: --fut-embed: %s\n", err);
+    }
+    arena_free(&a);
+    return ok;
+}
+
 static int compile_mode(const IrGraph *g, const IrNode *out, const char *out_name,
                         const SourceFile *src, const Options *o, Arena *arena) {
     CodegenOptions co = {0};
@@ -317,10 +364,11 @@ static int compile_mode(const IrGraph *g, const IrNode *out, const char *out_nam
     double ms = now_ms() - t0;
     diag_render_all(stderr, &diags);
     char err[512];
-    if (ok && !model_write(&m, o->model_path, err, sizeof err)) {
+    if (ok && o->model_path && !model_write(&m, o->model_path, err, sizeof err)) {
         fprintf(stderr, "raspcc: cannot write %s: %s\n", o->model_path, err);
         ok = false;
     }
+    if (ok && o->fut_target) ok = export_fut(&m, o);
     if (ok && o->stats) print_stats(&m, ms, o->json);
     model_free(&m);
     return ok ? 0 : 2;
