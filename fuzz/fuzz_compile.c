@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz/fuzz_source.h"
 #include "codegen/codegen.h"
 #include "ir/elaborate.h"
 #include "ir/eval.h"
@@ -42,11 +43,9 @@ static void differential(const IrGraph *g, const IrNode *out, const Model *m, Wo
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size > 2048) return 0;
-    char *text = malloc(size + 1);
+    SourceFile file;
+    char *text = fuzz_source(data, size, &file);
     if (!text) return 0;
-    memcpy(text, data, size);
-    text[size] = '\0';
-    SourceFile file = {"<fuzz>", text, size};
     Arena arena;
     arena_init(&arena);
     DiagList diags;

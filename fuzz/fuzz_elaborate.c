@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz/fuzz_source.h"
 #include "ir/elaborate.h"
 #include "ir/eval.h"
 #include "parser/parser.h"
@@ -14,11 +15,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size > 4096) return 0;
-    char *text = malloc(size + 1);
+    SourceFile file;
+    char *text = fuzz_source(data, size, &file);
     if (!text) return 0;
-    memcpy(text, data, size);
-    text[size] = '\0';
-    SourceFile file = {"<fuzz>", text, size};
 
     Arena arena;
     arena_init(&arena);

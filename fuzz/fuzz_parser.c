@@ -4,17 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz/fuzz_source.h"
 #include "parser/parser.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    char *text = malloc(size + 1);
+    SourceFile file;
+    char *text = fuzz_source(data, size, &file);
     if (!text) return 0;
-    memcpy(text, data, size);
-    text[size] = '\0';
-    /* The whole buffer, embedded NULs included, is the source. */
-    SourceFile file = {"<fuzz>", text, size};
 
     Arena arena;
     arena_init(&arena);

@@ -11,55 +11,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/check_main.h"
 #include "codegen/codegen.h"
 #include "ir/elaborate.h"
 #include "ir/eval.h"
 #include "runtime/forward.h"
 #include "runtime/model_io.h"
-
-typedef struct Compiled {
-    Arena arena;
-    IrGraph g;
-    DiagList diags;
-    ElabResult r;
-    IrNode *out;
-    Model model;
-    bool ok;
-} Compiled;
-
-static Compiled *compile_src(const char *src, const char *output, const char *vocab, size_t max_len) {
-    Compiled *c = calloc(1, sizeof *c);
-    arena_init(&c->arena);
-    ir_graph_init(&c->g, &c->arena);
-    diag_init(&c->diags, &c->arena);
-    model_init(&c->model);
-    if (!rasp_load_program(&c->g, NULL, src, "t.rasp", NULL, &c->r, &c->diags)) return c;
-    c->out = elab_find_output(&c->r, output);
-    ck_assert_msg(c->out != NULL, "no output %s", output);
-    CodegenOptions opt = {.vocab_spec = vocab, .max_len = max_len, .program_source = src, .program_name = "t.rasp"};
-    c->ok = codegen_compile(&c->g, c->out, output, &opt, &c->model, &c->diags);
-    return c;
-}
-
-static void compiled_free(Compiled *c) {
-    model_free(&c->model);
-    arena_free(&c->arena);
-    free(c);
-}
-
-static const char *first_error(Compiled *c) {
-    for (size_t i = 0; i < c->diags.count; i++)
-        if (c->diags.items[i].severity == DIAG_ERROR) return c->diags.items[i].message;
-    return "";
-}
-
-static bool same_atom(Value a, Value b) {
-    if (value_is_number(a) && value_is_number(b) && a.kind != VAL_BOOL && b.kind != VAL_BOOL) {
-        double x = value_as_double(a), y = value_as_double(b);
-        return fabs(x - y) <= 1e-9 * fmax(1.0, fabs(y));
-    }
-    return a.kind == b.kind && value_equal(a, b);
-}
+#include "tests/compile_fixture.h"
 
 /* Runs model and reference on every input of length 1..len; returns the number of inputs and
  * fails the test on the first disagreement. */
@@ -172,7 +130,7 @@ static const Case cases[] = {
 START_TEST(test_differential) {
     const Case *k = &cases[_i];
     Compiled *c = compile_src(k->src, k->output, k->vocab, k->max_len);
-    ck_assert_msg(c->ok, "%s: compile failed: %s", k->what, first_error(c));
+    ck_assert_msg(c->ok, "%s: compile failed: %s", k->what, compiled_first_error(c));
     if (k->layers >= 0)
         ck_assert_msg(c->model.n_layers == (size_t)k->layers, "%s: %zu layers, expected %d", k->what,
                       c->model.n_layers, k->layers);
@@ -252,7 +210,7 @@ START_TEST(test_compile_errors) {
             continue;
         }
         ck_assert_msg(!c->ok, "program %zu compiled", i);
-        ck_assert_msg(strstr(first_error(c), bad[i].needle), "program %zu: '%s'", i, first_error(c));
+        ck_assert_msg(strstr(compiled_first_error(c), bad[i].needle), "program %zu: '%s'", i, compiled_first_error(c));
         ck_assert_int_gt(c->diags.items[0].loc.line, 0);
         compiled_free(c);
     }
@@ -289,16 +247,8 @@ START_TEST(test_real_tokens) {
     for (size_t p = 0; p < sizeof progs / sizeof *progs; p++) {
         Arena a;
         arena_init(&a);
-        Compiled *c = calloc(1, sizeof *c);
-        arena_init(&c->arena);
-        ir_graph_init(&c->g, &c->arena);
-        diag_init(&c->diags, &c->arena);
-        model_init(&c->model);
-        ck_assert(rasp_load_program(&c->g, NULL, progs[p], "t.rasp", NULL, &c->r, &c->diags));
-        c->out = elab_find_output(&c->r, "r");
-        CodegenOptions opt = {.max_len = 9, .have_range = true, .range_lo = -3, .range_hi = 3};
-        ck_assert_msg(codegen_compile(&c->g, c->out, "r", &opt, &c->model, &c->diags), "program %zu: %s", p,
-                      first_error(c));
+        Compiled *c = compile_with(progs[p], "r", (CodegenOptions){.max_len = 9, .have_range = true, .range_lo = -3, .range_hi = 3});
+        ck_assert_msg(c->ok, "program %zu: %s", p, compiled_first_error(c));
         ck_assert(c->model.numeric_tokens);
         Workspace ws;
         char err[256];
@@ -329,17 +279,10 @@ START_TEST(test_real_tokens) {
         arena_free(&a);
     }
     /* a product of two real values cannot be tabulated: refused at the product, saying why */
-    Compiled *c = calloc(1, sizeof *c);
-    arena_init(&c->arena);
-    ir_graph_init(&c->g, &c->arena);
-    diag_init(&c->diags, &c->arena);
-    model_init(&c->model);
-    ck_assert(rasp_load_program(&c->g, NULL, "tokens = tokens_float; r = tokens * aggregate(select(indices, 0, ==), tokens);",
-                                "t.rasp", NULL, &c->r, &c->diags));
-    c->out = elab_find_output(&c->r, "r");
-    CodegenOptions opt = {.max_len = 4, .have_range = true, .range_lo = -1, .range_hi = 1};
-    ck_assert(!codegen_compile(&c->g, c->out, "r", &opt, &c->model, &c->diags));
-    ck_assert_msg(strstr(first_error(c), "real-valued tokens"), "%s", first_error(c));
+    Compiled *c = compile_with("tokens = tokens_float; r = tokens * aggregate(select(indices, 0, ==), tokens);", "r",
+                               (CodegenOptions){.max_len = 4, .have_range = true, .range_lo = -1, .range_hi = 1});
+    ck_assert(!c->ok);
+    ck_assert_msg(strstr(compiled_first_error(c), "real-valued tokens"), "%s", compiled_first_error(c));
     compiled_free(c);
 }
 END_TEST
@@ -384,9 +327,5 @@ static Suite *suite(void) {
 }
 
 int main(void) {
-    SRunner *r = srunner_create(suite());
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(suite());
 }

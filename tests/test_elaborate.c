@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/check_main.h"
 #include "ir/elaborate.h"
 #include "ir/eval.h"
 #include "ir/input.h"
@@ -391,9 +392,5 @@ int main(void) {
     tcase_add_test(tc, test_application);
     tcase_add_test(tc, test_load);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

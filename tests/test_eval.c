@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/check_main.h"
 #include "ir/eval.h"
 
 #define I(x) value_int(x)
@@ -494,9 +495,5 @@ static Suite *eval_suite(void) {
 }
 
 int main(void) {
-    SRunner *sr = srunner_create(eval_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(eval_suite());
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/check_main.h"
 #include "runtime/forward.h"
 #include "tests/runtime_fixtures.h"
 
@@ -255,9 +256,5 @@ int main(void) {
     tcase_add_test(tc, test_sparse_equals_dense);
     tcase_add_test(tc, test_param_counts);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/check_main.h"
 #include "fut/fut.h"
 #include "fut/io.h"
 #include "fut/selftest.h"
@@ -317,9 +318,5 @@ int main(void) {
     tcase_add_test(tc, test_match2);
     tcase_add_test(tc, test_parity);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

@@ -16,42 +16,8 @@
 #include "ir/elaborate.h"
 #include "ir/eval.h"
 #include "runtime/forward.h"
-
-typedef struct Compiled {
-    Arena arena;
-    IrGraph g;
-    DiagList diags;
-    ElabResult r;
-    IrNode *out;
-    Model model;
-    bool ok;
-} Compiled;
-
-static Compiled *compile_src(const char *src, const char *output, const char *vocab, size_t max_len) {
-    Compiled *c = calloc(1, sizeof *c);
-    arena_init(&c->arena);
-    ir_graph_init(&c->g, &c->arena);
-    diag_init(&c->diags, &c->arena);
-    model_init(&c->model);
-    ck_assert(rasp_load_program(&c->g, NULL, src, "t.rasp", NULL, &c->r, &c->diags));
-    c->out = elab_find_output(&c->r, output);
-    ck_assert_msg(c->out != NULL, "no output %s", output);
-    CodegenOptions opt = {.vocab_spec = vocab, .max_len = max_len, .program_source = src, .program_name = "t.rasp"};
-    c->ok = codegen_compile(&c->g, c->out, output, &opt, &c->model, &c->diags);
-    return c;
-}
-
-static void compiled_free(Compiled *c) {
-    model_free(&c->model);
-    arena_free(&c->arena);
-    free(c);
-}
-
-static bool same_atom(Value a, Value b) {
-    if (value_is_number(a) && value_is_number(b) && a.kind != VAL_BOOL && b.kind != VAL_BOOL)
-        return fabs(value_as_double(a) - value_as_double(b)) <= 1e-9 * fmax(1.0, fabs(value_as_double(b)));
-    return a.kind == b.kind && value_equal(a, b);
-}
+#include "tests/check_main.h"
+#include "tests/compile_fixture.h"
 
 /* Next input of length n over n_vocab tokens (an odometer); false after the last. */
 static bool next_input(size_t *idx, size_t n, size_t n_vocab) {
@@ -314,9 +280,5 @@ static Suite *suite(void) {
 }
 
 int main(void) {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(suite());
 }

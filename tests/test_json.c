@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/check_main.h"
 #include "runtime/json.h"
 
 static Arena arena; /* each parse's result lives until the next parse */
@@ -151,9 +152,5 @@ int main(void) {
     tcase_add_test(tc, test_depth_limit);
     tcase_add_test(tc, test_writer_round_trip);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

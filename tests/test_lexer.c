@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/check_main.h"
 #include "parser/ast_build.h"
 #include "parser.h"
 #include "lexer.h"
@@ -244,9 +245,5 @@ static Suite *lexer_suite(void) {
 }
 
 int main(void) {
-    SRunner *sr = srunner_create(lexer_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return run_suite(lexer_suite());
 }

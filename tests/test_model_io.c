@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/check_main.h"
 #include "runtime/forward.h"
 #include "runtime/json.h"
 #include "runtime/model_io.h"
@@ -380,9 +381,5 @@ int main(void) {
     tcase_add_test(tc, test_fuzz_regressions);
     tcase_add_test(tc, test_loaded_model_runs);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/check_main.h"
 #include "parser/ast_build.h"
 #include "parser/parser.h"
 
@@ -752,9 +753,5 @@ static Suite *parser_suite(void) {
 }
 
 int main(void) {
-    SRunner *sr = srunner_create(parser_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return run_suite(parser_suite());
 }

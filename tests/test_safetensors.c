@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/check_main.h"
 #include "runtime/safetensors.h"
 
 static Arena arena;
@@ -222,9 +223,5 @@ int main(void) {
     tcase_add_test(tc, test_rejections);
     tcase_add_test(tc, test_serialize_rejects_bad_tensor);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

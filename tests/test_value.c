@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/check_main.h"
 #include "ir/value.h"
 #include "support/arena.h"
 
@@ -735,9 +736,5 @@ static Suite *value_suite(void) {
 }
 
 int main(void) {
-    SRunner *sr = srunner_create(value_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(value_suite());
 }

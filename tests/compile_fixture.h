@@ -1,0 +1,62 @@
+/* Shared by the tests that compile RASP source in-process: elaborate a program given as text,
+ * compile one output with codegen_compile, and compare atoms the way rasprun --check does. */
+#ifndef RASPCC_TESTS_COMPILE_FIXTURE_H
+#define RASPCC_TESTS_COMPILE_FIXTURE_H
+
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "codegen/codegen.h"
+#include "ir/elaborate.h"
+
+typedef struct Compiled {
+    Arena arena;
+    IrGraph g;
+    DiagList diags;
+    ElabResult r;
+    IrNode *out;
+    Model model;
+    bool ok; /* codegen_compile succeeded */
+} Compiled;
+
+/* Elaborates `src` (which must succeed) and compiles its s-op `output` with `opt`. */
+static inline Compiled *compile_with(const char *src, const char *output, CodegenOptions opt) {
+    Compiled *c = calloc(1, sizeof *c);
+    arena_init(&c->arena);
+    ir_graph_init(&c->g, &c->arena);
+    diag_init(&c->diags, &c->arena);
+    model_init(&c->model);
+    ck_assert_msg(rasp_load_program(&c->g, NULL, src, "t.rasp", NULL, &c->r, &c->diags), "program does not load");
+    c->out = elab_find_output(&c->r, output);
+    ck_assert_msg(c->out != NULL, "no output %s", output);
+    opt.program_source = src;
+    opt.program_name = "t.rasp";
+    c->ok = codegen_compile(&c->g, c->out, output, &opt, &c->model, &c->diags);
+    return c;
+}
+
+static inline Compiled *compile_src(const char *src, const char *output, const char *vocab, size_t max_len) {
+    return compile_with(src, output, (CodegenOptions){.vocab_spec = vocab, .max_len = max_len});
+}
+
+static inline void compiled_free(Compiled *c) {
+    model_free(&c->model);
+    arena_free(&c->arena);
+    free(c);
+}
+
+static inline const char *compiled_first_error(const Compiled *c) {
+    for (size_t i = 0; i < c->diags.count; i++)
+        if (c->diags.items[i].severity == DIAG_ERROR) return c->diags.items[i].message;
+    return "";
+}
+
+/* Numbers (not bools) within 1e-9 relative; everything else identical in kind and value. */
+static inline bool same_atom(Value a, Value b) {
+    if (value_is_number(a) && value_is_number(b) && a.kind != VAL_BOOL && b.kind != VAL_BOOL)
+        return fabs(value_as_double(a) - value_as_double(b)) <= 1e-9 * fmax(1.0, fabs(value_as_double(b)));
+    return a.kind == b.kind && value_equal(a, b);
+}
+
+#endif
