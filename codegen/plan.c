@@ -607,6 +607,9 @@ static bool tabulate(Plan *p, SopInfo *info, bool out_cat) {
         if (!scalar_arg(p, m, k, &p->info[info->leaves[k]->id])) return false;
     LinView keep = info->num;
     bool had_num = info->has_num;
+    /* the tabulated subtree may raise even where this map itself cannot (x % y - 5) */
+    info->may_fail = info->may_fail || subtree_may_fail(p, n, info->leaves, info->n_leaves);
+    out_cat = out_cat || info->may_fail;
     mlp_output(p, m, info, out_cat);
     if (had_num) info->num = keep; /* a free numerical view stays the earlier one */
     info->time = slot;

@@ -124,6 +124,8 @@ static const Case cases[] = {
      * and the reference refuses an s-op that mixes kinds across positions */
     {"mixed kinds across positions raise", "r = aggregate(select(indices, length - indices, ==), tokens);", "r", "ab", 4,
      4, -1},
+    {"a raise inside a fused affine query (found by fuzz_compile)",
+     "r = aggregate(select(indices, length % -indices - 5, ==), tokens);", "r", "ab", 3, 3, -1},
     {"mixed kinds from a map", "r = 1 if tokens == \"a\" else \"z\";", "r", "ab", 4, 4, -1},
 };
 
