@@ -4,7 +4,14 @@
 #      compared with NAME.out (outputs of the original RASP interpreter; numbers within 1e-9,
 #      an "ERROR: ..." line expects {"error": ...});
 #   2. every tests/errors/NAME.rasp must fail (exit 2) with the diagnostics of NAME.err as the
-#      first diagnostic lines of stderr.
+#      first diagnostic lines of stderr;
+#   3. every rasp_examples/NAME.rasp with tests/golden/NAME.in compiled to a model (vocab from the
+#      header line; max-len the header's, or the longest golden input if longer): rasprun --json
+#      --check on NAME.in must exit 0 and print NAME.out, and rasprun --verify --max-len L must
+#      report 0 mismatches (one pass/fail each). L is the largest length such that the inputs up
+#      to L (|V| + |V|^2 + ... + |V|^L) number at most GOLDEN_VERIFY_BUDGET (default 1400), or a
+#      tenth of it for models over 100 MB (there each input costs 20-50 ms under the sanitizers).
+#      The programs run in GOLDEN_JOBS (default 2) parallel lanes, each taking the next program.
 # One line per failure, then "golden: N passed, M failed"; exit 1 on any failure.
 # More loops (e.g. compiled models) add a function and one call at the bottom.
 bin=${1:?usage: tests/golden.sh BINDIR}
@@ -75,8 +82,113 @@ golden_errors() {
     done
 }
 
+# A field of a program's header line ("# output: NAME   vocab: V   max-len: N"):
+# header_field PROG KEY
+header_field() {
+    head -n 1 "$1" | sed -n "s/.*[# ]$2: *\([^ ]*\).*/\1/p"
+}
+
+# Length of the longest input of a golden .in file (strings: characters, lists: elements).
+longest_input() {
+    python3 -c '
+import json, sys
+n = 0
+for line in open(sys.argv[1]):
+    line = line.strip()
+    if line:
+        n = max(n, len(json.loads(line) if line[0] in "\"[" else line))
+print(n)' "$1"
+}
+
+# Size of a --vocab argument: "abc" (characters), "a,b,c" (comma list) or "0..9".
+vocab_size() {
+    python3 -c '
+import sys
+v = sys.argv[1]
+if "," in v: print(len(v.split(",")))
+elif ".." in v and len(v) > 2: lo, hi = v.split("..", 1); print(int(hi) - int(lo) + 1)
+else: print(len(v))' "$1"
+}
+
+# One program through the compiled-model checks; prints one "pass" or "FAIL ..." line per check.
+compiled_one() {
+    name=$1
+    prog=rasp_examples/$name.rasp
+    in=tests/golden/$name.in
+    d=$tmp/c.$name
+    mkdir -p "$d"
+    vocab=$(header_field "$prog" vocab)
+    maxlen=$(header_field "$prog" max-len)
+    [ -n "$maxlen" ] || maxlen=8
+    longest=$(longest_input "$in")
+    [ "$longest" -gt "$maxlen" ] && maxlen=$longest
+    flags="--vocab '$vocab' --max-len $maxlen"
+    if [ -z "$vocab" ]; then
+        echo "FAIL compiled $name: no 'vocab:' in the header of $prog"
+        return
+    fi
+    if ! "$bin/raspcc" "$prog" -o "$d/model.bin" --vocab "$vocab" --max-len "$maxlen" 2>"$d/err"; then
+        echo "FAIL compile $name ($flags): $(head -n 1 "$d/err")"
+        echo "FAIL verify $name: not compiled"
+        rm -rf "$d"
+        return
+    fi
+    "$bin/rasprun" "$d/model.bin" --json --check --inputs "$in" >"$d/out" 2>"$d/err"
+    rc=$?
+    if [ "$rc" != 0 ]; then
+        echo "FAIL check $name ($flags): rasprun --check exit $rc: $(head -n 1 "$d/err")"
+    elif msg=$(compare_json "$d/out" "tests/golden/$name.out"); then
+        echo pass
+    else
+        echo "FAIL check $name ($flags): $msg"
+    fi
+    budget=${GOLDEN_VERIFY_BUDGET:-1400}
+    [ "$(wc -c <"$d/model.bin")" -gt 100000000 ] && budget=$((budget / 10))
+    nv=$(vocab_size "$vocab")
+    L=0 total=0 pow=1
+    while [ "$L" -lt "$maxlen" ]; do
+        pow=$((pow * nv))
+        [ $((total + pow)) -le "$budget" ] || break
+        total=$((total + pow)) L=$((L + 1))
+    done
+    [ "$L" -ge 1 ] || L=1
+    "$bin/rasprun" "$d/model.bin" --verify --max-len "$L" >"$d/out" 2>"$d/err"
+    rc=$?
+    line=$(grep '^verify:' "$d/out" | tail -n 1)
+    case "$rc:$line" in
+        "0:verify: "*", 0 mismatches,"*) echo pass ;;
+        *) echo "FAIL verify $name ($flags, --verify --max-len $L): exit $rc: ${line:-$(head -n 1 "$d/err")}" ;;
+    esac
+    rm -rf "$d"
+}
+
+golden_compiled() {
+    jobs=${GOLDEN_JOBS:-2}
+    lane=0
+    while [ "$lane" -lt "$jobs" ]; do
+        # Each lane takes the next program no other lane has claimed (mkdir is atomic).
+        for in in tests/golden/*.in; do
+            name=$(basename "$in" .in)
+            [ -f "rasp_examples/$name.rasp" ] || continue
+            mkdir "$tmp/claim.$name" 2>/dev/null && compiled_one "$name"
+        done >"$tmp/lane.$lane" 2>&1 &
+        lane=$((lane + 1))
+    done
+    wait
+    for f in "$tmp"/lane.*; do
+        while IFS= read -r l; do
+            case $l in
+                pass) pass ;;
+                FAIL\ *) fail "${l#FAIL }" ;;
+                *) echo "$l" ;;
+            esac
+        done <"$f"
+    done
+}
+
 golden_eval
 golden_errors
+golden_compiled
 
 echo "golden: $passed passed, $failed failed"
 [ "$failed" = 0 ]
