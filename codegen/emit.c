@@ -15,8 +15,13 @@ static void put_view(Matrix *w, size_t col, LinView v, double scale) {
     for (size_t t = 0; t < v.n; t++) w->data[(size_t)v.terms[t].dim * w->cols + col] += scale * v.terms[t].coef;
 }
 
-static void emit_head(Plan *p, Model *m, const HeadOp *op, ModelHead *h, const double *bos_row) {
+static bool emit_head(Plan *p, Model *m, const HeadOp *op, ModelHead *h, const double *bos_row) {
     size_t D = p->n_dims, dk = op->n_cols + 1, dv = op->n_vals;
+    if (D > CG_MAX_MATRIX / (dk > dv ? dk : dv)) {
+        diag_error(p->diags, op->node->loc, "this head would need %zu score columns over a residual of %zu (limit %d "
+                   "weights per matrix): lower --max-len or --vocab", dk, D, CG_MAX_MATRIX);
+        return false;
+    }
     h->wq = model_matrix(m, D, dk);
     h->wk = model_matrix(m, D, dk);
     h->wv = model_matrix(m, D, dv);
@@ -39,6 +44,7 @@ static void emit_head(Plan *p, Model *m, const HeadOp *op, ModelHead *h, const d
         h->wv.data[DIM_BOS * dv + j] += op->bos_value[j] - lv_eval(op->vals[j], bos_row);
         h->wo.data[j * D + op->out_dims[j]] = 1.0;
     }
+    return true;
 }
 
 /* ---- MLPs: one hidden pair per change of the tabulated function along the projection ---- */
@@ -183,7 +189,7 @@ static bool emit_grid_mlp(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
                 for (uint32_t i = 0; i < lm->n_u; i++) w += lm->coef[i] * (lm->base[i] + (double)idx[lm->args[i]]);
                 leaf_vals[l] = value_int((int64_t)llround(w));
                 /* decomposed widths: combinations of term widths that no input produces */
-                reachable = reachable && vs_contains(lm->vs, leaf_vals[l], NULL);
+                reachable = reachable && (!lm->vs || vs_contains(lm->vs, leaf_vals[l], NULL));
             } else {
                 leaf_vals[l] = lm->vs->vals[rep[lm->arg][idx[lm->arg]]];
             }
@@ -246,6 +252,15 @@ static bool emit_layer_mlp(Plan *p, Model *m, int layer, ModelMlp *mlp, double *
         if (p->mlps[i].layer == layer && !emit_grid_mlp(p, &p->mlps[i], &hb, b2)) return false;
     if (diag_has_errors(p->diags)) return false;
     size_t H = hb.n;
+    if (H && D > CG_MAX_MATRIX / H) {
+        const MlpOp *first = NULL;
+        for (size_t i = 0; i < p->n_mlps && !first; i++)
+            if (p->mlps[i].layer == layer) first = &p->mlps[i];
+        diag_error(p->diags, first->node->loc,
+                   "layer %d's MLP would need %zu hidden units over a residual of %zu (%.3g weights, limit %d per "
+                   "matrix): lower --max-len or --vocab", layer, H, D, (double)D * (double)H, CG_MAX_MATRIX);
+        return false;
+    }
     mlp->w1 = model_matrix(m, D, H);
     mlp->w2 = model_matrix(m, H, D);
     mlp->b1 = ARENA_ARRAY(&m->arena, double, H ? H : 1);
@@ -328,8 +343,9 @@ bool emit_model(Plan *p, const IrNode *out, const char *output_name, const Codeg
         for (size_t i = 0; i < p->n_heads; i++) L->n_heads += p->heads[i].layer == l;
         L->heads = ARENA_ARRAY(&m->arena, ModelHead, L->n_heads ? L->n_heads : 1);
         size_t h = 0;
-        for (size_t i = 0; i < p->n_heads; i++)
-            if (p->heads[i].layer == l) emit_head(p, m, &p->heads[i], &L->heads[h++], bos_row);
+        for (size_t i = 0; i < p->n_heads && ok; i++)
+            if (p->heads[i].layer == l) ok = emit_head(p, m, &p->heads[i], &L->heads[h++], bos_row);
+        if (!ok) break;
         for (size_t i = 0; i < p->n_heads; i++) /* BOS attends only to itself */
             if (p->heads[i].layer == l)
                 for (size_t j = 0; j < p->heads[i].n_vals; j++) bos_row[p->heads[i].out_dims[j]] += p->heads[i].bos_value[j];

@@ -22,12 +22,17 @@
 
 /* Limits that keep compilation bounded; exceeding one is a located error, never a truncation. */
 enum {
-    CG_MAX_VALUES = 1 << 16,     /* values of one s-op */
+    CG_MAX_VALUES = 1 << 18,     /* values of one s-op */
     CG_MAX_GRID = 1 << 20,       /* argument combinations one map is tabulated over */
     CG_MAX_DIMS = 1 << 20,
     CG_MAX_WIDTH_TERMS = 3,      /* heads one selector_width may be decomposed into */
     CG_MAX_GRID_ARGS = 6,        /* scalar inputs of one tabulating MLP */
     CG_MAX_LEAVES = 4,           /* s-ops one tabulating MLP reads */
+    CG_MAX_MATRIX = 1 << 27,     /* entries of one weight matrix (1 GiB of float64) */
+    /* A width decomposed into several heads is made categorical in one MLP over the joint grid
+     * of its terms while that grid is at most this large; beyond, in two steps (a numerical sum,
+     * then a 1-D discretisation one layer later): one more layer, far fewer hidden units. */
+    CG_MAX_WIDTH_JOINT = 1 << 14,
 };
 
 typedef struct Term {
@@ -53,6 +58,18 @@ typedef struct ValueSet {
     bool all_int;       /* every value is an int or bool */
 } ValueSet;
 
+/* c0 + sum_j coef[j] * agg[j], numerical aggregates that all average over one selector: the
+ * combination is itself a mean over the same keys (of the combined sources), so its values are
+ * those of one mean, not of the product of the means' value sets (Dyck's opens - closes). */
+enum { LINMEAN_TERMS = 4 };
+typedef struct LinMean {
+    const IrNode *sel;
+    double c0;
+    size_t n;
+    double coef[LINMEAN_TERMS];
+    const IrNode *agg[LINMEAN_TERMS];
+} LinMean;
+
 /* Affine form a*n + b*i + c over length n and index i, for proving selects total. */
 typedef struct Affine {
     bool valid;
@@ -73,6 +90,7 @@ typedef struct SopInfo {
     bool reachable;
     ValueSet vs;
     Affine affine;
+    LinMean *linmean; /* when the s-op is such a combination (valueset.c), else NULL */
     SopKind kind;
     bool has_cat, has_num;
     LinView *cat;     /* vs.n views when has_cat */

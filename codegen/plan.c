@@ -167,13 +167,15 @@ static double grid_size(Plan *p, const IrNode *const *set, uint32_t n) {
     return grid;
 }
 
-/* Collects the non-map, non-constant s-ops `n` is computed from (through maps of every
- * class); false when there are more than CG_MAX_LEAVES. */
-static bool map_sources(const IrNode *n, const IrNode **out, uint32_t *count) {
+/* Collects what `n` is computed from through the maps that would cost a layer of their own
+ * (costly; every map when all_maps): non-map s-ops and free views stay leaves. False when
+ * more than CG_MAX_LEAVES. */
+static bool map_sources(Plan *p, const IrNode *n, const MapClass *cls, bool all_maps, const IrNode **out,
+                        uint32_t *count) {
     if (n->kind == IR_CONST) return true;
-    if (n->kind == IR_MAP) {
+    if (n->kind == IR_MAP && (all_maps || costly(p, n, cls))) {
         for (uint32_t j = 0; j < n->u.map.nargs; j++)
-            if (!map_sources(n->u.map.args[j], out, count)) return false;
+            if (!map_sources(p, n->u.map.args[j], cls, all_maps, out, count)) return false;
         return true;
     }
     for (uint32_t k = 0; k < *count; k++)
@@ -192,15 +194,22 @@ static void choose_leaves(Plan *p, SopInfo *info, const MapClass *cls) {
     const IrNode *n = info->node;
     info->n_leaves = 0;
     for (uint32_t j = 0; j < n->u.map.nargs; j++) add_leaf(info->leaves, &info->n_leaves, n->u.map.args[j]);
-    /* first choice: the non-map s-ops everything is computed from, when few enough */
-    const IrNode *src[CG_MAX_LEAVES];
-    uint32_t ns = 0;
-    bool fits = true;
-    for (uint32_t j = 0; j < n->u.map.nargs && fits; j++) fits = map_sources(n->u.map.args[j], src, &ns);
-    if (fits && grid_size(p, src, ns) <= CG_MAX_GRID) {
-        memcpy(info->leaves, src, ns * sizeof *src);
-        info->n_leaves = ns;
-        return;
+    /* first choice, when an argument would cost a layer of its own: what the costly maps are
+     * computed from, if few enough (free views stay leaves: fusing them saves nothing); else
+     * what every map is computed from (free views of one s-op merge into it) */
+    bool worth = false;
+    for (uint32_t j = 0; j < n->u.map.nargs && !worth; j++) worth = costly(p, n->u.map.args[j], cls);
+    for (int all_maps = 0; worth && all_maps < 2; all_maps++) {
+        const IrNode *src[CG_MAX_LEAVES];
+        uint32_t ns = 0;
+        bool fits = true;
+        for (uint32_t j = 0; j < n->u.map.nargs && fits; j++)
+            fits = map_sources(p, n->u.map.args[j], cls, all_maps, src, &ns);
+        if (fits && grid_size(p, src, ns) <= CG_MAX_GRID) {
+            memcpy(info->leaves, src, ns * sizeof *src);
+            info->n_leaves = ns;
+            return;
+        }
     }
     /* pass 0 expands leaves that cost a layer (while the limits allow); pass 1 expands free
      * views when that does not add a leaf (two views of `tokens` become `tokens`), which can
@@ -401,12 +410,12 @@ static bool add_grid(Plan *p, MlpOp *m, LinView view, size_t n, double **scalar,
 
 /* Adds leaf `a` of an MLP: a selector width through its heads' outputs u (-1/(w+1) ascends
  * with w), a number through its numerical view, anything else through the rank of its value. */
-static bool scalar_arg(Plan *p, MlpOp *m, size_t j, SopInfo *a) {
+static bool scalar_arg(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u) {
     if (a->vs.unbounded) return located_error(p, a->node, "has too many possible values to tabulate in an MLP (lower --max-len or --vocab)");
     LeafMap *leaf = &m->leaf[j];
     m->n_leaves = j + 1 > m->n_leaves ? j + 1 : m->n_leaves;
     double *sc = NULL;
-    if (a->has_u) {
+    if (a->has_u && via_u) {
         leaf->width = true;
         leaf->vs = &a->vs;
         leaf->n_u = a->n_u;
@@ -462,7 +471,7 @@ static bool convert_to_cat(Plan *p, SopInfo *info) {
     m->layer = slot_layer(slot);
     m->node = info->node;
     m->fn = MLP_FN_IDENTITY;
-    if (!scalar_arg(p, m, 0, info)) return false;
+    if (!scalar_arg(p, m, 0, info, false)) return false;
     LinView keep = info->num;
     mlp_output(p, m, info, true);
     info->num = keep; /* the original numerical view stays exact and available earlier */
@@ -515,11 +524,41 @@ static bool plan_width(Plan *p, SopInfo *info, const IrNode *out) {
         info->u_coef[t] = terms[t].coef;
     }
     if (!info->want_cat && !info->want_num && n != out) return true; /* only read through u */
+    bool joint = pow((double)p->max_len + 1, (double)info->n_u) <= CG_MAX_WIDTH_JOINT;
+    if ((!info->want_cat && info->want_num) || (info->want_cat && !joint)) {
+        /* numerical: sum_i coef_i * w_i, one small MLP per term into one dim (tabulating the
+         * terms jointly would cost a hidden pair per grid point of all the u's) */
+        uint32_t dim = plan_alloc_dims(p, 1, plan_node_name(p, n), NULL);
+        for (uint32_t t = 0; t < info->n_u; t++) {
+            MlpOp *m = new_mlp(p);
+            m->layer = slot_layer(slot);
+            m->node = n;
+            m->fn = MLP_FN_IDENTITY;
+            m->n_leaves = 1;
+            LeafMap *leaf = &m->leaf[0];
+            leaf->width = true;
+            leaf->n_u = 1;
+            leaf->coef[0] = info->u_coef[t];
+            leaf->base[0] = n->kind == IR_LENGTH ? 1 : 0; /* leaf->vs stays NULL: every w_i occurs */
+            double *sc = NULL;
+            size_t base = (size_t)leaf->base[0];
+            if (!add_grid(p, m, lv_unit(p->arena, info->u_dims[t], -1), p->max_len + 1 - base, &sc, &leaf->args[0]))
+                return false;
+            for (size_t w = base; w <= p->max_len; w++) sc[w - base] = -1.0 / ((double)w + 1.0);
+            m->out_cat = false;
+            m->out_vs = &info->vs;
+            m->out_dim = dim;
+        }
+        info->num = lv_unit(p->arena, dim, 1);
+        info->has_num = true;
+        info->time = slot + 1;
+        return true; /* a categorical encoding, if wanted, is discretised from `num` (plan_build) */
+    }
     MlpOp *m = new_mlp(p);
     m->layer = slot_layer(slot);
     m->node = n;
     m->fn = MLP_FN_IDENTITY;
-    if (!scalar_arg(p, m, 0, info)) return false;
+    if (!scalar_arg(p, m, 0, info, true)) return false;
     mlp_output(p, m, info, info->want_cat || !info->want_num);
     info->time = slot + 1;
     return true;
@@ -604,7 +643,7 @@ static bool tabulate(Plan *p, SopInfo *info, bool out_cat) {
     m->fn = MLP_FN_MAP;
     m->leaves = info->leaves;
     for (uint32_t k = 0; k < info->n_leaves; k++)
-        if (!scalar_arg(p, m, k, &p->info[info->leaves[k]->id])) return false;
+        if (!scalar_arg(p, m, k, &p->info[info->leaves[k]->id], true)) return false;
     LinView keep = info->num;
     bool had_num = info->has_num;
     /* the tabulated subtree may raise even where this map itself cannot (x % y - 5) */
@@ -747,7 +786,7 @@ bool plan_build(Plan *p, const IrNode *out) {
         m->layer = slot_layer(slot);
         m->node = out;
         m->fn = MLP_FN_IDENTITY;
-        if (!scalar_arg(p, m, 0, o)) return false;
+        if (!scalar_arg(p, m, 0, o, true)) return false;
         mlp_output(p, m, o, true);
         o->time = slot;
     }

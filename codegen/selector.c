@@ -37,10 +37,37 @@ static bool affine_total(Affine x, size_t max_len) {
     return true;
 }
 
+/* Truth of a selector on the diagonal (key position = query position), in three values:
+ * 0 false, 1 true, 2 unknown. A comparison of an s-op with itself is known there. */
+static int on_diagonal(const IrNode *sel) {
+    switch (sel->kind) {
+    case IR_SELECT:
+        if (sel->u.select.keys != sel->u.select.queries) return 2;
+        return sel->u.select.cmp == IR_CMP_EQ || sel->u.select.cmp == IR_CMP_LE || sel->u.select.cmp == IR_CMP_GE;
+    case IR_SELECT_NOT: {
+        int a = on_diagonal(sel->u.combine.lhs);
+        return a == 2 ? 2 : !a;
+    }
+    case IR_SELECT_AND: case IR_SELECT_OR: {
+        int a = on_diagonal(sel->u.combine.lhs), b = on_diagonal(sel->u.combine.rhs);
+        if (sel->kind == IR_SELECT_AND) return (a == 0 || b == 0) ? 0 : (a == 1 && b == 1) ? 1 : 2;
+        return (a == 1 || b == 1) ? 1 : (a == 0 && b == 0) ? 0 : 2;
+    }
+    default: return 2;
+    }
+}
+
+/* Whether s-op q is an integer in [0, length) on every input: an index, a total affine form of
+ * length and indices, or the width of a selector that never selects the query's own position
+ * (the stable sort's target position). */
+static bool index_valued(Plan *p, const IrNode *q) {
+    if (affine_total(p->info[q->id].affine, p->max_len)) return true;
+    return q->kind == IR_SELECTOR_WIDTH && on_diagonal(q->u.width.selector) == 0;
+}
+
 static bool is_index_match(Plan *p, const IrNode *sel, bool for_width) {
     return !for_width && sel->kind == IR_SELECT && sel->u.select.cmp == IR_CMP_EQ &&
-           sel->u.select.keys->kind == IR_INDICES &&
-           affine_total(p->info[sel->u.select.queries->id].affine, p->max_len);
+           sel->u.select.keys->kind == IR_INDICES && index_valued(p, sel->u.select.queries);
 }
 
 /* The (keys, queries) pair shared by every comparison in a subtree, or false if mixed. */

@@ -129,6 +129,90 @@ static ValueSet aggregate_values(Plan *p, const IrNode *n, const ValueSet *src) 
     return vs_make(v, count);
 }
 
+/* ---- linear combinations of means over one selector ---- */
+
+static bool integral(double x) { return x == floor(x) && fabs(x) < 9e15; }
+
+/* The LinMean of an averaging aggregate (integer source values, numeric default), of a constant
+ * (sel NULL), or of an affine map of those; NULL otherwise. */
+static LinMean *linmean_of(Plan *p, const IrNode *n) {
+    LinMean *m = ARENA_NEW(p->arena, LinMean);
+    if (n->kind == IR_CONST) {
+        if (!value_is_number(n->u.constant)) return NULL;
+        m->c0 = value_as_double(n->u.constant);
+        return m;
+    }
+    if (n->kind == IR_AGGREGATE) {
+        const ValueSet *src = &p->info[n->u.aggregate.sop->id].vs;
+        if (src->unbounded || !src->all_int || !value_is_number(n->u.aggregate.default_value)) return NULL;
+        m->sel = n->u.aggregate.selector;
+        m->n = 1;
+        m->coef[0] = 1;
+        m->agg[0] = n;
+        return m;
+    }
+    if (n->kind != IR_MAP) return NULL;
+    const LinMean *x = n->u.map.nargs >= 1 ? p->info[n->u.map.args[0]->id].linmean : NULL;
+    const LinMean *y = n->u.map.nargs >= 2 ? p->info[n->u.map.args[1]->id].linmean : NULL;
+    if (n->u.map.args[0]->kind == IR_CONST) x = linmean_of(p, n->u.map.args[0]);
+    if (n->u.map.nargs >= 2 && n->u.map.args[1]->kind == IR_CONST) y = linmean_of(p, n->u.map.args[1]);
+    if (!x) return NULL;
+    double a = 1, b = 0; /* result = a*x + b*y */
+    if (n->u.map.kind == IR_MAP_UNARY && n->u.map.op == VOP_NEG) a = -1;
+    else if (n->u.map.kind == IR_MAP_UNARY && n->u.map.op == VOP_POS) a = 1;
+    else if (n->u.map.kind != IR_MAP_BINARY || !y) return NULL;
+    else if (n->u.map.op == VOP_ADD) b = 1;
+    else if (n->u.map.op == VOP_SUB) b = -1;
+    else if (n->u.map.op == VOP_MUL && y->sel == NULL && y->n == 0) a = y->c0, y = NULL;
+    else if (n->u.map.op == VOP_MUL && x->sel == NULL && x->n == 0) a = x->c0, x = y, y = NULL;
+    else return NULL;
+    if (!integral(a)) return NULL;
+    *m = *x;
+    for (size_t j = 0; j < m->n; j++) m->coef[j] *= a;
+    m->c0 *= a;
+    if (y && b != 0) {
+        if (y->sel && m->sel && y->sel != m->sel) return NULL;
+        if (y->sel) m->sel = y->sel;
+        m->c0 += b * y->c0;
+        for (size_t j = 0; j < y->n; j++) {
+            if (m->n == LINMEAN_TERMS) return NULL;
+            m->coef[m->n] = b * y->coef[j];
+            m->agg[m->n++] = y->agg[j];
+        }
+    }
+    return m->n ? m : NULL;
+}
+
+/* Values of a LinMean: c0 + s/k for k keys selected, s a sum of k combined source values (each
+ * sum_j coef_j v_j with v_j from source j), or c0 + sum_j coef_j default_j for none. */
+static ValueSet linmean_values(Plan *p, const LinMean *m) {
+    int64_t lo = 0, hi = 0;
+    for (size_t j = 0; j < m->n; j++) {
+        const ValueSet *src = &p->info[m->agg[j]->u.aggregate.sop->id].vs;
+        if (src->n == 0 || !integral(m->coef[j])) return vs_unbounded();
+        double a = m->coef[j] * value_as_double(src->vals[0]), b = m->coef[j] * value_as_double(src->vals[src->n - 1]);
+        lo += (int64_t)fmin(a, b);
+        hi += (int64_t)fmax(a, b);
+    }
+    size_t total = 1;
+    for (size_t k = 1; k <= p->max_len; k++) {
+        double span = (double)k * (double)(hi - lo) + 1;
+        if (span + (double)total > CG_MAX_VALUES) return vs_unbounded();
+        total += (size_t)span;
+    }
+    Value *v = ARENA_ARRAY(p->arena, Value, total);
+    size_t count = 0;
+    double d = m->c0;
+    for (size_t j = 0; j < m->n; j++) d += m->coef[j] * value_as_double(m->agg[j]->u.aggregate.default_value);
+    v[count++] = integral(d) ? value_int((int64_t)d) : value_float(d);
+    bool int_c0 = integral(m->c0);
+    for (int64_t s = lo; s <= hi; s++) /* one key: the values themselves, ints */
+        v[count++] = int_c0 ? value_int((int64_t)m->c0 + s) : value_float(m->c0 + (double)s);
+    for (int64_t k = 2; k <= (int64_t)p->max_len; k++)
+        for (int64_t s = k * lo; s <= k * hi; s++) v[count++] = value_float(m->c0 + (double)s / (double)k);
+    return vs_make(v, count);
+}
+
 static Affine affine_of(Plan *p, const IrNode *n) {
     Affine none = {false, 0, 0, 0};
     switch (n->kind) {
@@ -207,9 +291,18 @@ bool vs_compute(Plan *p, const IrNode *out) {
             info->vs = vs_make(v, 1);
             break;
         }
-        case IR_MAP: info->vs = map_values(p, info); break;
+        case IR_MAP:
+            info->linmean = linmean_of(p, n);
+            info->vs = map_values(p, info);
+            if (info->linmean && info->linmean->n >= 2 && !info->may_fail) {
+                /* the product of the means' sets is far larger than one mean's: use the latter */
+                ValueSet lm = linmean_values(p, info->linmean);
+                if (!lm.unbounded && (info->vs.unbounded || lm.n < info->vs.n)) info->vs = lm;
+            }
+            break;
         case IR_AGGREGATE:
             info->vs = aggregate_values(p, n, &p->info[n->u.aggregate.sop->id].vs);
+            if (info->vs.numeric && !selector_at_most_one(n->u.aggregate.selector)) info->linmean = linmean_of(p, n);
             break;
         default: break;
         }
