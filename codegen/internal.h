@@ -24,6 +24,9 @@
 enum {
     CG_MAX_VALUES = 1 << 18,     /* values of one s-op */
     CG_MAX_GRID = 1 << 20,       /* argument combinations one map is tabulated over */
+    /* Fusing a map into its consumer saves a layer but tabulates the consumer over a larger
+     * grid (up to a hidden pair per point): fusion stops at this many points. */
+    CG_MAX_FUSED_GRID = 1 << 14,
     CG_MAX_DIMS = 1 << 20,
     CG_MAX_WIDTH_TERMS = 3,      /* heads one selector_width may be decomposed into */
     CG_MAX_GRID_ARGS = 6,        /* scalar inputs of one tabulating MLP */

@@ -185,6 +185,11 @@ static bool map_sources(Plan *p, const IrNode *n, const MapClass *cls, bool all_
     return true;
 }
 
+/* Grid points a fused tabulation may have: one leaf's grid is its value set, which changes
+ * value at few points for most maps, so it may be large; joint grids of several leaves change
+ * at most points and are kept small. */
+static double fused_budget(uint32_t n_leaves) { return n_leaves <= 1 ? CG_MAX_GRID : CG_MAX_FUSED_GRID; }
+
 /* Chooses the s-ops an MLP-tabulated map reads (map fusion). Start from its arguments; then,
  * while it stays within the limits, replace a leaf that would cost a layer of its own (a map
  * tabulated by its own MLP, or a view of a selector width, which an MLP can read straight from
@@ -205,7 +210,7 @@ static void choose_leaves(Plan *p, SopInfo *info, const MapClass *cls) {
         bool fits = true;
         for (uint32_t j = 0; j < n->u.map.nargs && fits; j++)
             fits = map_sources(p, n->u.map.args[j], cls, all_maps, src, &ns);
-        if (fits && grid_size(p, src, ns) <= CG_MAX_GRID) {
+        if (fits && grid_size(p, src, ns) <= fused_budget(ns)) {
             memcpy(info->leaves, src, ns * sizeof *src);
             info->n_leaves = ns;
             return;
@@ -228,7 +233,8 @@ static void choose_leaves(Plan *p, SopInfo *info, const MapClass *cls) {
                     for (uint32_t j = 0; j < p->info[l->id].n_leaves; j++) add_leaf(cand, &nc, p->info[l->id].leaves[j]);
                 else
                     for (uint32_t j = 0; j < l->u.map.nargs; j++) add_leaf(cand, &nc, l->u.map.args[j]);
-                if (nc > CG_MAX_LEAVES || (pass == 1 && nc > info->n_leaves) || grid_size(p, cand, nc) > CG_MAX_GRID)
+                if (nc > CG_MAX_LEAVES || (pass == 1 && nc > info->n_leaves) ||
+                    grid_size(p, cand, nc) > fused_budget(nc))
                     continue;
                 memcpy(info->leaves, cand, nc * sizeof *cand);
                 info->n_leaves = nc;
