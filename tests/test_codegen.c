@@ -126,6 +126,9 @@ static const Case cases[] = {
      4, -1},
     {"a raise inside a fused affine query (found by fuzz_compile)",
      "r = aggregate(select(indices, length % -indices - 5, ==), tokens);", "r", "ab", 3, 3, -1},
+    {"gather by an irreflexive width: index match on a width query",
+     "t = selector_width(select(tokens, tokens, <)); r = aggregate(select(indices, t, ==), tokens, \"-\");", "r",
+     "abc", 5, 5, 2},
     {"mixed kinds from a map", "r = 1 if tokens == \"a\" else \"z\";", "r", "ab", 4, 4, -1},
 };
 
