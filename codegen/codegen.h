@@ -1,14 +1,15 @@
 /* The compiler back end: IR (ir/ir.h) -> the weights of a transformer (runtime/model.h).
  *
- * Passes, in order (each in its own file under codegen/):
+ * Passes, in order (each in its own file under codegen/; the design is docs/compiler.md):
  *   valueset.c   exact finite value set of every s-op reachable from the output, from the
  *                vocabulary and maximum length (including the rational means numerical
- *                aggregates can produce); too large or unbounded is an error naming the s-op
- *   encoding.c   categorical (one-hot) or numerical (a linear functional of the residual) per
- *                s-op, chosen by its uses
- *   schedule.c   layer of every head and MLP: as few layers as the dependency depth allows
- *   layout.c     residual directions "sop:value", reusing the directions of dead s-ops
- *   lower_*.c    select/aggregate -> heads, selector_width -> head + MLP, maps -> MLPs
+ *                aggregates can produce); too large is marked, an error only where enumerated
+ *   classify.c   each map: a free categorical view, a free affine numerical view, or an MLP
+ *                tabulating it from chosen leaves (fusion); then which views consumers read
+ *   plan.c       views, residual directions "sop:value" in program order, ASAP time slots (as
+ *                few layers as the dependency depth allows), the heads and MLPs to build
+ *   selector.c   selectors -> score columns (tables, sums, index match, inclusion-exclusion)
+ *   emit.c       the weights, layer by layer, with the BOS row tracked exactly
  *
  * Contract: codegen_compile either returns a model that computes exactly what the reference
  * evaluator computes on every input within the vocabulary and maximum length, or fails with

@@ -217,6 +217,14 @@ bool vs_compute(Plan *p, const IrNode *out);
 bool vs_contains(const ValueSet *vs, Value v, size_t *index);
 void vs_describe(const IrNode *n, char *buf, size_t size);
 
+/* classify.c */
+bool vs_mixed_kinds(const ValueSet *vs);
+const IrNode *map_single_varying_arg(const IrNode *n);
+bool aggregate_averages(Plan *p, const IrNode *agg);
+bool map_subtree_may_fail(Plan *p, const IrNode *n, const IrNode *const *leaves, uint32_t n_leaves);
+MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls);
+void plan_demand(Plan *p, const IrNode *out, const MapClass *cls);
+
 /* plan.c */
 bool plan_build(Plan *p, const IrNode *out);
 uint32_t plan_alloc_dims(Plan *p, size_t count, const char *name, const ValueSet *vs);

@@ -1,0 +1,295 @@
+/* Map classification and fusion, and the demand pass (see internal.h).
+ *
+ * A map is a free categorical view (one categorical argument), a free affine numerical view, or
+ * tabulated by an MLP from chosen leaves; demand records which views each consumer reads. */
+#include <math.h>
+#include <string.h>
+
+#include "codegen/internal.h"
+
+/* Whether a value set mixes strings with numbers or bools (the reference refuses an s-op that
+ * does so across positions, so such an s-op is materialised and checked). */
+bool vs_mixed_kinds(const ValueSet *vs) {
+    bool str = false, other = false;
+    for (size_t i = 0; i < vs->n; i++) {
+        if (vs->vals[i].kind == VAL_STR) str = true;
+        else other = true;
+    }
+    return str && other;
+}
+
+/* The one non-constant argument of a map, or NULL when there are several. */
+const IrNode *map_single_varying_arg(const IrNode *n) {
+    const IrNode *x = NULL;
+    for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+        if (n->u.map.args[j]->kind == IR_CONST) continue;
+        if (x && x != n->u.map.args[j]) return NULL;
+        x = n->u.map.args[j];
+    }
+    return x;
+}
+
+bool aggregate_averages(Plan *p, const IrNode *agg) {
+    const ValueSet *src = &p->info[agg->u.aggregate.sop->id].vs;
+    bool all_bool = true;
+    for (size_t i = 0; i < src->n; i++) all_bool = all_bool && src->vals[i].kind == VAL_BOOL;
+    return src->numeric && !(all_bool && !src->unbounded);
+}
+
+static bool cat_capable(Plan *p, const IrNode *x, const MapClass *cls) {
+    switch (x->kind) {
+    case IR_TOKENS: case IR_INDICES: case IR_CONST: case IR_LENGTH: case IR_SELECTOR_WIDTH: return true;
+    case IR_AGGREGATE: return !aggregate_averages(p, x) || selector_at_most_one(x->u.aggregate.selector);
+    case IR_MAP: return cls[x->id] == MAP_UNARY_CAT;
+    default: return false;
+    }
+}
+
+static bool affine_op(const IrNode *n) {
+    if (n->u.map.kind == IR_MAP_UNARY) return n->u.map.op == VOP_NEG || n->u.map.op == VOP_POS;
+    if (n->u.map.kind != IR_MAP_BINARY) return false;
+    switch (n->u.map.op) {
+    case VOP_ADD: case VOP_SUB: return true;
+    case VOP_MUL: return n->u.map.args[0]->kind == IR_CONST || n->u.map.args[1]->kind == IR_CONST;
+    case VOP_DIV: return n->u.map.args[1]->kind == IR_CONST;
+    default: return false;
+    }
+}
+
+/* How many heads a selector_width is decomposed into (plan_width). */
+static size_t width_terms(Plan *p, const IrNode *n) {
+    SelTerm *terms;
+    size_t count = 1;
+    Arena *keep = p->arena; /* the expansion's scratch is small; it lives with the plan */
+    if (!selector_terms(p, n->u.width.selector, &terms, &count)) count = CG_MAX_WIDTH_TERMS;
+    p->arena = keep;
+    return count ? count : 1;
+}
+
+/* Whether some map between `n` and the leaves can raise for some argument values: then the
+ * MLP's output is categorical and checked one-hot, so a raise becomes a runtime error. */
+bool map_subtree_may_fail(Plan *p, const IrNode *n, const IrNode *const *leaves, uint32_t n_leaves) {
+    for (uint32_t k = 0; k < n_leaves; k++)
+        if (leaves[k] == n) return false;
+    if (n->kind != IR_MAP) return false;
+    if (p->info[n->id].may_fail) return true;
+    for (uint32_t j = 0; j < n->u.map.nargs; j++)
+        if (map_subtree_may_fail(p, n->u.map.args[j], leaves, n_leaves)) return true;
+    return false;
+}
+
+/* Whether map `n` is computed (through maps) from a selector_width or length. */
+static bool reads_width(const IrNode *n) {
+    if (n->kind == IR_LENGTH || n->kind == IR_SELECTOR_WIDTH) return true;
+    if (n->kind != IR_MAP) return false;
+    for (uint32_t j = 0; j < n->u.map.nargs; j++)
+        if (reads_width(n->u.map.args[j])) return true;
+    return false;
+}
+
+/* Whether reading map `n` would wait for an MLP of its own or a width's discretisation:
+ * a tabulated map, a selector width, or a free view of one of those. */
+static bool costly(Plan *p, const IrNode *n, const MapClass *cls) {
+    if (n->kind == IR_LENGTH || n->kind == IR_SELECTOR_WIDTH) return true;
+    if (n->kind != IR_MAP) return false;
+    SopInfo *info = &p->info[n->id];
+    if (info->costly_known) return info->costly;
+    bool c = cls[n->id] == MAP_MLP;
+    for (uint32_t j = 0; j < n->u.map.nargs && !c; j++) c = costly(p, n->u.map.args[j], cls);
+    info->costly_known = true;
+    info->costly = c;
+    return c;
+}
+
+/* Adds `n` to a leaf set unless it is a constant or already there. */
+static void add_leaf(const IrNode **set, uint32_t *n, const IrNode *x) {
+    if (x->kind == IR_CONST) return;
+    for (uint32_t k = 0; k < *n; k++)
+        if (set[k] == x) return;
+    set[(*n)++] = x;
+}
+
+static double grid_size(Plan *p, const IrNode *const *set, uint32_t n) {
+    double grid = 1;
+    for (uint32_t j = 0; j < n; j++)
+        grid *= set[j]->kind == IR_SELECTOR_WIDTH ? pow((double)p->max_len + 1, width_terms(p, set[j]))
+                                                  : (double)(p->info[set[j]->id].vs.n + 1);
+    return grid;
+}
+
+/* Collects what `n` is computed from through the maps that would cost a layer of their own
+ * (costly; every map when all_maps): non-map s-ops and free views stay leaves. False when
+ * more than CG_MAX_LEAVES. */
+static bool map_sources(Plan *p, const IrNode *n, const MapClass *cls, bool all_maps, const IrNode **out,
+                        uint32_t *count) {
+    if (n->kind == IR_CONST) return true;
+    if (n->kind == IR_MAP && (all_maps || costly(p, n, cls))) {
+        for (uint32_t j = 0; j < n->u.map.nargs; j++)
+            if (!map_sources(p, n->u.map.args[j], cls, all_maps, out, count)) return false;
+        return true;
+    }
+    for (uint32_t k = 0; k < *count; k++)
+        if (out[k] == n) return true;
+    if (*count == CG_MAX_LEAVES) return false;
+    out[(*count)++] = n;
+    return true;
+}
+
+/* Grid points a fused tabulation may have: one leaf's grid is its value set, which changes
+ * value at few points for most maps, so it may be large; joint grids of several leaves change
+ * at most points and are kept small. */
+static double fused_budget(uint32_t n_leaves) { return n_leaves <= 1 ? CG_MAX_GRID : CG_MAX_FUSED_GRID; }
+
+/* Chooses the s-ops an MLP-tabulated map reads (map fusion). Start from its arguments; then,
+ * while it stays within the limits, replace a leaf that would cost a layer of its own (a map
+ * tabulated by its own MLP, or a view of a selector width, which an MLP can read straight from
+ * the width's heads) by what that leaf is computed from. Every step keeps the map computable
+ * from the leaves. */
+static void choose_leaves(Plan *p, SopInfo *info, const MapClass *cls) {
+    const IrNode *n = info->node;
+    info->n_leaves = 0;
+    for (uint32_t j = 0; j < n->u.map.nargs; j++) add_leaf(info->leaves, &info->n_leaves, n->u.map.args[j]);
+    /* first choice, when an argument would cost a layer of its own: what the costly maps are
+     * computed from, if few enough (free views stay leaves: fusing them saves nothing); else
+     * what every map is computed from (free views of one s-op merge into it) */
+    bool worth = false;
+    for (uint32_t j = 0; j < n->u.map.nargs && !worth; j++) worth = costly(p, n->u.map.args[j], cls);
+    for (int all_maps = 0; worth && all_maps < 2; all_maps++) {
+        const IrNode *src[CG_MAX_LEAVES];
+        uint32_t ns = 0;
+        bool fits = true;
+        for (uint32_t j = 0; j < n->u.map.nargs && fits; j++)
+            fits = map_sources(p, n->u.map.args[j], cls, all_maps, src, &ns);
+        if (fits && grid_size(p, src, ns) <= fused_budget(ns)) {
+            memcpy(info->leaves, src, ns * sizeof *src);
+            info->n_leaves = ns;
+            return;
+        }
+    }
+    /* pass 0 expands leaves that cost a layer (while the limits allow); pass 1 expands free
+     * views when that does not add a leaf (two views of `tokens` become `tokens`), which can
+     * make room for pass 0 again */
+    for (bool improved = true; improved;) {
+        improved = false;
+        for (int pass = 0; pass < 2 && !improved; pass++)
+            for (uint32_t k = 0; k < info->n_leaves && !improved; k++) {
+                const IrNode *l = info->leaves[k];
+                if (l->kind != IR_MAP || (pass == 0 && !costly(p, l, cls))) continue;
+                const IrNode *cand[2 * CG_MAX_LEAVES];
+                uint32_t nc = 0;
+                for (uint32_t j = 0; j < info->n_leaves; j++)
+                    if (j != k) add_leaf(cand, &nc, info->leaves[j]);
+                if (cls[l->id] == MAP_MLP)
+                    for (uint32_t j = 0; j < p->info[l->id].n_leaves; j++) add_leaf(cand, &nc, p->info[l->id].leaves[j]);
+                else
+                    for (uint32_t j = 0; j < l->u.map.nargs; j++) add_leaf(cand, &nc, l->u.map.args[j]);
+                if (nc > CG_MAX_LEAVES || (pass == 1 && nc > info->n_leaves) ||
+                    grid_size(p, cand, nc) > fused_budget(nc))
+                    continue;
+                memcpy(info->leaves, cand, nc * sizeof *cand);
+                info->n_leaves = nc;
+                improved = true;
+            }
+    }
+}
+
+MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls) {
+    SopInfo *info = &p->info[n->id];
+    const IrNode *x = map_single_varying_arg(n);
+    MapClass c = MAP_MLP;
+    bool fails = info->may_fail;
+    if (x && !fails && !p->info[x->id].vs.unbounded && cat_capable(p, x, cls) && !vs_mixed_kinds(&info->vs)) {
+        c = MAP_UNARY_CAT;
+    } else if (affine_op(n) && !fails) {
+        bool ok = true;
+        for (uint32_t j = 0; j < n->u.map.nargs; j++) ok = ok && p->info[n->u.map.args[j]->id].vs.numeric;
+        if (ok) c = MAP_AFFINE;
+    }
+    /* every map gets leaves: MLP maps are tabulated from them, and a free view that must
+     * become categorical is tabulated from them too */
+    choose_leaves(p, info, cls);
+    if (c == MAP_MLP) info->may_fail = map_subtree_may_fail(p, n, info->leaves, info->n_leaves);
+    return c;
+}
+
+ValueResult plan_fused_apply(Plan *p, const IrNode *n, const IrNode *const *leaves, size_t n_leaves,
+                             const Value *leaf_vals, char *msg, size_t msgsize) {
+    for (size_t k = 0; k < n_leaves; k++)
+        if (leaves[k] == n) return (ValueResult){true, leaf_vals[k], NULL};
+    if (n->kind == IR_CONST) return (ValueResult){true, n->u.constant, NULL};
+    if (n->kind != IR_MAP) {
+        /* classify() guarantees this cannot happen; if it did, stop rather than tabulate garbage */
+        diag_error(p->diags, n->loc, "internal compiler error: fused map reaches a non-map s-op");
+        snprintf(msg, msgsize, "internal: fused map reaches a non-map s-op");
+        return (ValueResult){false, value_int(0), msg};
+    }
+    Value args[3];
+    for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+        ValueResult r = plan_fused_apply(p, n->u.map.args[j], leaves, n_leaves, leaf_vals, msg, msgsize);
+        if (!r.ok) return r;
+        args[j] = r.value;
+    }
+    return ir_map_apply(n, args, p->arena, msg, msgsize);
+}
+
+/* ---- demand: which views consumers read ---- */
+
+static void need_selector(Plan *p, const IrNode *sel) {
+    p->info[sel->id].needed = true;
+    if (sel->kind == IR_SELECT) {
+        p->info[sel->u.select.keys->id].needed = true;
+        p->info[sel->u.select.queries->id].needed = true;
+        return;
+    }
+    need_selector(p, sel->u.combine.lhs);
+    if (sel->u.combine.rhs) need_selector(p, sel->u.combine.rhs);
+}
+
+void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
+    p->info[out->id].needed = true;
+    for (size_t id = out->id + 1; id-- > 0;) {
+        SopInfo *info = &p->info[id];
+        const IrNode *n = info->node;
+        if (!info->needed || ir_is_selector(n)) continue;
+        switch (n->kind) {
+        case IR_AGGREGATE: need_selector(p, n->u.aggregate.selector); p->info[n->u.aggregate.sop->id].needed = true; break;
+        case IR_SELECTOR_WIDTH: need_selector(p, n->u.width.selector); break;
+        case IR_MAP:
+            if (cls[id] == MAP_MLP || (cls[id] == MAP_AFFINE && info->want_cat))
+                for (uint32_t k = 0; k < info->n_leaves; k++) p->info[info->leaves[k]->id].needed = true;
+            if (cls[id] == MAP_UNARY_CAT || (cls[id] == MAP_AFFINE && (info->want_num || n == out)))
+                for (uint32_t j = 0; j < n->u.map.nargs; j++) p->info[n->u.map.args[j]->id].needed = true;
+            break;
+        default: break;
+        }
+        switch (n->kind) {
+        case IR_AGGREGATE: {
+            selector_want(p, n->u.aggregate.selector, false);
+            SopInfo *src = &p->info[n->u.aggregate.sop->id];
+            bool copy = !aggregate_averages(p, n) || (selector_at_most_one(n->u.aggregate.selector) && !src->vs.unbounded &&
+                                            (info->want_cat || n == out));
+            if (copy) src->want_cat = true;
+            else src->want_num = true;
+            break;
+        }
+        case IR_SELECTOR_WIDTH: selector_want(p, n->u.width.selector, true); break;
+        case IR_MAP:
+            if (cls[id] == MAP_MLP || (cls[id] == MAP_AFFINE && info->want_cat)) {
+                for (uint32_t k = 0; k < info->n_leaves; k++) {
+                    SopInfo *a = &p->info[info->leaves[k]->id];
+                    if (a->node->kind == IR_LENGTH || a->node->kind == IR_SELECTOR_WIDTH) a->want_u = true;
+                    else if (a->vs.numeric) a->want_num = true;
+                    else a->want_cat = true;
+                }
+            }
+            for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+                SopInfo *a = &p->info[n->u.map.args[j]->id];
+                if (cls[id] == MAP_UNARY_CAT) a->want_cat = a->want_cat || a->node->kind != IR_CONST;
+                else if (cls[id] == MAP_AFFINE && (info->want_num || n == out)) a->want_num = true;
+            }
+            break;
+        default: break;
+        }
+    }
+}
+
