@@ -108,10 +108,10 @@ FUZZ_CFLAGS  := $(CSTD) $(INC) -g -O1 -fsanitize=fuzzer-no-link,address,undefine
 FUZZ_OBJ     := $(patsubst %.c,build/fuzzobj/%.o,$(LIB_SRC)) $(patsubst build/gen/%.c,build/fuzzobj/gen/%.o,$(GEN_SRC))
 build/fuzzobj/gen/%.o: build/gen/%.c build/gen/parser.h
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -c $< -o $@
+	clang $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
 build/fuzzobj/%.o: %.c $(GEN_HDRS)
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -c $< -o $@
+	clang $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
 build/fuzz/libraspcc.a: $(FUZZ_OBJ)
 	@mkdir -p build/fuzz
 	@rm -f $@
