@@ -16,6 +16,9 @@ jobs=${VERIFY_JOBS:-2}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 start=$(date +%s)
+# One BLAS thread per process: the lanes already use the cores.
+OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
+export OPENBLAS_NUM_THREADS
 
 header_field() {
     head -n 1 "$1" | sed -n "s/.*[# ]$2: *\([^ ]*\).*/\1/p"
