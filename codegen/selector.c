@@ -245,7 +245,7 @@ static bool term_empty(Plan *p, const SelTerm *t) {
                     single_pair(t->conj[j], &kj, &qj);
                     if (kj == ki && qj == qi) all = eval_formula(t->conj[j], K->vals[a], Q->vals[b], &ok);
                 }
-                any = all;
+                any = all || !ok; /* an incomparable pair is not "never selected": lowering reports it */
             }
         if (!any) return true;
     }

@@ -21,7 +21,7 @@ static bool float_twins(Value a, Value b) {
 
 /* Sorts and deduplicates vals[0..n) in place and fills in the flags. */
 static ValueSet vs_make(Value *vals, size_t n) {
-    qsort(vals, n, sizeof *vals, cmp_values);
+    if (n) qsort(vals, n, sizeof *vals, cmp_values);
     size_t u = 0;
     for (size_t i = 0; i < n; i++)
         if (u == 0 || (value_order(vals[u - 1], vals[i]) != 0 && !float_twins(vals[u - 1], vals[i])))
@@ -108,7 +108,7 @@ static ValueSet aggregate_values(Plan *p, const IrNode *n, const ValueSet *src) 
     if (src->unbounded) return vs_unbounded();
     if (!averages || all_bool || src->n == 0) {
         Value *v = ARENA_ARRAY(p->arena, Value, src->n + 1);
-        memcpy(v, src->vals, src->n * sizeof *v);
+        if (src->n) memcpy(v, src->vals, src->n * sizeof *v);
         v[src->n] = d;
         return vs_make(v, src->n + 1);
     }

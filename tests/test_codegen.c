@@ -205,6 +205,8 @@ START_TEST(test_compile_errors) {
         {"r = aggregate(select(tokens, tokens, <) or select(indices, indices, ==), indices);", "abc",
          "one attention head cannot average", 5},
         {"r = aggregate(select(tokens, tokens, ==), tokens);", NULL, "no vocabulary", 5},
+        /* found by fuzz_compile: a width over comparisons that always raise is not 0 */
+        {"r = selector_width(select(tokens, indices, <));", "ab", "cannot be ordered", 3},
         {"tokens = tokens_int; r = tokens * tokens * tokens * tokens * indices;", "0..99", "", 64},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
