@@ -145,51 +145,133 @@ static double fused_budget(uint32_t n_leaves) { return n_leaves <= 1 ? CG_MAX_GR
  * tabulated by its own MLP, or a view of a selector width, which an MLP can read straight from
  * the width's heads) by what that leaf is computed from. Every step keeps the map computable
  * from the leaves. */
+/* Slot at which s-op x becomes available to a consumer, under the classification so far (ids
+ * ascend, so x and everything it reads are classified): as an MLP leaf a width counts from its
+ * heads' u, otherwise from its own MLP. An estimate of plan.c's ASAP slots, used to choose leaves. */
+static int est_time(Plan *p, const IrNode *x, const MapClass *cls, bool as_leaf);
+
+static int est_selector_time(Plan *p, const IrNode *sel, const MapClass *cls) {
+    if (sel->kind == IR_SELECT) {
+        int k = est_time(p, sel->u.select.keys, cls, false), q = est_time(p, sel->u.select.queries, cls, false);
+        return k > q ? k : q;
+    }
+    int a = est_selector_time(p, sel->u.combine.lhs, cls);
+    int b = sel->u.combine.rhs ? est_selector_time(p, sel->u.combine.rhs, cls) : 0;
+    return a > b ? a : b;
+}
+
+static int est_time(Plan *p, const IrNode *x, const MapClass *cls, bool as_leaf) {
+    SopInfo *info = &p->info[x->id];
+    int leaf = as_leaf && (x->kind == IR_LENGTH || x->kind == IR_SELECTOR_WIDTH);
+    if (info->est_known[leaf]) return info->est[leaf];
+    int t = 0;
+    switch (x->kind) {
+    case IR_LENGTH: t = leaf ? 1 : 2; break;
+    case IR_SELECTOR_WIDTH: t = next_slot(est_selector_time(p, x->u.width.selector, cls), true) + !leaf; break;
+    case IR_AGGREGATE: {
+        int s = est_selector_time(p, x->u.aggregate.selector, cls), v = est_time(p, x->u.aggregate.sop, cls, false);
+        t = next_slot(s > v ? s : v, true);
+        break;
+    }
+    case IR_MAP:
+        if (cls[x->id] == MAP_MLP) {
+            for (uint32_t k = 0; k < info->n_leaves; k++) {
+                int a = est_time(p, info->leaves[k], cls, true);
+                if (a > t) t = a;
+            }
+            t = next_slot(t, false);
+        } else {
+            for (uint32_t j = 0; j < x->u.map.nargs; j++) {
+                int a = est_time(p, x->u.map.args[j], cls, false);
+                if (a > t) t = a;
+            }
+        }
+        break;
+    default: break;
+    }
+    info->est[leaf] = t;
+    info->est_known[leaf] = true;
+    return t;
+}
+
+/* A leaf set's cost: the slot its MLP gets, then the size of its grid. */
+typedef struct LeafCost {
+    int slot;
+    double grid;
+    uint32_t n;
+} LeafCost;
+
+static bool leaf_cost(Plan *p, const IrNode *const *set, uint32_t n, const MapClass *cls, LeafCost *c) {
+    if (n > CG_MAX_LEAVES) return false;
+    c->grid = grid_size(p, set, n);
+    if (c->grid > fused_budget(n)) return false;
+    int t = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        int a = est_time(p, set[k], cls, true);
+        if (a > t) t = a;
+    }
+    c->slot = next_slot(t, false);
+    c->n = n;
+    return true;
+}
+
+static bool cheaper(LeafCost a, LeafCost b) {
+    if (a.slot != b.slot) return a.slot < b.slot;
+    if (a.grid != b.grid) return a.grid < b.grid;
+    return a.n < b.n;
+}
+
+/* From a starting leaf set, expands one map leaf at a time into what it reads while that is
+ * cheaper. */
+static void descend(Plan *p, const IrNode **set, uint32_t *n, LeafCost *cost, const MapClass *cls) {
+    for (bool improved = true; improved;) {
+        improved = false;
+        for (uint32_t k = 0; k < *n && !improved; k++) {
+            const IrNode *l = set[k];
+            if (l->kind != IR_MAP) continue;
+            const IrNode *cand[3 * CG_MAX_LEAVES];
+            uint32_t nc = 0;
+            for (uint32_t j = 0; j < *n; j++)
+                if (j != k) add_leaf(cand, &nc, set[j]);
+            if (cls[l->id] == MAP_MLP)
+                for (uint32_t j = 0; j < p->info[l->id].n_leaves; j++) add_leaf(cand, &nc, p->info[l->id].leaves[j]);
+            else
+                for (uint32_t j = 0; j < l->u.map.nargs; j++) add_leaf(cand, &nc, l->u.map.args[j]);
+            LeafCost c;
+            if (!leaf_cost(p, cand, nc, cls, &c) || !cheaper(c, *cost)) continue;
+            memcpy(set, cand, nc * sizeof *cand);
+            *n = nc;
+            *cost = c;
+            improved = true;
+        }
+    }
+}
+
+/* Chooses the s-ops an MLP-tabulated map reads (map fusion): the cheapest leaf set (earliest
+ * slot, then smallest grid) reached by descend() from the map's arguments, from what its costly
+ * maps are computed from, and from what all its maps are computed from. Every candidate keeps
+ * the map computable from its leaves. */
 static void choose_leaves(Plan *p, SopInfo *info, const MapClass *cls) {
     const IrNode *n = info->node;
     info->n_leaves = 0;
     for (uint32_t j = 0; j < n->u.map.nargs; j++) add_leaf(info->leaves, &info->n_leaves, n->u.map.args[j]);
-    /* first choice, when an argument would cost a layer of its own: what the costly maps are
-     * computed from, if few enough (free views stay leaves: fusing them saves nothing); else
-     * what every map is computed from (free views of one s-op merge into it) */
-    bool worth = false;
-    for (uint32_t j = 0; j < n->u.map.nargs && !worth; j++) worth = costly(p, n->u.map.args[j], cls);
-    for (int all_maps = 0; worth && all_maps < 2; all_maps++) {
-        const IrNode *src[CG_MAX_LEAVES];
+    LeafCost best;
+    if (!leaf_cost(p, info->leaves, info->n_leaves, cls, &best)) /* the arguments are what they are */
+        best = (LeafCost){1 << 30, INFINITY, info->n_leaves};
+    descend(p, info->leaves, &info->n_leaves, &best, cls);
+    for (int all_maps = 0; all_maps < 2; all_maps++) {
+        const IrNode *src[3 * CG_MAX_LEAVES];
         uint32_t ns = 0;
         bool fits = true;
         for (uint32_t j = 0; j < n->u.map.nargs && fits; j++)
             fits = map_sources(p, n->u.map.args[j], cls, all_maps, src, &ns);
-        if (fits && grid_size(p, src, ns) <= fused_budget(ns)) {
-            memcpy(info->leaves, src, ns * sizeof *src);
-            info->n_leaves = ns;
-            return;
-        }
-    }
-    /* pass 0 expands leaves that cost a layer (while the limits allow); pass 1 expands free
-     * views when that does not add a leaf (two views of `tokens` become `tokens`), which can
-     * make room for pass 0 again */
-    for (bool improved = true; improved;) {
-        improved = false;
-        for (int pass = 0; pass < 2 && !improved; pass++)
-            for (uint32_t k = 0; k < info->n_leaves && !improved; k++) {
-                const IrNode *l = info->leaves[k];
-                if (l->kind != IR_MAP || (pass == 0 && !costly(p, l, cls))) continue;
-                const IrNode *cand[2 * CG_MAX_LEAVES];
-                uint32_t nc = 0;
-                for (uint32_t j = 0; j < info->n_leaves; j++)
-                    if (j != k) add_leaf(cand, &nc, info->leaves[j]);
-                if (cls[l->id] == MAP_MLP)
-                    for (uint32_t j = 0; j < p->info[l->id].n_leaves; j++) add_leaf(cand, &nc, p->info[l->id].leaves[j]);
-                else
-                    for (uint32_t j = 0; j < l->u.map.nargs; j++) add_leaf(cand, &nc, l->u.map.args[j]);
-                if (nc > CG_MAX_LEAVES || (pass == 1 && nc > info->n_leaves) ||
-                    grid_size(p, cand, nc) > fused_budget(nc))
-                    continue;
-                memcpy(info->leaves, cand, nc * sizeof *cand);
-                info->n_leaves = nc;
-                improved = true;
-            }
+        LeafCost c;
+        if (!fits || !leaf_cost(p, src, ns, cls, &c)) continue;
+        descend(p, src, &ns, &c, cls);
+        if (!cheaper(c, best)) continue;
+        memcpy(info->leaves, src, ns * sizeof *src);
+        info->n_leaves = ns;
+        best = c;
     }
 }
 

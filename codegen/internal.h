@@ -116,7 +116,9 @@ typedef struct SopInfo {
     /* MAP_MLP: the s-ops the MLP reads. Chains of tabulated maps are fused: a leaf is a
      * non-map s-op, a map whose views are free, or a map that could not be fused further. */
     const IrNode *leaves[CG_MAX_LEAVES];
-    bool costly_known, costly; /* memo of plan.c costly() */
+    bool costly_known, costly; /* memo of classify.c costly() */
+    bool est_known[2];         /* memo of classify.c est_time() (as a value, as an MLP leaf) */
+    int est[2];
     uint32_t n_leaves;
 } SopInfo;
 
@@ -216,6 +218,14 @@ double lv_eval(LinView v, const double *row);
 bool vs_compute(Plan *p, const IrNode *out);
 bool vs_contains(const ValueSet *vs, Value v, size_t *index);
 void vs_describe(const IrNode *n, char *buf, size_t size);
+
+/* Time slots: 0 the embedding, 2l+1 the attention of layer l, 2l+2 its MLP. */
+static inline int next_slot(int after, bool attention) {
+    int s = after + 1;
+    if (attention ? (s % 2 == 0) : (s % 2 == 1)) s++;
+    return s;
+}
+static inline int slot_layer(int slot) { return (slot - 1) / 2; }
 
 /* classify.c */
 bool vs_mixed_kinds(const ValueSet *vs);

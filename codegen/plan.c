@@ -27,14 +27,6 @@ uint32_t plan_alloc_dims(Plan *p, size_t count, const char *name, const ValueSet
     return first;
 }
 
-static int next_slot(int after, bool attention) {
-    int s = after + 1;
-    if (attention ? (s % 2 == 0) : (s % 2 == 1)) s++;
-    return s;
-}
-
-static int slot_layer(int slot) { return (slot - 1) / 2; }
-
 static bool located_error(Plan *p, const IrNode *n, const char *what) {
     char d[160];
     vs_describe(n, d, sizeof d);
