@@ -43,38 +43,27 @@ static void differential(const IrGraph *g, const IrNode *out, const Model *m, Wo
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size > 2048) return 0;
-    SourceFile file;
-    char *text = fuzz_source(data, size, &file);
-    if (!text) return 0;
-    Arena arena;
-    arena_init(&arena);
-    DiagList diags;
-    diag_init(&diags, &arena);
-    AstProgram prog;
+    FuzzSession s;
+    if (!fuzz_begin(&s, data, size)) return 0;
     IrGraph g;
     ElabResult r;
-    ElabOptions opt = {0};
-    opt.base_dir = "/nonexistent";
-    opt.max_steps = 20000;
-    ir_graph_init(&g, &arena);
-    if (parse_program(&arena, &file, &prog, &diags) && elaborate_program(&g, &prog, &opt, &r, &diags) && r.last_sop) {
+    if (fuzz_elaborate(&s, &g, &r) && r.last_sop) {
         Model m;
         model_init(&m);
         CodegenOptions co = {.vocab_spec = "ab", .max_len = 3};
-        if (codegen_compile(&g, r.last_sop, "out", &co, &m, &diags)) {
+        if (codegen_compile(&g, r.last_sop, "out", &co, &m, &s.diags)) {
             Workspace ws;
             char err[128];
             if (workspace_init(&ws, &m, err, sizeof err)) {
                 const Value a = value_str("a"), b = value_str("b");
                 const Value inputs[][3] = {{a, b, a}, {b, b, b}, {a, a, b}};
-                for (size_t i = 0; i < 3; i++) differential(&g, r.last_sop, &m, &ws, inputs[i], 3, &arena);
-                differential(&g, r.last_sop, &m, &ws, inputs[0], 1, &arena);
+                for (size_t i = 0; i < 3; i++) differential(&g, r.last_sop, &m, &ws, inputs[i], 3, &s.arena);
+                differential(&g, r.last_sop, &m, &ws, inputs[0], 1, &s.arena);
                 workspace_free(&ws);
             }
         }
         model_free(&m);
     }
-    arena_free(&arena);
-    free(text);
+    fuzz_end(&s);
     return 0;
 }

@@ -1,6 +1,7 @@
 /* libFuzzer target for the parser: any bytes, as a program and as a single expression.
  * The contract under test (parser/parser.h): no crash, hang, leak or undefined behaviour. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,16 +11,10 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    SourceFile file;
-    char *text = fuzz_source(data, size, &file);
-    if (!text) return 0;
-
-    Arena arena;
-    arena_init(&arena);
-    DiagList diags;
-    diag_init(&diags, &arena);
+    FuzzSession s;
+    if (!fuzz_begin(&s, data, size)) return 0;
     AstProgram prog;
-    if (parse_program(&arena, &file, &prog, &diags)) {
+    if (parse_program(&s.arena, &s.file, &prog, &s.diags)) {
         /* Exercise the printer on whatever parsed. */
         FILE *devnull = fopen("/dev/null", "w");
         if (devnull) {
@@ -28,8 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
     }
     AstExpr *e;
-    parse_expression(&arena, &file, &e, &diags);
-    arena_free(&arena);
-    free(text);
+    parse_expression(&s.arena, &s.file, &e, &s.diags);
+    fuzz_end(&s);
     return 0;
 }
