@@ -359,8 +359,8 @@ void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
             if (cls[id] == MAP_MLP || (cls[id] == MAP_AFFINE && info->want_cat)) {
                 for (uint32_t k = 0; k < info->n_leaves; k++) {
                     SopInfo *a = &p->info[info->leaves[k]->id];
-                    if (a->node->kind == IR_LENGTH || a->node->kind == IR_SELECTOR_WIDTH) a->want_u = true;
-                    else if (a->vs.numeric) a->want_num = true;
+                    if (a->node->kind == IR_LENGTH || a->node->kind == IR_SELECTOR_WIDTH) continue; /* read via u */
+                    if (a->vs.numeric) a->want_num = true;
                     else a->want_cat = true;
                 }
             }

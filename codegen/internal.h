@@ -79,22 +79,12 @@ typedef struct Affine {
     double a, b, c;
 } Affine;
 
-typedef enum SopKind {
-    SOP_EMBED,    /* tokens / indices: one-hot from the embedding */
-    SOP_CONST,
-    SOP_VIRTUAL,  /* linear view of other s-ops */
-    SOP_HEAD,     /* aggregate: written by an attention head */
-    SOP_WIDTH,    /* selector_width / length: head + MLP */
-    SOP_MLP,      /* map tabulated by an MLP */
-} SopKind;
-
 typedef struct SopInfo {
     const IrNode *node;
     bool reachable;
     ValueSet vs;
     Affine affine;
     LinMean *linmean; /* when the s-op is such a combination (valueset.c), else NULL */
-    SopKind kind;
     bool has_cat, has_num;
     LinView *cat;     /* vs.n views when has_cat */
     LinView num;      /* when has_num */
@@ -107,24 +97,23 @@ typedef struct SopInfo {
     bool needed;      /* some consumer (or the readout) reads one of its views */
     /* selector_width / length: the head's output u = 1/(width+1), which consumer MLPs read
      * directly (fusing the width's own discretisation into theirs saves a layer) */
-    bool has_u, want_u;
+    bool has_u;
     uint32_t n_u;            /* width = sum_i u_coef[i] * (1/u_i - 1) */
     uint32_t u_dims[CG_MAX_WIDTH_TERMS];
     double u_coef[CG_MAX_WIDTH_TERMS];
     int u_time;
-    int map_class;    /* MAP_UNARY_CAT, MAP_AFFINE or MAP_MLP (maps only) */
     /* MAP_MLP: the s-ops the MLP reads. Chains of tabulated maps are fused: a leaf is a
      * non-map s-op, a map whose views are free, or a map that could not be fused further. */
     const IrNode *leaves[CG_MAX_LEAVES];
+    uint32_t n_leaves;
     bool costly_known, costly; /* memo of classify.c costly() */
     bool est_known[2];         /* memo of classify.c est_time() (as a value, as an MLP leaf) */
     int est[2];
-    uint32_t n_leaves;
 } SopInfo;
 
 typedef enum MapClass { MAP_UNARY_CAT, MAP_AFFINE, MAP_MLP } MapClass;
 
-/* One column of an attention head's score: score += qcoef * (q . r_query) * (k . r_key). */
+/* One column of an attention head's score: score += (q . r_query) * (k . r_key). */
 typedef struct ScoreColumn {
     LinView q, k;
 } ScoreColumn;

@@ -454,7 +454,6 @@ bool plan_build(Plan *p, const IrNode *out) {
         SopInfo *info = &p->info[id];
         const IrNode *n = info->node;
         if (!info->needed || ir_is_selector(n)) continue;
-        info->map_class = n->kind == IR_MAP ? (int)cls[id] : -1;
         bool ok = true;
         switch (n->kind) {
         case IR_TOKENS:
