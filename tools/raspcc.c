@@ -365,7 +365,7 @@ static int compile_mode(const IrGraph *g, const IrNode *out, const char *out_nam
     diag_render_all(stderr, &diags);
     char err[512];
     if (ok && o->model_path && !model_write(&m, o->model_path, err, sizeof err)) {
-        fprintf(stderr, "raspcc: cannot write %s: %s\n", o->model_path, err);
+        fprintf(stderr, "raspcc: %s\n", err);
         ok = false;
     }
     if (ok && o->fut_target) ok = export_fut(&m, o);
