@@ -129,6 +129,9 @@ static const Case cases[] = {
     {"gather by an irreflexive width: index match on a width query",
      "t = selector_width(select(tokens, tokens, <)); r = aggregate(select(indices, t, ==), tokens, \"-\");", "r",
      "abc", 5, 5, 2},
+    {"a raise under unary plus chains in a categorical query (found by fuzz_compile)",
+     "q = +1 - +indices + 888888888 + +length % +indices - 0; r = aggregate(select(indices, q, ==), tokens);", "r",
+     "ab", 3, 3, -1},
     {"mixed kinds from a map", "r = 1 if tokens == \"a\" else \"z\";", "r", "ab", 4, 4, -1},
 };
 
