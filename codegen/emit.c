@@ -154,6 +154,16 @@ static bool emit_grid_mlp(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
         for (size_t i = 1; i < nd[j]; i++)
             if (uniq[j][i] - uniq[j][i - 1] < gap[j]) gap[j] = uniq[j][i] - uniq[j][i - 1];
         if (!isfinite(gap[j])) gap[j] = 1;
+        /* values must stay apart in float64 at their magnitude, with a wide margin */
+        double mag = fmax(fabs(minv[j]), fabs(uniq[j][nd[j] - 1]));
+        if (gap[j] < 1e-9 * mag) {
+            char d[128];
+            vs_describe(op->node, d, sizeof d);
+            diag_error(p->diags, op->node->loc,
+                       "%s reads values %.17g apart at magnitude %.3g, too close to tabulate exactly in float64", d,
+                       gap[j], mag);
+            return false;
+        }
         coef[j] = mult;
         mult *= (uniq[j][nd[j] - 1] - minv[j]) / gap[j] + 1;
         total *= (double)nd[j];
@@ -165,13 +175,13 @@ static bool emit_grid_mlp(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
                    d, total, CG_MAX_GRID);
         return false;
     }
+    /* each input is centred before it is scaled, so a large constant in its view cancels
+     * exactly here (Sterbenz) instead of in the MLP's sums */
     LinView proj = lv_empty();
-    double offset = 0;
     for (size_t j = 0; j < na; j++) {
-        proj = lv_combine(p->arena, 1, proj, coef[j] / gap[j], op->grid[j].view);
-        offset -= coef[j] * minv[j] / gap[j];
+        LinView centred = lv_combine(p->arena, 1, op->grid[j].view, -minv[j], lv_unit(p->arena, DIM_ONE, 1));
+        proj = lv_combine(p->arena, 1, proj, coef[j] / gap[j], centred);
     }
-    proj = lv_combine(p->arena, 1, proj, offset, lv_unit(p->arena, DIM_ONE, 1));
     /* enumerate in ascending p: the first input varies fastest */
     size_t n = (size_t)total, idx[CG_MAX_GRID_ARGS] = {0};
     GridOut prev = {false, false, 0, 0};

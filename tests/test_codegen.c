@@ -132,6 +132,8 @@ static const Case cases[] = {
     {"a raise under unary plus chains in a categorical query (found by fuzz_compile)",
      "q = +1 - +indices + 888888888 + +length % +indices - 0; r = aggregate(select(indices, q, ==), tokens);", "r",
      "ab", 3, 3, -1},
+    {"a tabulated map of values near 9e14 (centred exactly before scaling)",
+     "big = 888888888888888 + indices * 3; r = \"x\" if big % 2 == length % 2 else \"y\";", "r", "ab", 6, 5, -1},
     {"mixed kinds from a map", "r = 1 if tokens == \"a\" else \"z\";", "r", "ab", 4, 4, -1},
 };
 
