@@ -58,12 +58,14 @@ static bool affine_op(const IrNode *n) {
 
 /* How many heads a selector_width is decomposed into (plan_width). */
 static size_t width_terms(Plan *p, const IrNode *n) {
-    SelTerm *terms;
-    size_t count = 1;
-    Arena *keep = p->arena; /* the expansion's scratch is small; it lives with the plan */
-    if (!selector_terms(p, n->u.width.selector, &terms, &count)) count = CG_MAX_WIDTH_TERMS;
-    p->arena = keep;
-    return count ? count : 1;
+    SopInfo *info = &p->info[n->id];
+    if (!info->n_terms) { /* memoised: fusion asks once per candidate leaf set */
+        SelTerm *terms;
+        size_t count = 1;
+        if (!selector_terms(p, n->u.width.selector, &terms, &count)) count = CG_MAX_WIDTH_TERMS;
+        info->n_terms = count ? count : 1;
+    }
+    return info->n_terms;
 }
 
 /* Whether some map between `n` and the leaves can raise for some argument values: then the

@@ -140,7 +140,7 @@ static bool emit_grid_mlp(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
         for (size_t i = 0; i < g->n; i++) {
             double s = g->scalar[i];
             /* rounding twins (see valueset.c) are one grid point */
-            if (nd[j] && s - uniq[j][nd[j] - 1] <= 1e-12 * fmax(1.0, fabs(s))) continue;
+            if (nd[j] && scalar_twins(s, uniq[j][nd[j] - 1])) continue;
             if (nd[j] && s < uniq[j][nd[j] - 1]) {
                 diag_error(p->diags, op->node->loc, "internal: unsorted MLP input values");
                 return false;

@@ -109,6 +109,7 @@ typedef struct SopInfo {
     bool costly_known, costly; /* memo of classify.c costly() */
     bool est_known[2];         /* memo of classify.c est_time() (as a value, as an MLP leaf) */
     int est[2];
+    size_t n_terms;            /* memo of classify.c width_terms() */
 } SopInfo;
 
 typedef enum MapClass { MAP_UNARY_CAT, MAP_AFFINE, MAP_MLP } MapClass;
@@ -206,6 +207,8 @@ double lv_eval(LinView v, const double *row);
 /* valueset.c */
 bool vs_compute(Plan *p, const IrNode *out);
 bool vs_contains(const ValueSet *vs, Value v, size_t *index);
+/* Numbers that differ only by rounding: the same rational reached along different paths. */
+bool scalar_twins(double a, double b);
 void vs_describe(const IrNode *n, char *buf, size_t size);
 
 /* Time slots: 0 the embedding, 2l+1 the attention of layer l, 2l+2 its MLP. */

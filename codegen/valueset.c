@@ -13,10 +13,12 @@ static int cmp_values(const void *a, const void *b) { return value_order(*(const
 /* Two floats that differ only by rounding: the same rational reached along different paths
  * (3/7 - 2/7 vs 1/7). Values are exact rationals with small denominators, far apart compared
  * to this tolerance. */
+bool scalar_twins(double a, double b) {
+    return fabs(a - b) <= 1e-12 * fmax(1.0, fmax(fabs(a), fabs(b)));
+}
+
 static bool float_twins(Value a, Value b) {
-    if (a.kind != VAL_FLOAT || b.kind != VAL_FLOAT) return false;
-    double scale = fmax(1.0, fmax(fabs(a.as.f), fabs(b.as.f)));
-    return fabs(a.as.f - b.as.f) <= 1e-12 * scale;
+    return a.kind == VAL_FLOAT && b.kind == VAL_FLOAT && scalar_twins(a.as.f, b.as.f);
 }
 
 /* Sorts and deduplicates vals[0..n) in place and fills in the flags. */
@@ -98,7 +100,25 @@ static ValueSet map_values(Plan *p, SopInfo *info) {
     return vs_make(out, count);
 }
 
-/* Means of k = 2..N integers from [lo, hi]: every s/k with s in [k*lo, k*hi]. */
+/* c0 + s/k for k = 2..N and every integer s in [k*lo, k*hi] (the means of k integers from
+ * [lo, hi]), into a fresh array with `extra` more free slots; false when over CG_MAX_VALUES. */
+static bool means_of_range(Plan *p, int64_t lo, int64_t hi, double c0, size_t extra, Value **out, size_t *count) {
+    size_t total = extra;
+    for (size_t k = 2; k <= p->max_len; k++) {
+        double span = (double)k * (double)(hi - lo) + 1;
+        if (span + (double)total > CG_MAX_VALUES) return false;
+        total += (size_t)span;
+    }
+    Value *v = ARENA_ARRAY(p->arena, Value, total ? total : 1);
+    size_t n = 0;
+    for (int64_t k = 2; k <= (int64_t)p->max_len; k++)
+        for (int64_t s = k * lo; s <= k * hi; s++) v[n++] = value_float(c0 + (double)s / (double)k);
+    *out = v;
+    *count = n;
+    return true;
+}
+
+/* Means of k = 2..N integers from [lo, hi], the values themselves, and the default. */
 static ValueSet aggregate_values(Plan *p, const IrNode *n, const ValueSet *src) {
     Value d = n->u.aggregate.default_value;
     bool several = !selector_at_most_one(n->u.aggregate.selector);
@@ -114,18 +134,11 @@ static ValueSet aggregate_values(Plan *p, const IrNode *n, const ValueSet *src) 
     }
     if (!src->all_int) return vs_unbounded();
     int64_t lo = (int64_t)value_as_double(src->vals[0]), hi = (int64_t)value_as_double(src->vals[src->n - 1]);
-    size_t total = src->n + 1;
-    for (size_t k = 2; k <= p->max_len; k++) {
-        double span = (double)k * (double)(hi - lo) + 1;
-        if (span + (double)total > CG_MAX_VALUES) return vs_unbounded();
-        total += (size_t)span;
-    }
-    Value *v = ARENA_ARRAY(p->arena, Value, total);
-    size_t count = 0;
-    for (size_t i = 0; i < src->n; i++) v[count++] = src->vals[i];
+    Value *v;
+    size_t count;
+    if (!means_of_range(p, lo, hi, 0, src->n + 1, &v, &count)) return vs_unbounded();
+    for (size_t i = 0; i < src->n; i++) v[count++] = src->vals[i]; /* one key: the value itself */
     v[count++] = d;
-    for (int64_t k = 2; k <= (int64_t)p->max_len; k++)
-        for (int64_t s = k * lo; s <= k * hi; s++) v[count++] = value_float((double)s / (double)k);
     return vs_make(v, count);
 }
 
@@ -194,22 +207,16 @@ static ValueSet linmean_values(Plan *p, const LinMean *m) {
         lo += (int64_t)fmin(a, b);
         hi += (int64_t)fmax(a, b);
     }
-    size_t total = 1;
-    for (size_t k = 1; k <= p->max_len; k++) {
-        double span = (double)k * (double)(hi - lo) + 1;
-        if (span + (double)total > CG_MAX_VALUES) return vs_unbounded();
-        total += (size_t)span;
-    }
-    Value *v = ARENA_ARRAY(p->arena, Value, total);
-    size_t count = 0;
+    Value *v;
+    size_t count;
+    if (hi - lo + 2 > CG_MAX_VALUES || !means_of_range(p, lo, hi, m->c0, (size_t)(hi - lo + 2), &v, &count))
+        return vs_unbounded();
     double d = m->c0;
     for (size_t j = 0; j < m->n; j++) d += m->coef[j] * value_as_double(m->agg[j]->u.aggregate.default_value);
     v[count++] = integral(d) ? value_int((int64_t)d) : value_float(d);
     bool int_c0 = integral(m->c0);
     for (int64_t s = lo; s <= hi; s++) /* one key: the values themselves, ints */
         v[count++] = int_c0 ? value_int((int64_t)m->c0 + s) : value_float(m->c0 + (double)s);
-    for (int64_t k = 2; k <= (int64_t)p->max_len; k++)
-        for (int64_t s = k * lo; s <= k * hi; s++) v[count++] = value_float(m->c0 + (double)s / (double)k);
     return vs_make(v, count);
 }
 
