@@ -308,6 +308,13 @@ START_TEST(test_sample_pristine) {
     ck_assert_uint_eq(r.random, 0);
     ck_assert(r.out_of_inputs && !r.timed_out);
     verify_sample_result_free(&r);
+    /* a time limit on the exhaustive phase alone: the random phase still runs */
+    so = (VerifySampleOptions){.exhaustive_len = 4, .exhaustive_seconds = 1e-9, .random = 7};
+    ck_assert(verify_sample(&f->pair, &so, &r));
+    ck_assert(r.exhaustive_cut && !r.timed_out);
+    ck_assert_uint_eq(r.random, 7);
+    ck_assert_uint_lt(r.exhaustive_len, 4);
+    verify_sample_result_free(&r);
     /* a time budget (tiny: stops almost at once, but says so) */
     so = (VerifySampleOptions){.random = 1000000, .max_seconds = 1e-9};
     ck_assert(verify_sample(&f->pair, &so, &r));

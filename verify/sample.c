@@ -68,6 +68,10 @@ bool verify_sample(const VerifyPair *p, const VerifySampleOptions *o, VerifySamp
     while (!run.stop && verify_odometer_next(&odo, in, &n)) {
         r->exhaustive_len = n - 1; /* every input shorter than this one has been checked */
         if (out_of_budget(&run)) break;
+        if (o->exhaustive_seconds > 0 && now_s() - run.start >= o->exhaustive_seconds) {
+            r->exhaustive_cut = true;
+            break;
+        }
         check_one(&run, in, n);
     }
     if (odo.done) r->exhaustive_len = L;

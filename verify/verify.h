@@ -155,6 +155,9 @@ typedef struct VerifySampleOptions {
      * max_len; skipped for real-valued tokens). With exhaustive_limit > 0, only as many lengths
      * as keep the number of inputs <= exhaustive_limit (verify_lengths_within). */
     size_t exhaustive_len, exhaustive_limit;
+    /* Phase 1 also ends (phase 2 goes on) once this much wall-clock time has passed since the
+     * start; 0 = no limit of its own. Keeps time for long random inputs on large models. */
+    double exhaustive_seconds;
     /* Phase 2: `random` random inputs of lengths 1..random_max_len (0 or above the model's
      * max_len: the model's max_len), from `seed`. */
     size_t random, random_max_len;
@@ -175,6 +178,7 @@ typedef struct VerifySampleResult {
     size_t random;         /* random inputs checked */
     size_t random_max_len; /* their lengths were drawn from 1..random_max_len */
     size_t mismatches, errors_agreed;
+    bool exhaustive_cut;   /* phase 1 ended early, by exhaustive_seconds */
     bool timed_out;        /* stopped by max_seconds */
     bool out_of_inputs;    /* stopped by max_inputs */
     double seconds;
