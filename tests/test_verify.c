@@ -73,6 +73,24 @@ START_TEST(test_same_output) {
 }
 END_TEST
 
+/* The bound a model states applies to real-valued outputs only. */
+START_TEST(test_model_bound) {
+    Model m;
+    model_init(&m);
+    m.output_kind = MODEL_OUT_NUMERICAL;
+    m.out_error_bound = 1e-9;
+    ck_assert(verify_model_bound(&m) == 1e-9); /* no value set: real-valued */
+    Value vals[] = {value_int(0), value_int(1)};
+    m.out_values = vals;
+    m.out_count = 2;
+    ck_assert(verify_model_bound(&m) == 0); /* decoded to exact atoms */
+    m.output_kind = MODEL_OUT_CATEGORICAL;
+    ck_assert(verify_model_bound(&m) == 0);
+    m.out_values = NULL;
+    model_free(&m);
+}
+END_TEST
+
 /* ---- inputs ---- */
 
 START_TEST(test_counts) {
@@ -421,6 +439,7 @@ int main(void) {
     tcase_add_test(tc, test_strings_by_bytes);
     tcase_add_test(tc, test_floats_bitwise);
     tcase_add_test(tc, test_same_output);
+    tcase_add_test(tc, test_model_bound);
     tcase_add_test(tc, test_counts);
     tcase_add_test(tc, test_odometer);
     tcase_add_test(tc, test_random_reproducible);

@@ -446,8 +446,7 @@ static int selfcheck(const Model *m, const char *base_dir, Selfcheck *sc) {
         fprintf(stderr, "raspcc: internal compiler error: %s\n", err);
         rc = 3;
     } else {
-        /* Models state no error bound on real-valued outputs yet: exact. */
-        VerifyPair pair = {.model = m, .ws = &ws, .ref = &ref, .bound = 0.0};
+        VerifyPair pair = {.model = m, .ws = &ws, .ref = &ref, .bound = verify_model_bound(m)};
         VerifySampleOptions so = {0};
         so.exhaustive_len = m->max_len;
         so.exhaustive_limit = SELFCHECK_EXHAUSTIVE;

@@ -161,15 +161,15 @@ static void report_mismatch(const VerifyOutcome *oc) {
 }
 
 /* The program stored in the model, elaborated afresh (`load` relative to the current
- * directory), and the pair --check and --verify compare. Exact comparison: models state no error
- * bound on real-valued outputs (yet). */
+ * directory), and the pair --check and --verify compare: exactly, but for the error bound the
+ * model states on a real-valued output. */
 static bool load_reference(Runner *r) {
     char err[256];
     if (!verify_reference_load(&r->ref, &r->model, NULL, stderr, err, sizeof err)) {
         fprintf(stderr, "rasprun: %s\n", err);
         return false;
     }
-    r->pair = (VerifyPair){.model = &r->model, .ws = &r->ws, .ref = &r->ref, .bound = 0.0};
+    r->pair = (VerifyPair){.model = &r->model, .ws = &r->ws, .ref = &r->ref, .bound = verify_model_bound(&r->model)};
     return true;
 }
 
@@ -302,8 +302,14 @@ static void info(const Model *m) {
     printf("compile flags: %s\n", m->compile_flags ? m->compile_flags : "");
     printf("output:        %s (%s", m->output_name,
            m->output_kind == MODEL_OUT_CATEGORICAL ? "categorical" : "numerical");
-    if (m->output_kind == MODEL_OUT_CATEGORICAL) printf(", dims %zu..%zu", m->out_dim, m->out_dim + m->out_count - 1);
-    else printf(", %s", m->out_integral ? "integral" : "float");
+    if (m->output_kind == MODEL_OUT_CATEGORICAL) {
+        printf(", dims %zu..%zu", m->out_dim, m->out_dim + m->out_count - 1);
+    } else if (m->out_count) {
+        printf(", %zu value%s decoded within %g", m->out_count, m->out_count == 1 ? "" : "s", m->out_margin);
+        if (m->out_kind_count) printf(", kind dims %zu..%zu", m->out_kind_dim, m->out_kind_dim + m->out_kind_count - 1);
+    } else {
+        printf(", real-valued, error bound %g", m->out_error_bound);
+    }
     printf(")\n");
     static const char *const tt[] = {"tokens_str", "tokens_int", "tokens_float", "tokens_bool"};
     printf("tokens:        %s, vocabulary of %zu: ", m->token_type >= 0 && m->token_type < 4 ? tt[m->token_type] : "?",
@@ -314,11 +320,11 @@ static void info(const Model *m) {
         const ModelLayer *L = &m->layers[l];
         printf("  layer %zu: %zu head%s, MLP hidden %zu\n", l, L->n_heads, L->n_heads == 1 ? "" : "s", L->mlp.w1.cols);
         for (size_t h = 0; h < L->n_heads; h++)
-            printf("    head %zu: dk %zu, dv %zu%s  %s\n", h, L->heads[h].wq.cols, L->heads[h].wv.cols,
-                   L->heads[h].causal ? ", causal" : "", L->heads[h].label);
+            printf("    head %zu: dk %zu, dv %zu, tie tolerance %g%s  %s\n", h, L->heads[h].wq.cols,
+                   L->heads[h].wv.cols, model_head_tie_tol(m, &L->heads[h]), L->heads[h].causal ? ", causal" : "",
+                   L->heads[h].label);
     }
     printf("checks:        %zu\n", m->n_checks);
-    printf("tie tolerance: %g\n", m->tie_tolerance);
     size_t all = model_param_count(m), nz = model_nonzero_count(m);
     printf("parameters:    %zu (%zu non-zero, %.2f%%)\n", all, nz, all ? 100.0 * (double)nz / (double)all : 0.0);
 }

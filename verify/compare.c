@@ -33,3 +33,8 @@ bool verify_same_output(const Value *a, const Value *b, size_t n, double bound, 
     }
     return true;
 }
+
+double verify_model_bound(const Model *m) {
+    bool real_valued = m->output_kind == MODEL_OUT_NUMERICAL && m->out_count == 0;
+    return real_valued && m->out_error_bound > 0 ? m->out_error_bound : 0.0;
+}

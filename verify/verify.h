@@ -46,6 +46,9 @@
 
 /* Whether two atoms are the same answer (rules above); bound >= 0, 0 = exact. */
 bool verify_same_atom(Value a, Value b, double bound);
+/* The error bound m states for its outputs: out_error_bound for a real-valued (unbounded)
+ * numerical output, else 0 (every other output is decoded to an exact atom). */
+double verify_model_bound(const Model *m);
 /* Whether two outputs of n atoms agree; when not, *where (may be NULL) gets the first position
  * that differs. */
 bool verify_same_output(const Value *a, const Value *b, size_t n, double bound, size_t *where);
