@@ -19,7 +19,8 @@
  * On one input (check.c) the model and the reference either both succeed with the same atoms
  * (agree), both fail (an error agreed: the model reproduces the program's errors, their
  * messages differ), or disagree (a mismatch). An input the model cannot tokenize (too long, a
- * token outside its vocabulary or range) is outside its domain: not compared.
+ * token outside its vocabulary or range) is outside its domain: not compared (rasprun --check
+ * prints the model's error for it and moves on).
  *
  * Inputs (inputs.c): the odometer enumerates every input over the vocabulary of lengths 1..L,
  * length by length, each length in lexicographic order of vocabulary ids; random inputs have a
@@ -189,8 +190,9 @@ typedef struct VerifySampleResult {
 } VerifySampleResult;
 
 /* Runs the phases in order until done, a budget runs out, or (without keep_going) the first
- * mismatch. Fills *r (free it with verify_sample_result_free). Returns true when no mismatch was
- * found. */
+ * mismatch. The inputs come from the model's own vocabulary and lengths, so one it cannot
+ * tokenize (VERIFY_OUTSIDE) counts as a mismatch here. Fills *r (free it with
+ * verify_sample_result_free). Returns true when no mismatch was found. */
 bool verify_sample(const VerifyPair *p, const VerifySampleOptions *o, VerifySampleResult *r);
 void verify_sample_result_free(VerifySampleResult *r);
 
