@@ -36,6 +36,10 @@ enum {
      * of its terms while that grid is at most this large; beyond, in two steps (a numerical sum,
      * then a 1-D discretisation one layer later): one more layer, far fewer hidden units. */
     CG_MAX_WIDTH_JOINT = 1 << 14,
+    /* Positional tables (positional.c): entries of all tables together, and comparisons spent
+     * evaluating positional selectors at every length. Beyond, no tables (and less precision). */
+    CG_MAX_POS_ENTRIES = 1 << 23,
+    CG_MAX_POS_WORK = 1 << 30,
 };
 
 typedef struct Term {
@@ -59,6 +63,10 @@ typedef struct ValueSet {
     bool unbounded;
     bool numeric;       /* every value is a number (bools count) */
     bool all_int;       /* every value is an int or bool */
+    /* The members are exact rationals and the reference's doubles lie within a few ulps of them
+     * (combinations of means, see LinMean); lookups then match rounding twins. Otherwise every
+     * member is exactly a double (or atom) the reference can produce. */
+    bool approx;
 } ValueSet;
 
 /* c0 + sum_j coef[j] * agg[j], numerical aggregates that all average over one selector: the
@@ -79,12 +87,33 @@ typedef struct Affine {
     double a, b, c;
 } Affine;
 
+/* How a positional s-op's value depends on the position i and the length n (positional.c). */
+typedef enum PosDep { POS_CONST, POS_I, POS_N, POS_IN } PosDep;
+
+/* The exact table of a positional s-op or selector over every length n = 1..N and position
+ * i < n, at cell pos_at(n, i). */
+typedef struct PosTable {
+    PosDep dep;        /* s-ops */
+    Value *val;        /* s-ops: the value */
+    bool *fail;        /* the reference raises there (every cell of a length whose evaluation raised) */
+    bool any_fail;
+    int32_t *count;    /* selectors: keys selected for query i */
+    bool *counts_seen; /* selectors: counts_seen[c] for c = 0..N */
+    bool at_most_one;  /* selectors: never more than one key */
+} PosTable;
+
+static inline size_t pos_at(size_t n, size_t i) { return n * (n - 1) / 2 + i; }
+
 typedef struct SopInfo {
     const IrNode *node;
     bool reachable;
     ValueSet vs;
     Affine affine;
     LinMean *linmean; /* when the s-op is such a combination (valueset.c), else NULL */
+    PosTable *pos;    /* positional s-ops and selectors (positional.c), else NULL */
+    /* a positional s-op whose value depends on the index alone (or on nothing) and never raises:
+     * its views are sums over the index one-hot, free (classify.c) */
+    bool pos_free;
     bool has_cat, has_num;
     LinView *cat;     /* vs.n views when has_cat */
     LinView num;      /* when has_num */
@@ -112,7 +141,8 @@ typedef struct SopInfo {
     size_t n_terms;            /* memo of classify.c width_terms() */
 } SopInfo;
 
-typedef enum MapClass { MAP_UNARY_CAT, MAP_AFFINE, MAP_MLP } MapClass;
+typedef enum MapClass { MAP_UNARY_CAT, MAP_AFFINE, MAP_MLP, MAP_POS_FREE } MapClass;
+
 
 /* One column of an attention head's score: score += (q . r_query) * (k . r_key). */
 typedef struct ScoreColumn {
@@ -139,12 +169,14 @@ typedef struct GridArg {
     LinView view;
     size_t n;
     double *scalar;
+    const LinView *onehot; /* n exact one-hot views (embedding blocks), when the input can gate */
 } GridArg;
 
 /* How a leaf s-op's value is recovered from grid indices: directly (the leaf's value set is
  * the grid axis, in order), or as a decomposed width sum coef_i * w_i where axis args[i]
  * enumerates w_i = base_i .. N (base 1 for length, which is never 0). */
 typedef struct LeafMap {
+    const IrNode *node;                 /* the leaf s-op */
     bool width;
     uint32_t arg;                       /* direct */
     const ValueSet *vs;                 /* direct: value at each grid index */
@@ -197,6 +229,10 @@ typedef struct Plan {
     int n_layers;
 } Plan;
 
+/* rewrite.c: copies the part of `src` that `out` depends on into `dst` (an empty graph),
+ * simplified (see the file); returns the copy of `out`. */
+const IrNode *rewrite_program(const IrGraph *src, const IrNode *out, IrGraph *dst);
+
 /* linview.c */
 LinView lv_unit(Arena *a, uint32_t dim, double coef);
 LinView lv_empty(void);
@@ -204,8 +240,16 @@ LinView lv_empty(void);
 LinView lv_combine(Arena *a, double alpha, LinView x, double beta, LinView y);
 double lv_eval(LinView v, const double *row);
 
+/* positional.c: tables of the reachable positional s-ops and selectors (after reachability) */
+bool pos_compute(Plan *p, const IrNode *out);
+ValueSet pos_value_set(Plan *p, const PosTable *t);
+/* The value at (i, n); false when the cell does not exist or raises. */
+bool pos_lookup(const PosTable *t, int64_t i, int64_t n, size_t max_len, Value *v);
+
 /* valueset.c */
 bool vs_compute(Plan *p, const IrNode *out);
+/* Sorts and deduplicates vals[0..n) in place (a set of exact atoms). */
+ValueSet vs_from_values(Value *vals, size_t n);
 bool vs_contains(const ValueSet *vs, Value v, size_t *index);
 /* Numbers that differ only by rounding: the same rational reached along different paths. */
 bool scalar_twins(double a, double b);
@@ -226,6 +270,9 @@ bool aggregate_averages(Plan *p, const IrNode *agg);
 bool map_subtree_may_fail(Plan *p, const IrNode *n, const IrNode *const *leaves, uint32_t n_leaves);
 MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls);
 void plan_demand(Plan *p, const IrNode *out, const MapClass *cls);
+/* The leaves that stand for a positional s-op with a table in a tabulation: indices and/or
+ * length, as its table depends on them (NULL entries when not needed). */
+void pos_leaves(Plan *p, const SopInfo *info, const IrNode *out[2]);
 
 /* plan.c */
 bool plan_build(Plan *p, const IrNode *out);
@@ -252,6 +299,20 @@ void selector_want(Plan *p, const IrNode *sel, bool for_width);
 /* Evaluates map `n` given values of the fused leaves (plan.c). */
 ValueResult plan_fused_apply(Plan *p, const IrNode *n, const IrNode *const *leaves, size_t n_leaves,
                              const Value *leaf_vals, char *msg, size_t msgsize);
+
+/* mlp.c: the hidden units of MLP ops, collected per layer before the matrices are written */
+typedef struct HiddenBuf {
+    size_t n, cap;
+    LinView *in;       /* W1 column (before scaling) */
+    double *scale, *bias;
+    uint32_t *out_dim; /* W2 row entries: up to two per unit */
+    double *out_coef;
+    uint32_t *out_dim2;
+    double *out_coef2;
+} HiddenBuf;
+size_t hidden_add(Plan *p, HiddenBuf *hb, LinView in, double scale, double bias);
+/* Appends op's units to hb and its constant output to b2 (the layer's output bias). */
+bool mlp_tabulate(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2);
 
 /* emit.c */
 bool emit_model(Plan *p, const IrNode *out, const char *output_name, const CodegenOptions *opt, Model *m);

@@ -124,7 +124,10 @@ static bool scalar_arg(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u) {
     if (a->vs.unbounded) return located_error(p, a->node, "has too many possible values to tabulate in an MLP (lower --max-len or --vocab)");
     LeafMap *leaf = &m->leaf[j];
     m->n_leaves = j + 1 > m->n_leaves ? j + 1 : m->n_leaves;
+    leaf->node = a->node;
     double *sc = NULL;
+    /* the embedding's one-hot blocks are exact: such an input can gate the others (mlp.c) */
+    bool onehot = a->node->kind == IR_INDICES || (a->node->kind == IR_TOKENS && !p->numeric_tokens);
     if (a->has_u && via_u) {
         leaf->width = true;
         leaf->vs = &a->vs;
@@ -143,6 +146,7 @@ static bool scalar_arg(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u) {
     if (a->vs.numeric && a->has_num) {
         if (!add_grid(p, m, a->num, a->vs.n, &sc, &leaf->arg)) return false;
         for (size_t i = 0; i < a->vs.n; i++) sc[i] = value_as_double(a->vs.vals[i]);
+        if (onehot && a->has_cat) m->grid[leaf->arg].onehot = a->cat;
         return true;
     }
     if (!a->has_cat) return located_error(p, a->node, "has no encoding an MLP can read (internal)");
@@ -150,6 +154,32 @@ static bool scalar_arg(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u) {
     for (size_t i = 0; i < a->vs.n; i++) v = lv_combine(p->arena, 1, v, (double)i, a->cat[i]);
     if (!add_grid(p, m, v, a->vs.n, &sc, &leaf->arg)) return false;
     for (size_t i = 0; i < a->vs.n; i++) sc[i] = (double)i;
+    if (onehot) m->grid[leaf->arg].onehot = a->cat;
+    return true;
+}
+
+/* A positional s-op that depends on the index alone: its views are sums over the index
+ * one-hot (a constant's are multiples of `one`). */
+static bool plan_pos_free(Plan *p, SopInfo *info, const SopInfo *indices) {
+    const PosTable *t = info->pos;
+    info->cat = ARENA_ARRAY(p->arena, LinView, info->vs.n ? info->vs.n : 1);
+    LinView num = lv_empty();
+    for (size_t i = 0; i < p->max_len; i++) {
+        Value v;
+        size_t w;
+        if (!pos_lookup(t, (int64_t)i, (int64_t)i + 1, p->max_len, &v) || !vs_contains(&info->vs, v, &w))
+            return located_error(p, info->node, "has no value at an index (internal compiler error)");
+        LinView e = t->dep == POS_CONST ? lv_unit(p->arena, DIM_ONE, 1) : indices->cat[i];
+        if (t->dep == POS_CONST && i > 0) break;
+        info->cat[w] = lv_combine(p->arena, 1, info->cat[w], 1, e);
+        if (value_is_number(v)) num = lv_combine(p->arena, 1, num, value_as_double(v), e);
+    }
+    info->has_cat = true;
+    if (info->vs.numeric) {
+        info->num = num;
+        info->has_num = true;
+    }
+    info->time = 0;
     return true;
 }
 
@@ -434,6 +464,15 @@ static bool plan_map(Plan *p, SopInfo *info, MapClass cls, const IrNode *out) {
 bool plan_build(Plan *p, const IrNode *out) {
     size_t count = (size_t)out->id + 1;
     MapClass *cls = ARENA_ARRAY(p->arena, MapClass, count);
+    const SopInfo *indices = NULL;
+    for (size_t id = 0; id < count; id++) {
+        SopInfo *info = &p->info[id];
+        const IrNode *n = info->node;
+        if (n->kind == IR_INDICES) indices = info;
+        info->pos_free = info->reachable && info->pos && info->pos->val && !info->pos->any_fail &&
+                         (info->pos->dep == POS_CONST || info->pos->dep == POS_I) && n->kind != IR_INDICES &&
+                         n->kind != IR_CONST && n->kind != IR_LENGTH;
+    }
     for (size_t id = 0; id < count; id++) {
         SopInfo *info = &p->info[id];
         if (info->reachable && info->node->kind == IR_MAP) cls[id] = map_classify(p, info->node, cls);
@@ -443,9 +482,9 @@ bool plan_build(Plan *p, const IrNode *out) {
     /* fixed dims and the embedding blocks */
     plan_alloc_dims(p, 1, "one", NULL);
     plan_alloc_dims(p, 1, "bos", NULL);
-    ValueSet vocab = {p->vocab, p->n_vocab, false, true, true};
+    ValueSet vocab = {p->vocab, p->n_vocab, false, true, true, false};
     p->tok_dim = p->numeric_tokens ? plan_alloc_dims(p, 1, "tokens", NULL) : plan_alloc_dims(p, p->n_vocab, "tokens", &vocab);
-    ValueSet positions = {NULL, p->max_len, false, true, true};
+    ValueSet positions = {NULL, p->max_len, false, true, true, false};
     positions.vals = ARENA_ARRAY(p->arena, Value, p->max_len);
     for (size_t i = 0; i < p->max_len; i++) positions.vals[i] = value_int((int64_t)i);
     p->pos_dim = plan_alloc_dims(p, p->max_len, "indices", &positions);
@@ -455,6 +494,12 @@ bool plan_build(Plan *p, const IrNode *out) {
         const IrNode *n = info->node;
         if (!info->needed || ir_is_selector(n)) continue;
         bool ok = true;
+        if (info->pos_free) {
+            ok = plan_pos_free(p, info, indices);
+            if (ok && info->want_cat && !info->has_cat) ok = convert_to_cat(p, info);
+            if (!ok) return false;
+            continue;
+        }
         switch (n->kind) {
         case IR_TOKENS:
             if (p->numeric_tokens) { /* the embedding writes the value on one dim */

@@ -11,8 +11,7 @@
 static int cmp_values(const void *a, const void *b) { return value_order(*(const Value *)a, *(const Value *)b); }
 
 /* Two floats that differ only by rounding: the same rational reached along different paths
- * (3/7 - 2/7 vs 1/7). Values are exact rationals with small denominators, far apart compared
- * to this tolerance. */
+ * (3/7 - 2/7 vs 1/7). Only approximate sets (ValueSet.approx) identify them. */
 bool scalar_twins(double a, double b) {
     return fabs(a - b) <= 1e-12 * fmax(1.0, fmax(fabs(a), fabs(b)));
 }
@@ -21,14 +20,14 @@ static bool float_twins(Value a, Value b) {
     return a.kind == VAL_FLOAT && b.kind == VAL_FLOAT && scalar_twins(a.as.f, b.as.f);
 }
 
-/* Sorts and deduplicates vals[0..n) in place and fills in the flags. */
+/* Sorts and deduplicates vals[0..n) in place and fills in the flags. Distinct doubles stay
+ * distinct, however close: the program can tell them apart (==), so the compiler must too. */
 static ValueSet vs_make(Value *vals, size_t n) {
     if (n) qsort(vals, n, sizeof *vals, cmp_values);
     size_t u = 0;
     for (size_t i = 0; i < n; i++)
-        if (u == 0 || (value_order(vals[u - 1], vals[i]) != 0 && !float_twins(vals[u - 1], vals[i])))
-            vals[u++] = vals[i];
-    ValueSet vs = {vals, u, false, true, true};
+        if (u == 0 || value_order(vals[u - 1], vals[i]) != 0) vals[u++] = vals[i];
+    ValueSet vs = {vals, u, false, true, true, false};
     for (size_t i = 0; i < u; i++) {
         vs.numeric = vs.numeric && value_is_number(vals[i]);
         vs.all_int = vs.all_int && (vals[i].kind == VAL_INT || vals[i].kind == VAL_BOOL);
@@ -36,7 +35,9 @@ static ValueSet vs_make(Value *vals, size_t n) {
     return vs;
 }
 
-static ValueSet vs_unbounded(void) { return (ValueSet){NULL, 0, true, true, false}; }
+ValueSet vs_from_values(Value *vals, size_t n) { return vs_make(vals, n); }
+
+static ValueSet vs_unbounded(void) { return (ValueSet){NULL, 0, true, true, false, false}; }
 
 bool vs_contains(const ValueSet *vs, Value v, size_t *index) {
     size_t lo = 0, hi = vs->n;
@@ -50,8 +51,8 @@ bool vs_contains(const ValueSet *vs, Value v, size_t *index) {
         if (c < 0) lo = mid + 1;
         else hi = mid;
     }
-    /* a rounding twin of v stands for it (vs_make kept only one of them) */
-    for (size_t i = lo > 0 ? lo - 1 : 0; i < vs->n && i <= lo; i++)
+    /* in an approximate set, a rounding twin of v stands for it */
+    for (size_t i = lo > 0 ? lo - 1 : 0; vs->approx && i < vs->n && i <= lo; i++)
         if (float_twins(vs->vals[i], v)) {
             if (index) *index = i;
             return true;
@@ -97,7 +98,9 @@ static ValueSet map_values(Plan *p, SopInfo *info) {
         if (r.ok) out[count++] = r.value;
         else info->may_fail = true;
     }
-    return vs_make(out, count);
+    ValueSet vs = vs_make(out, count);
+    for (size_t j = 0; j < nargs; j++) vs.approx = vs.approx || args[j]->approx;
+    return vs;
 }
 
 /* c0 + s/k for k = 2..N and every integer s in [k*lo, k*hi] (the means of k integers from
@@ -130,7 +133,9 @@ static ValueSet aggregate_values(Plan *p, const IrNode *n, const ValueSet *src) 
         Value *v = ARENA_ARRAY(p->arena, Value, src->n + 1);
         if (src->n) memcpy(v, src->vals, src->n * sizeof *v);
         v[src->n] = d;
-        return vs_make(v, src->n + 1);
+        ValueSet vs = vs_make(v, src->n + 1);
+        vs.approx = src->approx;
+        return vs;
     }
     if (!src->all_int) return vs_unbounded();
     int64_t lo = (int64_t)value_as_double(src->vals[0]), hi = (int64_t)value_as_double(src->vals[src->n - 1]);
@@ -217,7 +222,9 @@ static ValueSet linmean_values(Plan *p, const LinMean *m) {
     bool int_c0 = integral(m->c0);
     for (int64_t s = lo; s <= hi; s++) /* one key: the values themselves, ints */
         v[count++] = int_c0 ? value_int((int64_t)m->c0 + s) : value_float(m->c0 + (double)s);
-    return vs_make(v, count);
+    ValueSet vs = vs_make(v, count);
+    vs.approx = true; /* the rationals, not the doubles the reference's float steps reach */
+    return vs;
 }
 
 static Affine affine_of(Plan *p, const IrNode *n) {
@@ -274,6 +281,7 @@ bool vs_compute(Plan *p, const IrNode *out) {
         for (int j = 0; j < 3; j++)
             if (deps[j]) p->info[deps[j]->id].reachable = true;
     }
+    if (!pos_compute(p, out)) return false;
     for (size_t id = 0; id <= out->id; id++) {
         SopInfo *info = &p->info[id];
         const IrNode *n = info->node;
@@ -313,6 +321,9 @@ bool vs_compute(Plan *p, const IrNode *out) {
             break;
         default: break;
         }
+        if (info->pos && info->pos->val && !info->pos->any_fail) /* exactly the values its table holds */
+            info->vs = pos_value_set(p, info->pos);
+        if (info->pos && info->pos->any_fail) info->may_fail = true;
         if (!info->vs.unbounded && info->vs.n > CG_MAX_VALUES) info->vs = vs_unbounded();
         info->affine = affine_of(p, n);
     }
