@@ -41,7 +41,7 @@ static bool cat_capable(Plan *p, const IrNode *x, const MapClass *cls) {
     if (p->info[x->id].pos_free) return true;
     switch (x->kind) {
     case IR_TOKENS: case IR_INDICES: case IR_CONST: case IR_LENGTH: case IR_SELECTOR_WIDTH: return true;
-    case IR_AGGREGATE: return !aggregate_averages(p, x) || selector_at_most_one(x->u.aggregate.selector);
+    case IR_AGGREGATE: return !aggregate_averages(p, x) || selector_at_most_one(p, x->u.aggregate.selector);
     case IR_MAP: return cls[x->id] == MAP_UNARY_CAT;
     default: return false;
     }
@@ -107,12 +107,8 @@ static bool costly(Plan *p, const IrNode *n, const MapClass *cls) {
 }
 
 void pos_leaves(Plan *p, const SopInfo *info, const IrNode *out[2]) {
-    out[0] = out[1] = NULL;
-    for (size_t id = 0; id < p->g->count && id <= info->node->id; id++) {
-        const IrNode *n = p->g->nodes[id];
-        if (n->kind == IR_INDICES && (info->pos->dep == POS_I || info->pos->dep == POS_IN)) out[0] = n;
-        if (n->kind == IR_LENGTH && (info->pos->dep == POS_N || info->pos->dep == POS_IN)) out[1] = n;
-    }
+    out[0] = info->pos->dep == POS_I || info->pos->dep == POS_IN ? p->indices : NULL;
+    out[1] = info->pos->dep == POS_N || info->pos->dep == POS_IN ? p->length : NULL;
 }
 
 /* Whether a tabulation reading `n` may read indices and length instead, and look n up in its
@@ -387,11 +383,7 @@ void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
         const IrNode *n = info->node;
         if (!info->needed || ir_is_selector(n)) continue;
         if (info->pos_free) { /* a view of the index one-hot */
-            for (size_t k = 0; k <= id; k++)
-                if (p->g->nodes[k]->kind == IR_INDICES) {
-                    p->info[k].needed = true;
-                    p->info[k].want_cat = true;
-                }
+            p->info[p->indices->id].needed = p->info[p->indices->id].want_cat = true;
             continue;
         }
         switch (n->kind) {
@@ -409,7 +401,7 @@ void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
         case IR_AGGREGATE: {
             selector_want(p, n->u.aggregate.selector, false);
             SopInfo *src = &p->info[n->u.aggregate.sop->id];
-            bool copy = !aggregate_averages(p, n) || (selector_at_most_one(n->u.aggregate.selector) && !src->vs.unbounded &&
+            bool copy = !aggregate_averages(p, n) || (selector_at_most_one(p, n->u.aggregate.selector) && !src->vs.unbounded &&
                                             (info->want_cat || n == out));
             if (copy) src->want_cat = true;
             else src->want_num = true;

@@ -67,6 +67,9 @@ typedef struct ValueSet {
      * (combinations of means, see LinMean); lookups then match rounding twins. Otherwise every
      * member is exactly a double (or atom) the reference can produce. */
     bool approx;
+    /* Numbers equal in value are one member (1, 1.0 and True): no consumer tells them apart
+     * (valueset.c, kinds). Lookups compare numbers by value. */
+    bool by_number;
 } ValueSet;
 
 /* c0 + sum_j coef[j] * agg[j], numerical aggregates that all average over one selector: the
@@ -114,6 +117,7 @@ typedef struct SopInfo {
     /* a positional s-op whose value depends on the index alone (or on nothing) and never raises:
      * its views are sums over the index one-hot, free (classify.c) */
     bool pos_free;
+    bool kind_matters; /* some consumer tells 1, 1.0 and True apart (valueset.c) */
     bool has_cat, has_num;
     LinView *cat;     /* vs.n views when has_cat */
     LinView num;      /* when has_num */
@@ -216,6 +220,7 @@ typedef struct Plan {
     bool numeric_tokens;       /* real-valued tokens in [token_lo, token_hi] (--range) */
     double token_lo, token_hi;
     SopInfo *info;             /* per node id */
+    const IrNode *indices, *length; /* always in the graph (rewrite.c), always reachable */
     uint32_t n_dims;
     char **labels;             /* per dim, grown as dims are allocated */
     size_t labels_cap;
@@ -293,7 +298,7 @@ bool selector_lower_term(Plan *p, const SelTerm *t, bool for_width, ScoreColumn 
                          double *bos_level, int *time);
 /* The columns of a selector that is a single term (aggregates need one head). */
 bool selector_lower(Plan *p, const IrNode *sel, ScoreColumn **cols, size_t *n, double *bos_level, int *time);
-bool selector_at_most_one(const IrNode *sel);
+bool selector_at_most_one(Plan *p, const IrNode *sel);
 void selector_want(Plan *p, const IrNode *sel, bool for_width);
 
 /* Evaluates map `n` given values of the fused leaves (plan.c). */

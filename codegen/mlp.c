@@ -154,6 +154,14 @@ static bool point_output(Tab *t, const size_t *idx, GridOut *out, bool *reachabl
                             ? plan_fused_apply(p, op->node, op->leaves, op->n_leaves, vals, msg, sizeof msg)
                             : (ValueResult){true, vals[0], NULL};
         GridOut g = {r.ok, 0, 0, r.ok ? r.value : value_int(0)};
+        /* a positional s-op's table is exact and never raises: a point where it raises or leaves
+         * its value set combines leaf values that never occur together */
+        const PosTable *pt = p->info[op->node->id].pos;
+        if (op->fn == MLP_FN_MAP && pt && pt->val && !pt->any_fail &&
+            (!r.ok || !vs_contains(&p->info[op->node->id].vs, r.value, NULL))) {
+            *reachable = false;
+            return true;
+        }
         if (r.ok && op->out_cat && !vs_contains(op->out_vs, r.value, &g.index)) {
             char v[96];
             value_format(r.value, v, sizeof v);

@@ -310,7 +310,7 @@ static bool plan_aggregate(Plan *p, SopInfo *info, const IrNode *out) {
     HeadOp *h = new_head(p);
     int t_sel;
     if (!selector_lower(p, n->u.aggregate.selector, &h->cols, &h->n_cols, &h->bos_level, &t_sel)) return false;
-    bool one = selector_at_most_one(n->u.aggregate.selector);
+    bool one = selector_at_most_one(p, n->u.aggregate.selector);
     bool copy = !aggregate_averages(p, n) || (one && (info->want_cat || n == out) && src->has_cat);
     int slot = next_slot(t_sel > src->time ? t_sel : src->time, true);
     h->layer = slot_layer(slot);
@@ -464,11 +464,10 @@ static bool plan_map(Plan *p, SopInfo *info, MapClass cls, const IrNode *out) {
 bool plan_build(Plan *p, const IrNode *out) {
     size_t count = (size_t)out->id + 1;
     MapClass *cls = ARENA_ARRAY(p->arena, MapClass, count);
-    const SopInfo *indices = NULL;
+    const SopInfo *indices = &p->info[p->indices->id];
     for (size_t id = 0; id < count; id++) {
         SopInfo *info = &p->info[id];
         const IrNode *n = info->node;
-        if (n->kind == IR_INDICES) indices = info;
         info->pos_free = info->reachable && info->pos && info->pos->val && !info->pos->any_fail &&
                          (info->pos->dep == POS_CONST || info->pos->dep == POS_I) && n->kind != IR_INDICES &&
                          n->kind != IR_CONST && n->kind != IR_LENGTH;
@@ -482,9 +481,9 @@ bool plan_build(Plan *p, const IrNode *out) {
     /* fixed dims and the embedding blocks */
     plan_alloc_dims(p, 1, "one", NULL);
     plan_alloc_dims(p, 1, "bos", NULL);
-    ValueSet vocab = {p->vocab, p->n_vocab, false, true, true, false};
+    ValueSet vocab = {p->vocab, p->n_vocab, false, true, true, false, false};
     p->tok_dim = p->numeric_tokens ? plan_alloc_dims(p, 1, "tokens", NULL) : plan_alloc_dims(p, p->n_vocab, "tokens", &vocab);
-    ValueSet positions = {NULL, p->max_len, false, true, true, false};
+    ValueSet positions = {NULL, p->max_len, false, true, true, false, false};
     positions.vals = ARENA_ARRAY(p->arena, Value, p->max_len);
     for (size_t i = 0; i < p->max_len; i++) positions.vals[i] = value_int((int64_t)i);
     p->pos_dim = plan_alloc_dims(p, p->max_len, "indices", &positions);

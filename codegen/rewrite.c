@@ -110,6 +110,10 @@ static IrNode *copy_node(Rewriter *r, const IrNode *n) {
 const IrNode *rewrite_program(const IrGraph *src, const IrNode *out, IrGraph *dst) {
     Rewriter r = {src, dst, NULL};
     r.map = ARENA_ARRAY(dst->arena, IrNode *, (size_t)out->id + 1);
+    /* indices and length always exist, first: s-ops computed from their positional tables read
+     * them even when the program does not mention them */
+    ir_indices(dst, out->loc);
+    ir_length(dst, out->loc);
     /* arguments first, in id order, so the recursion in arg() stays shallow */
     for (size_t id = 0; id <= out->id; id++)
         if (!r.map[id]) copy_node(&r, src->nodes[id]);

@@ -27,7 +27,7 @@ static ValueSet vs_make(Value *vals, size_t n) {
     size_t u = 0;
     for (size_t i = 0; i < n; i++)
         if (u == 0 || value_order(vals[u - 1], vals[i]) != 0) vals[u++] = vals[i];
-    ValueSet vs = {vals, u, false, true, true, false};
+    ValueSet vs = {vals, u, false, true, true, false, false};
     for (size_t i = 0; i < u; i++) {
         vs.numeric = vs.numeric && value_is_number(vals[i]);
         vs.all_int = vs.all_int && (vals[i].kind == VAL_INT || vals[i].kind == VAL_BOOL);
@@ -37,13 +37,22 @@ static ValueSet vs_make(Value *vals, size_t n) {
 
 ValueSet vs_from_values(Value *vals, size_t n) { return vs_make(vals, n); }
 
-static ValueSet vs_unbounded(void) { return (ValueSet){NULL, 0, true, true, false, false}; }
+static ValueSet vs_unbounded(void) { return (ValueSet){NULL, 0, true, true, false, false, false}; }
+
+/* value_order, or for a set collapsed by number (see kinds_collapse) the order of the numbers */
+static int member_order(const ValueSet *vs, Value a, Value b) {
+    if (vs->by_number && value_is_number(a) && value_is_number(b)) {
+        double x = value_as_double(a), y = value_as_double(b);
+        return (x > y) - (x < y);
+    }
+    return value_order(a, b);
+}
 
 bool vs_contains(const ValueSet *vs, Value v, size_t *index) {
     size_t lo = 0, hi = vs->n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        int c = value_order(vs->vals[mid], v);
+        int c = member_order(vs, vs->vals[mid], v);
         if (c == 0) {
             if (index) *index = mid;
             return true;
@@ -63,6 +72,64 @@ bool vs_contains(const ValueSet *vs, Value v, size_t *index) {
 void vs_describe(const IrNode *n, char *buf, size_t size) {
     if (n->name) snprintf(buf, size, "'%s'", n->name);
     else snprintf(buf, size, "this %s", ir_kind_name(n->kind));
+}
+
+/* ---- kinds: where 1, 1.0 and True must be told apart ---- */
+
+/* Whether the kind of a map's result depends on the kind of its argument j (the values being
+ * equal as numbers): arithmetic keeps kinds (True + 1 is 2, 1 + 1.0 is 2.0), a comparison, a
+ * truth test or a division does not, and a list index raises on a float. */
+static bool map_arg_kind_flows(const IrNode *n, uint32_t j) {
+    switch (n->u.map.kind) {
+    case IR_MAP_UNARY: return n->u.map.op == VOP_NEG || n->u.map.op == VOP_POS;
+    case IR_MAP_BINARY:
+        switch (n->u.map.op) {
+        case VOP_ADD: case VOP_SUB: case VOP_MUL: case VOP_MOD: case VOP_POW: case VOP_AND: case VOP_OR: return true;
+        default: return false; /* comparisons (bool), / (always a float) */
+        }
+    case IR_MAP_COND: return j > 0;
+    case IR_MAP_INDEX: return true;
+    default: return false; /* in, dict lookup: by value */
+    }
+}
+
+/* kind_matters[id]: some consumer of the s-op (or the output, which is printed with its kind)
+ * tells 1, 1.0 and True apart. Elsewhere the s-op's numbers are collapsed to one atom per value:
+ * its consumers cannot see the difference, and a numerical encoding could not make it. */
+static void kinds_compute(Plan *p, const IrNode *out) {
+    p->info[out->id].kind_matters = true;
+    for (size_t id = out->id + 1; id-- > 0;) {
+        SopInfo *info = &p->info[id];
+        const IrNode *n = info->node;
+        if (!info->reachable || !info->kind_matters) continue;
+        if (n->kind == IR_MAP) {
+            for (uint32_t j = 0; j < n->u.map.nargs; j++)
+                if (map_arg_kind_flows(n, j) || n->u.map.kind == IR_MAP_INDEX) p->info[n->u.map.args[j]->id].kind_matters = true;
+        } else if (n->kind == IR_AGGREGATE) { /* one key: the value itself */
+            p->info[n->u.aggregate.sop->id].kind_matters = true;
+        }
+    }
+}
+
+/* Keeps one atom per number (an int over a float over a bool: flags such as all_int stay as
+ * strong as they can) and marks the set as compared by number. */
+static void kinds_collapse(ValueSet *vs) {
+    if (vs->unbounded || vs->by_number) return;
+    static const int pref[] = {[VAL_BOOL] = 0, [VAL_INT] = 2, [VAL_FLOAT] = 1, [VAL_STR] = 0};
+    size_t u = 0;
+    for (size_t i = 0; i < vs->n; i++) {
+        Value v = vs->vals[i];
+        if (u && value_is_number(v) && value_is_number(vs->vals[u - 1]) &&
+            value_as_double(v) == value_as_double(vs->vals[u - 1])) {
+            if (pref[v.kind] > pref[vs->vals[u - 1].kind]) vs->vals[u - 1] = v;
+            continue;
+        }
+        vs->vals[u++] = v;
+    }
+    vs->n = u;
+    vs->by_number = true;
+    vs->all_int = true;
+    for (size_t i = 0; i < u; i++) vs->all_int = vs->all_int && (vs->vals[i].kind == VAL_INT || vs->vals[i].kind == VAL_BOOL);
 }
 
 static ValueSet range_set(Arena *a, int64_t lo, int64_t hi) {
@@ -124,7 +191,7 @@ static bool means_of_range(Plan *p, int64_t lo, int64_t hi, double c0, size_t ex
 /* Means of k = 2..N integers from [lo, hi], the values themselves, and the default. */
 static ValueSet aggregate_values(Plan *p, const IrNode *n, const ValueSet *src) {
     Value d = n->u.aggregate.default_value;
-    bool several = !selector_at_most_one(n->u.aggregate.selector);
+    bool several = !selector_at_most_one(p, n->u.aggregate.selector);
     bool averages = several && src->numeric;
     bool all_bool = true;
     for (size_t i = 0; i < src->n; i++) all_bool = all_bool && src->vals[i].kind == VAL_BOOL;
@@ -263,6 +330,12 @@ static Affine affine_of(Plan *p, const IrNode *n) {
 bool vs_compute(Plan *p, const IrNode *out) {
     /* reachability: ids are topological, so one descending sweep */
     p->info[out->id].reachable = true;
+    for (size_t id = 0; id <= out->id; id++) {
+        const IrNode *n = p->g->nodes[id];
+        if (n->kind == IR_INDICES) p->indices = n;
+        if (n->kind == IR_LENGTH) p->length = n;
+    }
+    p->info[p->indices->id].reachable = p->info[p->length->id].reachable = true;
     for (size_t id = out->id + 1; id-- > 0;) {
         SopInfo *info = &p->info[id];
         const IrNode *n = p->g->nodes[id];
@@ -282,6 +355,7 @@ bool vs_compute(Plan *p, const IrNode *out) {
             if (deps[j]) p->info[deps[j]->id].reachable = true;
     }
     if (!pos_compute(p, out)) return false;
+    kinds_compute(p, out);
     for (size_t id = 0; id <= out->id; id++) {
         SopInfo *info = &p->info[id];
         const IrNode *n = info->node;
@@ -317,7 +391,7 @@ bool vs_compute(Plan *p, const IrNode *out) {
             break;
         case IR_AGGREGATE:
             info->vs = aggregate_values(p, n, &p->info[n->u.aggregate.sop->id].vs);
-            if (info->vs.numeric && !selector_at_most_one(n->u.aggregate.selector)) info->linmean = linmean_of(p, n);
+            if (info->vs.numeric && !selector_at_most_one(p, n->u.aggregate.selector)) info->linmean = linmean_of(p, n);
             break;
         default: break;
         }
@@ -325,6 +399,7 @@ bool vs_compute(Plan *p, const IrNode *out) {
             info->vs = pos_value_set(p, info->pos);
         if (info->pos && info->pos->any_fail) info->may_fail = true;
         if (!info->vs.unbounded && info->vs.n > CG_MAX_VALUES) info->vs = vs_unbounded();
+        if (!info->kind_matters) kinds_collapse(&info->vs);
         info->affine = affine_of(p, n);
     }
     return true;
