@@ -114,6 +114,12 @@ typedef struct SopInfo {
     Affine affine;
     LinMean *linmean; /* when the s-op is such a combination (valueset.c), else NULL */
     PosTable *pos;    /* positional s-ops and selectors (positional.c), else NULL */
+    /* Where the s-op can differ from the constant `rest`: a cell set over (n, i) as in PosTable,
+     * or NULL (anywhere). An aggregate over a positional selector is its default wherever the
+     * selector selects nothing; sums of such terms with disjoint supports take the union of
+     * their terms' values, not the product (valueset.c). */
+    bool *support;
+    Value rest;
     /* a positional s-op whose value depends on the index alone (or on nothing) and never raises:
      * its views are sums over the index one-hot, free (classify.c) */
     bool pos_free;
@@ -221,6 +227,7 @@ typedef struct Plan {
     double token_lo, token_hi;
     SopInfo *info;             /* per node id */
     const IrNode *indices, *length; /* always in the graph (rewrite.c), always reachable */
+    bool have_pos;             /* positional tables were computed (positional.c) */
     uint32_t n_dims;
     char **labels;             /* per dim, grown as dims are allocated */
     size_t labels_cap;

@@ -67,6 +67,7 @@ bool pos_compute(Plan *p, const IrNode *out) {
     if (n_pos + n_sel == 0 || entries > CG_MAX_POS_ENTRIES || work > CG_MAX_POS_WORK) return true;
 
     size_t cells = N * (N + 1) / 2;
+    p->have_pos = true;
     for (size_t id = 0; id < count; id++) {
         if (!wanted[id] || p->g->nodes[id]->kind == IR_CONST) continue;
         PosTable *t = ARENA_NEW(p->arena, PosTable);

@@ -139,11 +139,106 @@ static ValueSet range_set(Arena *a, int64_t lo, int64_t hi) {
     return vs_make(v, n);
 }
 
+/* ---- supports ---- */
+
+static size_t n_cells(const Plan *p) { return p->max_len * (p->max_len + 1) / 2; }
+
+/* The support of an s-op (see SopInfo.support), from its selector or its arguments. */
+static void support_compute(Plan *p, SopInfo *info) {
+    const IrNode *n = info->node;
+    size_t cells = n_cells(p);
+    if (!p->have_pos || info->pos) return;
+    if (n->kind == IR_AGGREGATE) {
+        const PosTable *t = p->info[n->u.aggregate.selector->id].pos;
+        if (!t) return;
+        info->support = ARENA_ARRAY(p->arena, bool, cells);
+        for (size_t c = 0; c < cells; c++) info->support[c] = t->fail[c] || t->count[c] > 0;
+        info->rest = n->u.aggregate.default_value;
+        return;
+    }
+    if (n->kind != IR_MAP) return;
+    Value rest[3];
+    bool any = false;
+    for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+        const SopInfo *a = &p->info[n->u.map.args[j]->id];
+        if (a->node->kind == IR_CONST) rest[j] = a->node->u.constant;
+        else if (a->support) rest[j] = a->rest, any = true;
+        else return;
+    }
+    char msg[160];
+    ValueResult r = ir_map_apply(n, rest, p->arena, msg, sizeof msg);
+    if (!any || !r.ok) return;
+    info->rest = r.value;
+    info->support = ARENA_ARRAY(p->arena, bool, cells);
+    for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+        const SopInfo *a = &p->info[n->u.map.args[j]->id];
+        if (a->support)
+            for (size_t c = 0; c < cells; c++) info->support[c] = info->support[c] || a->support[c];
+    }
+}
+
+/* Whether the non-constant arguments of map n all have supports, pairwise disjoint; *covered
+ * tells whether their union is every cell. */
+static bool disjoint_args(Plan *p, const IrNode *n, bool *covered) {
+    size_t cells = n_cells(p), k = 0;
+    const bool *sup[3];
+    for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+        const SopInfo *a = &p->info[n->u.map.args[j]->id];
+        if (a->node->kind == IR_CONST) continue;
+        if (!a->support) return false;
+        sup[k++] = a->support;
+    }
+    if (k < 2) return false;
+    *covered = true;
+    for (size_t c = 0; c < cells; c++) {
+        int hits = 0;
+        for (size_t j = 0; j < k; j++) hits += sup[j][c];
+        if (hits > 1) return false;
+        if (hits == 0) *covered = false;
+    }
+    return true;
+}
+
+/* A map whose arguments have disjoint supports takes, at each position, at most one argument
+ * away from its rest value: the union of those cases. */
+static ValueSet map_values_disjoint(Plan *p, SopInfo *info, bool covered) {
+    const IrNode *n = info->node;
+    size_t nargs = n->u.map.nargs, total = covered ? 0 : 1;
+    Value rest[3];
+    for (size_t j = 0; j < nargs; j++) {
+        const SopInfo *a = &p->info[n->u.map.args[j]->id];
+        if (a->vs.unbounded) return vs_unbounded();
+        rest[j] = a->node->kind == IR_CONST ? a->node->u.constant : a->rest;
+        total += a->vs.n;
+    }
+    Value *out = ARENA_ARRAY(p->arena, Value, total ? total : 1);
+    size_t count = 0;
+    char msg[160];
+    ValueResult r;
+    if (!covered && (r = ir_map_apply(n, rest, p->arena, msg, sizeof msg)).ok) out[count++] = r.value;
+    for (size_t j = 0; j < nargs; j++) {
+        const SopInfo *a = &p->info[n->u.map.args[j]->id];
+        if (a->node->kind == IR_CONST) continue;
+        for (size_t i = 0; i < a->vs.n; i++) {
+            Value in[3] = {rest[0], rest[1], rest[2]};
+            in[j] = a->vs.vals[i];
+            r = ir_map_apply(n, in, p->arena, msg, sizeof msg);
+            if (r.ok) out[count++] = r.value;
+            else info->may_fail = true;
+        }
+    }
+    ValueSet vs = vs_make(out, count);
+    for (size_t j = 0; j < nargs; j++) vs.approx = vs.approx || p->info[n->u.map.args[j]->id].vs.approx;
+    return vs;
+}
+
 /* Tabulates a map over the product of its arguments' value sets. */
 static ValueSet map_values(Plan *p, SopInfo *info) {
     const IrNode *n = info->node;
     size_t nargs = n->u.map.nargs, total = 1;
     const ValueSet *args[3];
+    bool covered;
+    if (disjoint_args(p, n, &covered)) return map_values_disjoint(p, info, covered);
     for (size_t j = 0; j < nargs; j++) {
         args[j] = &p->info[n->u.map.args[j]->id].vs;
         if (args[j]->unbounded) return vs_unbounded();
@@ -172,9 +267,11 @@ static ValueSet map_values(Plan *p, SopInfo *info) {
 
 /* c0 + s/k for k = 2..N and every integer s in [k*lo, k*hi] (the means of k integers from
  * [lo, hi]), into a fresh array with `extra` more free slots; false when over CG_MAX_VALUES. */
-static bool means_of_range(Plan *p, int64_t lo, int64_t hi, double c0, size_t extra, Value **out, size_t *count) {
+static bool means_of_range(Plan *p, int64_t lo, int64_t hi, double c0, const bool *counts, size_t extra, Value **out,
+                           size_t *count) {
     size_t total = extra;
     for (size_t k = 2; k <= p->max_len; k++) {
+        if (counts && !counts[k]) continue;
         double span = (double)k * (double)(hi - lo) + 1;
         if (span + (double)total > CG_MAX_VALUES) return false;
         total += (size_t)span;
@@ -182,36 +279,41 @@ static bool means_of_range(Plan *p, int64_t lo, int64_t hi, double c0, size_t ex
     Value *v = ARENA_ARRAY(p->arena, Value, total ? total : 1);
     size_t n = 0;
     for (int64_t k = 2; k <= (int64_t)p->max_len; k++)
-        for (int64_t s = k * lo; s <= k * hi; s++) v[n++] = value_float(c0 + (double)s / (double)k);
+        if (!counts || counts[k])
+            for (int64_t s = k * lo; s <= k * hi; s++) v[n++] = value_float(c0 + (double)s / (double)k);
     *out = v;
     *count = n;
     return true;
 }
 
-/* Means of k = 2..N integers from [lo, hi], the values themselves, and the default. */
+/* The values of an aggregate: the default (no key), the source's values (one key) and, for
+ * numbers, the means of k = 2..N integers from their range; a positional selector says exactly
+ * which numbers of keys occur. */
 static ValueSet aggregate_values(Plan *p, const IrNode *n, const ValueSet *src) {
     Value d = n->u.aggregate.default_value;
+    const PosTable *t = p->info[n->u.aggregate.selector->id].pos;
+    const bool *counts = t ? t->counts_seen : NULL;
+    bool none = !counts || counts[0], one = !counts || counts[1];
     bool several = !selector_at_most_one(p, n->u.aggregate.selector);
     bool averages = several && src->numeric;
     bool all_bool = true;
     for (size_t i = 0; i < src->n; i++) all_bool = all_bool && src->vals[i].kind == VAL_BOOL;
     if (src->unbounded) return vs_unbounded();
-    if (!averages || all_bool || src->n == 0) {
-        Value *v = ARENA_ARRAY(p->arena, Value, src->n + 1);
-        if (src->n) memcpy(v, src->vals, src->n * sizeof *v);
-        v[src->n] = d;
-        ValueSet vs = vs_make(v, src->n + 1);
-        vs.approx = src->approx;
-        return vs;
-    }
-    if (!src->all_int) return vs_unbounded();
-    int64_t lo = (int64_t)value_as_double(src->vals[0]), hi = (int64_t)value_as_double(src->vals[src->n - 1]);
     Value *v;
-    size_t count;
-    if (!means_of_range(p, lo, hi, 0, src->n + 1, &v, &count)) return vs_unbounded();
-    for (size_t i = 0; i < src->n; i++) v[count++] = src->vals[i]; /* one key: the value itself */
-    v[count++] = d;
-    return vs_make(v, count);
+    size_t count = 0;
+    if (!averages || all_bool || src->n == 0) {
+        v = ARENA_ARRAY(p->arena, Value, src->n + 1);
+    } else {
+        if (!src->all_int) return vs_unbounded();
+        int64_t lo = (int64_t)value_as_double(src->vals[0]), hi = (int64_t)value_as_double(src->vals[src->n - 1]);
+        if (!means_of_range(p, lo, hi, 0, counts, src->n + 1, &v, &count)) return vs_unbounded();
+    }
+    if (one || (several && !averages)) /* several non-numbers raise; the model checks that */
+        for (size_t i = 0; i < src->n; i++) v[count++] = src->vals[i];
+    if (none) v[count++] = d;
+    ValueSet vs = vs_make(v, count);
+    vs.approx = src->approx;
+    return vs;
 }
 
 /* ---- linear combinations of means over one selector ---- */
@@ -281,7 +383,7 @@ static ValueSet linmean_values(Plan *p, const LinMean *m) {
     }
     Value *v;
     size_t count;
-    if (hi - lo + 2 > CG_MAX_VALUES || !means_of_range(p, lo, hi, m->c0, (size_t)(hi - lo + 2), &v, &count))
+    if (hi - lo + 2 > CG_MAX_VALUES || !means_of_range(p, lo, hi, m->c0, NULL, (size_t)(hi - lo + 2), &v, &count))
         return vs_unbounded();
     double d = m->c0;
     for (size_t j = 0; j < m->n; j++) d += m->coef[j] * value_as_double(m->agg[j]->u.aggregate.default_value);
@@ -395,6 +497,7 @@ bool vs_compute(Plan *p, const IrNode *out) {
             break;
         default: break;
         }
+        support_compute(p, info);
         if (info->pos && info->pos->val && !info->pos->any_fail) /* exactly the values its table holds */
             info->vs = pos_value_set(p, info->pos);
         if (info->pos && info->pos->any_fail) info->may_fail = true;
