@@ -1,10 +1,13 @@
-/* --vocab: "abc" (characters), "a,b,c" (a comma list) or "0..9" (an int range). */
+/* --vocab: "abc" (characters), "a,b,c" (a comma list), "0..9" (an int range) or a JSON list
+ * '["a", ",", "?"]' (any spec whose first non-blank character is '['). */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codegen/internal.h"
+#include "runtime/json.h"
 
 static bool parse_int(const char *s, size_t len, int64_t *out) {
     char buf[32];
@@ -47,6 +50,72 @@ static bool parse_item(const char *s, size_t len, IrTokenType type, Arena *arena
     return false;
 }
 
+/* What a JSON item is, for messages: 'the string "a"', 'the number 1.5', 'true', 'a list'. */
+static void describe_item(const JsonValue *j, char *buf, size_t size) {
+    switch (j->kind) {
+    case JSON_NULL: snprintf(buf, size, "null"); return;
+    case JSON_BOOL: snprintf(buf, size, "%s", j->boolean ? "true" : "false"); return;
+    case JSON_NUMBER: snprintf(buf, size, "the number %.40s", j->text); return;
+    case JSON_STRING: snprintf(buf, size, "the string \"%.40s%s\"", j->text, j->len > 40 ? "..." : ""); return;
+    case JSON_ARRAY: snprintf(buf, size, "a list"); return;
+    case JSON_OBJECT: snprintf(buf, size, "an object"); return;
+    }
+    snprintf(buf, size, "?");
+}
+
+/* One item of a JSON list as an atom of the token type; false with a message. */
+static bool json_item(const JsonValue *j, size_t index, IrTokenType type, Arena *arena, Value *out, char *errbuf,
+                      size_t errsize) {
+    int64_t i;
+    const char *want = NULL, *why = "";
+    switch (type) {
+    case IR_TOKENS_STR:
+        if (j->kind == JSON_STRING) { *out = value_str(arena_strdup(arena, j->text)); return true; }
+        want = "strings";
+        break;
+    case IR_TOKENS_INT:
+        if (j->kind == JSON_NUMBER && j->is_integer && json_as_i64(j, &i)) { *out = value_int(i); return true; }
+        want = "integers";
+        if (j->kind == JSON_NUMBER) why = j->is_integer ? " (it does not fit in 64 bits)" : " (not an integer)";
+        break;
+    case IR_TOKENS_FLOAT:
+        if (j->kind == JSON_NUMBER && isfinite(j->number)) { *out = value_float(j->number); return true; }
+        want = "numbers";
+        if (j->kind == JSON_NUMBER) why = " (not a finite double)";
+        break;
+    case IR_TOKENS_BOOL:
+        if (j->kind == JSON_BOOL) { *out = value_bool(j->boolean); return true; }
+        want = "true and false";
+        break;
+    }
+    char what[96];
+    describe_item(j, what, sizeof what);
+    snprintf(errbuf, errsize, "bad --vocab list: item %zu is %s%s; %s tokens are %s", index + 1, what, why,
+             ir_token_type_name(type), want ? want : "?");
+    return false;
+}
+
+/* A JSON list of tokens. */
+static bool parse_json_list(const char *spec, IrTokenType type, Arena *arena, Value **vocab, size_t *n,
+                            char *errbuf, size_t errsize) {
+    JsonValue *list;
+    char err[200];
+    if (!json_parse(arena, spec, strlen(spec), &list, err, sizeof err)) {
+        snprintf(errbuf, errsize, "bad --vocab list (a --vocab starting with '[' is a JSON list): %s", err);
+        return false;
+    }
+    if (list->kind != JSON_ARRAY) {
+        snprintf(errbuf, errsize, "bad --vocab list: not a JSON list");
+        return false;
+    }
+    Value *v = ARENA_ARRAY(arena, Value, list->count ? list->count : 1);
+    for (size_t i = 0; i < list->count; i++)
+        if (!json_item(&list->items[i], i, type, arena, &v[i], errbuf, errsize)) return false;
+    *vocab = v;
+    *n = list->count;
+    return true;
+}
+
 static int cmp_values(const void *a, const void *b) { return value_order(*(const Value *)a, *(const Value *)b); }
 
 bool codegen_parse_vocab(const char *spec, IrTokenType type, Arena *arena, Value **vocab,
@@ -55,7 +124,9 @@ bool codegen_parse_vocab(const char *spec, IrTokenType type, Arena *arena, Value
     const char *dots = strstr(spec, "..");
     Value *v = NULL;
     size_t count = 0;
-    if (dots && type != IR_TOKENS_STR) {
+    if (spec[strspn(spec, " \t\r\n")] == '[') {
+        if (!parse_json_list(spec, type, arena, &v, &count, errbuf, errsize)) return false;
+    } else if (dots && type != IR_TOKENS_STR) {
         int64_t lo, hi;
         if (type != IR_TOKENS_INT || !parse_int(spec, (size_t)(dots - spec), &lo) ||
             !parse_int(dots + 2, strlen(dots + 2), &hi) || hi < lo || hi - lo >= CG_MAX_VALUES) {

@@ -152,14 +152,6 @@ FutMat fut_model_embedding(Arena *a, const Model *m, const size_t *ids, size_t n
     return X;
 }
 
-static Value read_number(const Model *m, const double *x) {
-    double v = 0.0;
-    for (size_t j = 0; j < m->d_model; j++) v += x[j] * m->out_readout[j];
-    double r = nearbyint(v);
-    if (m->out_integral && fabs(v - r) <= 1e-6 * fmax(1.0, fabs(v)) && fabs(r) < 9.2e18) return value_int((int64_t)r);
-    return value_float(v);
-}
-
 bool fut_model_readout(Arena *a, const Model *m, FutMat Y, Value **out, char *err, size_t errsize) {
     if (Y.rows == 0 || Y.cols != m->d_model) {
         snprintf(err, errsize, "residual has shape %zux%zu, the model's width is %zu (plus a BOS row)", Y.rows,
@@ -170,8 +162,8 @@ bool fut_model_readout(Arena *a, const Model *m, FutMat Y, Value **out, char *er
     Value *res = ARENA_ARRAY(a, Value, n ? n : 1);
     for (size_t i = 0; i < n; i++) {
         const double *x = Y.data + (i + 1) * Y.cols;
-        if (m->output_kind == MODEL_OUT_NUMERICAL) {
-            res[i] = read_number(m, x);
+        if (m->output_kind == MODEL_OUT_NUMERICAL) { /* decoded as the runtime does */
+            if (!model_read_output(m, x, i, &res[i], err, errsize)) return false;
             continue;
         }
         size_t hot;

@@ -70,11 +70,12 @@ static void embed(const Model *m, const size_t *ids, const double *values, size_
 }
 
 /* Average-hard attention: out_i = mean of (X Wv)_j over the keys j whose score (X Wq)_i.(X Wk)_j
- * is within the tie tolerance of the row's maximum (j <= i when causal). out is rows x dv. */
+ * is at least the row's maximum minus the head's absolute tie tolerance (j <= i when causal).
+ * out is rows x dv. */
 static void attention_head(const Model *m, const ModelHead *h, const HeadPlan *plan, const double *X, size_t rows,
                            Workspace *ws, double *out, size_t ldo) {
     size_t dk = h->wq.cols, dv = h->wv.cols;
-    double *Q = ws->Q, *K = ws->K, *V = ws->V, *S = ws->S;
+    double *Q = ws->Q, *K = ws->K, *V = ws->V, *S = ws->S, tol = model_head_tie_tol(m, h);
     project(m, ws, X, rows, &h->wq, &plan->q, Q);
     project(m, ws, X, rows, &h->wk, &plan->k, K);
     project(m, ws, X, rows, &h->wv, &plan->v, V);
@@ -88,7 +89,7 @@ static void attention_head(const Model *m, const ModelHead *h, const HeadPlan *p
         const double *s = S + i * rows;
         double best = s[0];
         for (size_t j = 1; j <= last; j++) if (s[j] > best) best = s[j];
-        double threshold = best - m->tie_tolerance * fmax(1.0, fabs(best));
+        double threshold = best - tol;
         double *o = out + i * ldo;
         memset(o, 0, dv * sizeof *o);
         size_t ties = 0;
@@ -295,21 +296,80 @@ bool model_block_one_hot(const double *x, size_t dim, size_t count, size_t *hot)
     return ones == 1;
 }
 
-/* A numerical output: the readout, snapped to the integer it is within rounding of. */
+/* A numerical output: x = row . readout, decoded against the value set (runtime/model.h). */
 static bool read_number(const Model *m, const double *x, size_t pos, Value *out, char *err, size_t errsize) {
     double v = 0.0;
     for (size_t j = 0; j < m->d_model; j++) v += x[j] * m->out_readout[j];
-    double r = nearbyint(v);
-    bool near_int = fabs(v - r) <= 1e-9 * fmax(1.0, fabs(v));
-    if (m->out_integral) {
+    if (!isfinite(v)) {
+        snprintf(err, errsize, "output at position %zu: model value %g is not a finite number", pos, v);
+        return false;
+    }
+    if (m->out_count == 0 && m->out_integral) { /* transitional: see Model.out_integral */
+        double r = nearbyint(v);
         if (fabs(v - r) > 1e-6 * fmax(1.0, fabs(v)) || !(fabs(r) < 9.2e18)) {
-            snprintf(err, errsize, "output s-op %s at position %zu is %.17g, not an integer", m->output_name, pos, v);
+            snprintf(err, errsize, "output at position %zu: model value %.17g is not an integer", pos, v);
             return false;
         }
         *out = value_int((int64_t)r);
-    } else {
-        *out = value_float(near_int ? r : v);
+        return true;
     }
+    if (m->out_count == 0) { /* unbounded: the number itself */
+        *out = value_float(v);
+        return true;
+    }
+    /* the first member not below v, and its predecessor: the nearest value is one of them */
+    size_t lo = 0, hi = m->out_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (value_as_double(m->out_values[mid]) < v) lo = mid + 1;
+        else hi = mid;
+    }
+    size_t at = lo < m->out_count ? lo : m->out_count - 1;
+    if (lo > 0 && (lo == m->out_count || v - value_as_double(m->out_values[lo - 1]) <=
+                                             value_as_double(m->out_values[lo]) - v))
+        at = lo - 1;
+    double near = value_as_double(m->out_values[at]);
+    if (!(fabs(v - near) <= m->out_margin)) {
+        snprintf(err, errsize,
+                 "output at position %zu: model value %.17g is not within the decoding margin of any value the program "
+                 "can produce", pos, v);
+        return false;
+    }
+    /* the members with that numeric value are adjacent (sorted) */
+    size_t first = at, last = at;
+    while (first > 0 && value_as_double(m->out_values[first - 1]) == near) first--;
+    while (last + 1 < m->out_count && value_as_double(m->out_values[last + 1]) == near) last++;
+    if (m->out_kind_count == 0) {
+        *out = m->out_values[first];
+        return true;
+    }
+    size_t hot;
+    if (!model_block_one_hot(x, m->out_kind_dim, m->out_kind_count, &hot)) {
+        snprintf(err, errsize, "output at position %zu: the kind block of the output is not one-hot", pos);
+        return false;
+    }
+    ValueKind kind = m->out_kinds[hot];
+    for (size_t i = first; i <= last; i++)
+        if (m->out_values[i].kind == kind) {
+            *out = m->out_values[i];
+            return true;
+        }
+    char text[64];
+    value_format(m->out_values[first], text, sizeof text);
+    snprintf(err, errsize, "output at position %zu: model value %.17g decodes to %s, but no value of kind %s has it", pos,
+             v, text, value_kind_name(kind));
+    return false;
+}
+
+bool model_read_output(const Model *m, const double *x, size_t pos, Value *out, char *err, size_t errsize) {
+    if (m->output_kind == MODEL_OUT_NUMERICAL) return read_number(m, x, pos, out, err, errsize);
+    size_t hot;
+    if (!model_block_one_hot(x, m->out_dim, m->out_count, &hot)) {
+        snprintf(err, errsize, "output s-op %s is not one-hot at position %zu (several values were averaged)",
+                 m->output_name, pos);
+        return false;
+    }
+    *out = m->out_values[hot];
     return true;
 }
 
@@ -369,20 +429,8 @@ bool model_run(const Model *m, Workspace *ws, const Value *input, size_t n, Aren
         }
     }
     Value *res = ARENA_ARRAY(out_arena, Value, n ? n : 1);
-    for (size_t i = 0; i < n; i++) {
-        const double *x = X + (i + 1) * D;
-        if (m->output_kind == MODEL_OUT_CATEGORICAL) {
-            size_t hot;
-            if (!model_block_one_hot(x, m->out_dim, m->out_count, &hot)) {
-                snprintf(err, errsize, "output s-op %s is not one-hot at position %zu (several values were averaged)",
-                         m->output_name, i);
-                return false;
-            }
-            res[i] = m->out_values[hot];
-        } else if (!read_number(m, x, i, &res[i], err, errsize)) {
-            return false;
-        }
-    }
+    for (size_t i = 0; i < n; i++)
+        if (!model_read_output(m, X + (i + 1) * D, i, &res[i], err, errsize)) return false;
     *out = res;
     return true;
 }

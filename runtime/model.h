@@ -5,14 +5,37 @@
  *   X = token_embed[token_id] + pos_embed[position]          (BOS has token id n_vocab)
  *       (+ value * e_token_value_dim for real-valued tokens)
  *   for each layer:  X += sum_h AHAT_h(X);   X += ReLU(X W1 + b1) W2 + b2
- *   AHAT_h(X): S = (X Wq)(X Wk)^T; for query i, keys j (j <= i when causal) whose score is within
- *     `tie_tolerance` of the row maximum are averaged: out_i = mean_j (X Wv)_j; then out Wo.
- * The output s-op is read from the final X: categorical = argmax over its one-hot dims (which
- * must be one-hot within tolerance, else the input is an error); numerical = X row . readout.
+ *   AHAT_h(X): S = (X Wq)(X Wk)^T; for query i, m_i = max_j S_ij over the allowed keys (j <= i
+ *     when causal), and the keys j with S_ij >= m_i - tie_tol_h are averaged:
+ *     out_i = mean_j (X Wv)_j; then out Wo. tie_tol_h is the head's ABSOLUTE tie tolerance
+ *     (ModelHead.tie_tol): the compiler knows each head's smallest gap between distinct scores
+ *     and sets it below that, above the floating-point error of the scores.
+ * The output s-op is read from the final X, row by row (position i is row i+1):
+ *   categorical: the block [out_dim, out_dim + out_count) must be one-hot (within
+ *     MODEL_ONEHOT_TOL, else the input is an error); the atom is out_values[hot].
+ *   numerical: x = X_row . out_readout, decoded against out_values (see below).
  * `checks` are assertions on intermediate blocks, tested after a layer: a categorical block that
  * is not one-hot (a map raised, or values were mixed), or an aggregate of non-numeric values
  * that selected several keys (the reference evaluator raises then, even when the values are
- * equal), so the runtime reports the same error. */
+ * equal), so the runtime reports the same error.
+ *
+ * Numerical readout contract (model_read_output in runtime/forward.h implements it):
+ *   - out_values[out_count] is the exact finite set of atoms the output can take (bools, ints,
+ *     floats: never strings), sorted ascending by numeric value (True = 1, False = 0); members
+ *     may share a numeric value only with different kinds (1, 1.0, True). Empty = unbounded
+ *     (real-valued outputs): x is returned as a float, and the compiler guarantees
+ *     |x - reference| <= out_error_bound.
+ *   - Otherwise x decodes to the member value v nearest to x, which must satisfy
+ *     |x - v| <= out_margin (an absolute margin; the model is refused at load unless
+ *     2 * out_margin < the smallest gap between distinct member values, so the nearest member
+ *     is unambiguous). Else the input fails: "output at position P: model value X is not within
+ *     the decoding margin of any value the program can produce".
+ *   - Kind block: when out_kind_count > 0, [out_kind_dim, out_kind_dim + out_kind_count) is a
+ *     one-hot block whose dim d means kind out_kinds[d]; the decoded atom is the member with
+ *     value v and the hot kind (an error when the block is not one-hot or there is none).
+ *     Without a kind block, members sharing a numeric value are refused at load.
+ *   - The decoded atom is the member itself (its kind and exact value), so ints print as ints,
+ *     floats as floats, bools as True/False, and a computed -0.0 or 10.999999999 disappears. */
 #ifndef RASPCC_RUNTIME_MODEL_H
 #define RASPCC_RUNTIME_MODEL_H
 
@@ -34,6 +57,10 @@ typedef struct ModelHead {
     Matrix wv;     /* D x dv */
     Matrix wo;     /* dv x D */
     bool causal;
+    /* Absolute tie tolerance: for query i the keys scoring >= max_i - tie_tol are averaged.
+     * 0 in memory means "Model.tie_tolerance" (a transitional default, see there); stored and
+     * loaded files always carry the effective value (model_head_tie_tol). */
+    double tie_tol;
     const char *label; /* what it computes, e.g. "aggregate reverse @ prog.rasp:3:11" */
 } ModelHead;
 
@@ -81,7 +108,11 @@ typedef struct Model {
     bool numeric_tokens;
     size_t token_value_dim;
     double token_lo, token_hi;
-    double tie_tolerance; /* attention scores within this of the max count as ties */
+    /* DEPRECATED, in memory only (not stored): the absolute tie tolerance of the heads whose
+     * tie_tol is 0, for builders that do not set tolerances per head. The reader sets it to 0,
+     * so a loaded model uses exactly the per-head values of its file. To be removed once the
+     * compiler sets ModelHead.tie_tol and no tool reads this. */
+    double tie_tolerance;
     char **labels;        /* D residual direction labels, "sop:value" */
 
     Matrix token_embed;   /* (n_vocab + 1) x D */
@@ -92,10 +123,20 @@ typedef struct Model {
     /* output */
     const char *output_name;
     ModelOutputKind output_kind;
-    size_t out_dim, out_count; /* categorical: block [out_dim, out_dim+out_count) */
-    Value *out_values;         /* categorical: the value of each dim of the block */
-    double *out_readout;       /* numerical: D weights, value = X_i . out_readout */
-    bool out_integral;         /* numerical: print as int (value set all integers) */
+    size_t out_dim;            /* categorical: the block [out_dim, out_dim+out_count) */
+    size_t out_count;          /* number of out_values */
+    Value *out_values;         /* categorical: the value of each dim of the block; numerical: the
+                                  atoms the output can take, sorted (empty = unbounded) */
+    double *out_readout;       /* numerical: D weights, x = X_i . out_readout */
+    double out_margin;         /* numerical: |x - v| <= out_margin to decode to value v */
+    size_t out_kind_dim, out_kind_count; /* numerical: kind block (count 0 = none) */
+    ValueKind *out_kinds;      /* out_kind_count kinds (VAL_BOOL/INT/FLOAT), one per dim */
+    double out_error_bound;    /* numerical, unbounded: guaranteed |model - reference| */
+    /* TRANSITIONAL, for the compiler of format version 1 which sets no value set: with an
+     * empty out_values, x is rounded to the nearest int (an error beyond 1e-6 * max(1, |x|)).
+     * Stored as "legacy_integral"; ignored when out_values is not empty. To be removed once
+     * the compiler fills out_values. */
+    bool out_integral;
 
     size_t n_checks;
     ModelCheck *checks;
@@ -115,5 +156,15 @@ Matrix model_matrix(Model *m, size_t rows, size_t cols); /* zeroed, owned by m->
 /* Parameter counts: every stored weight entry, and those that are not zero. */
 size_t model_param_count(const Model *m);
 size_t model_nonzero_count(const Model *m);
+
+/* The effective absolute tie tolerance of head h: h->tie_tol, or m->tie_tolerance when that
+ * is 0. */
+double model_head_tie_tol(const Model *m, const ModelHead *h);
+
+/* Checks the output description against the readout contract above (block inside the
+ * residual, values sorted, no string in a numerical output, margin below half the smallest
+ * gap, kinds sharing a value only with a kind block that covers every member's kind, finite
+ * margin and error bound). The writer and the reader both apply it; compilers may too. */
+bool model_check_output(const Model *m, char *err, size_t errsize);
 
 #endif

@@ -44,6 +44,8 @@ uint64_t model_fnv1a(uint64_t h, const void *bytes, size_t n) {
 
 /* ---- writing ---- */
 
+static const char *const kind_names[] = {"bool", "int", "float"};
+
 static bool write_atom(JsonBuf *b, Value v) {
     switch (v.kind) {
     case VAL_BOOL: jbuf_puts(b, v.as.b ? "true" : "false"); return true;
@@ -57,15 +59,23 @@ static bool write_atom(JsonBuf *b, Value v) {
     return false;
 }
 
+static bool write_atoms(JsonBuf *b, const Value *v, size_t n) {
+    bool ok = true;
+    jbuf_puts(b, "[");
+    for (size_t i = 0; i < n; i++) {
+        if (i) jbuf_puts(b, ",");
+        ok &= write_atom(b, v[i]);
+    }
+    jbuf_puts(b, "]");
+    return ok;
+}
+
 static bool write_config(const Model *m, JsonBuf *b) {
     bool ok = true;
-    jbuf_printf(b, "{\"d_model\":%zu,\"max_len\":%zu,\"n_vocab\":%zu,\"vocab\":[", m->d_model, m->max_len, m->n_vocab);
-    for (size_t i = 0; i < m->n_vocab; i++) {
-        if (i) jbuf_puts(b, ",");
-        ok &= write_atom(b, m->vocab[i]);
-    }
+    jbuf_printf(b, "{\"d_model\":%zu,\"max_len\":%zu,\"n_vocab\":%zu,\"vocab\":", m->d_model, m->max_len, m->n_vocab);
+    ok &= write_atoms(b, m->vocab, m->n_vocab);
     int tt = m->token_type >= 0 && m->token_type < 4 ? m->token_type : 0;
-    jbuf_printf(b, "],\"token_type\":\"%s\",\"numeric_tokens\":", token_type_names[tt]);
+    jbuf_printf(b, ",\"token_type\":\"%s\",\"numeric_tokens\":", token_type_names[tt]);
     if (m->numeric_tokens) {
         jbuf_printf(b, "{\"dim\":%zu,\"lo\":", m->token_value_dim);
         jbuf_double(b, m->token_lo);
@@ -75,16 +85,16 @@ static bool write_config(const Model *m, JsonBuf *b) {
     } else {
         jbuf_puts(b, "null");
     }
-    jbuf_puts(b, ",\"tie_tolerance\":");
-    jbuf_double(b, m->tie_tolerance);
     jbuf_printf(b, ",\"n_layers\":%zu,\"layers\":[", m->n_layers);
     for (size_t l = 0; l < m->n_layers; l++) {
         const ModelLayer *L = &m->layers[l];
         jbuf_puts(b, l ? ",{\"heads\":[" : "{\"heads\":[");
         for (size_t h = 0; h < L->n_heads; h++) {
             const ModelHead *H = &L->heads[h];
-            jbuf_printf(b, "%s{\"dk\":%zu,\"dv\":%zu,\"causal\":%s,\"label\":", h ? "," : "", H->wq.cols,
+            jbuf_printf(b, "%s{\"dk\":%zu,\"dv\":%zu,\"causal\":%s,\"tie_tol\":", h ? "," : "", H->wq.cols,
                         H->wv.cols, H->causal ? "true" : "false");
+            jbuf_double(b, model_head_tie_tol(m, H));
+            jbuf_puts(b, ",\"label\":");
             jbuf_string(b, H->label ? H->label : "");
             jbuf_puts(b, "}");
         }
@@ -93,14 +103,26 @@ static bool write_config(const Model *m, JsonBuf *b) {
     jbuf_puts(b, "],\"output\":{\"name\":");
     jbuf_string(b, m->output_name ? m->output_name : "");
     if (m->output_kind == MODEL_OUT_CATEGORICAL) {
-        jbuf_printf(b, ",\"kind\":\"categorical\",\"dim\":%zu,\"count\":%zu,\"values\":[", m->out_dim, m->out_count);
-        for (size_t i = 0; i < m->out_count; i++) {
-            if (i) jbuf_puts(b, ",");
-            ok &= write_atom(b, m->out_values[i]);
-        }
-        jbuf_puts(b, "]}");
+        jbuf_printf(b, ",\"kind\":\"categorical\",\"dim\":%zu,\"count\":%zu,\"values\":", m->out_dim, m->out_count);
+        ok &= write_atoms(b, m->out_values, m->out_count);
+        jbuf_puts(b, "}");
     } else {
-        jbuf_printf(b, ",\"kind\":\"numerical\",\"integral\":%s}", m->out_integral ? "true" : "false");
+        jbuf_puts(b, ",\"kind\":\"numerical\",\"values\":");
+        ok &= write_atoms(b, m->out_values, m->out_count);
+        jbuf_puts(b, ",\"margin\":");
+        jbuf_double(b, m->out_margin);
+        if (m->out_kind_count) {
+            jbuf_printf(b, ",\"kind_block\":{\"dim\":%zu,\"kinds\":[", m->out_kind_dim);
+            for (size_t i = 0; i < m->out_kind_count; i++)
+                jbuf_printf(b, "%s\"%s\"", i ? "," : "", kind_names[m->out_kinds[i] <= VAL_FLOAT ? m->out_kinds[i] : 0]);
+            jbuf_puts(b, "]}");
+        } else {
+            jbuf_puts(b, ",\"kind_block\":null");
+        }
+        jbuf_puts(b, ",\"error_bound\":");
+        jbuf_double(b, m->out_error_bound);
+        if (m->out_count == 0 && m->out_integral) jbuf_puts(b, ",\"legacy_integral\":true");
+        jbuf_puts(b, "}");
     }
     jbuf_puts(b, ",\"checks\":[");
     for (size_t i = 0; i < m->n_checks; i++) {
@@ -120,29 +142,82 @@ static bool write_config(const Model *m, JsonBuf *b) {
     return ok;
 }
 
-static void add_tensor(StTensor *t, size_t *n, const char *name, const double *data, size_t rows, size_t cols,
-                       int ndim) {
-    StTensor *x = &t[(*n)++];
-    x->name = name;
-    x->dtype = ST_F64;
-    x->ndim = (size_t)ndim;
-    x->shape[0] = rows;
-    x->shape[1] = cols;
-    x->data = data;
-    x->nbytes = rows * (ndim == 2 ? cols : 1) * sizeof(double);
+/* One weight tensor of the machine, dense in memory. */
+typedef struct Logical {
+    const char *name;
+    const double *data;
+    size_t rows, cols; /* a vector has cols 1 and ndim 1 */
+    size_t ndim;
+} Logical;
+
+static void add_logical(Logical *t, size_t *n, const char *name, const double *data, size_t rows, size_t cols,
+                        size_t ndim) {
+    t[(*n)++] = (Logical){name, data, rows, ndim == 2 ? cols : 1, ndim};
+}
+
+/* An entry is stored sparse when its bits are not those of +0.0 (so -0.0 survives exactly). */
+static bool stored_entry(double x) { return x != 0.0 || signbit(x); }
+
+static void put_le(uint8_t *p, uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t double_bits(double x) {
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
+}
+
+/* The file form of logical tensor x: either itself (F64, dense), or three tensors NAME.shape
+ * (I64 [ndim]), NAME.values (F64 [nnz]) and NAME.index (I32 [nnz], or I64 when rows x cols
+ * exceeds INT32_MAX) of the stored entries in row-major order, whichever takes fewer bytes.
+ * 8-byte tensors go to `main`, I32 index tensors to `tail` (written last: every F64 tensor
+ * stays 8-byte aligned in the file). */
+static void file_form(Arena *a, const Logical *x, StTensor *main, size_t *n_main, StTensor *tail, size_t *n_tail) {
+    size_t entries = x->rows * x->cols, nnz = 0;
+    for (size_t i = 0; i < entries; i++) nnz += stored_entry(x->data[i]);
+    bool wide = entries > (size_t)INT32_MAX;
+    size_t isize = wide ? 8 : 4;
+    uint64_t dense_bytes = (uint64_t)entries * 8, sparse_bytes = 8 * (uint64_t)x->ndim + (uint64_t)nnz * (8 + isize);
+    if (dense_bytes <= sparse_bytes) {
+        main[(*n_main)++] = (StTensor){.name = x->name, .dtype = ST_F64, .ndim = x->ndim, .shape = {x->rows, x->cols},
+                                       .data = x->data, .nbytes = entries * 8};
+        return;
+    }
+    uint8_t *shape = arena_alloc(a, 16), *values = arena_array(a, nnz ? nnz : 1, 8),
+            *index = arena_array(a, nnz ? nnz : 1, isize);
+    put_le(shape, x->rows, 8);
+    put_le(shape + 8, x->cols, 8);
+    size_t k = 0;
+    for (size_t i = 0; i < entries; i++) {
+        if (!stored_entry(x->data[i])) continue;
+        put_le(values + 8 * k, double_bits(x->data[i]), 8);
+        put_le(index + isize * k, (uint64_t)i, (int)isize);
+        k++;
+    }
+    main[(*n_main)++] = (StTensor){.name = arena_printf(a, "%s.shape", x->name), .dtype = ST_I64, .ndim = 1,
+                                   .shape = {x->ndim}, .data = shape, .nbytes = 8 * x->ndim};
+    main[(*n_main)++] = (StTensor){.name = arena_printf(a, "%s.values", x->name), .dtype = ST_F64, .ndim = 1,
+                                   .shape = {nnz}, .data = values, .nbytes = 8 * nnz};
+    StTensor idx = {.name = arena_printf(a, "%s.index", x->name), .dtype = wide ? ST_I64 : ST_I32, .ndim = 1,
+                    .shape = {nnz}, .data = index, .nbytes = isize * nnz};
+    if (wide) main[(*n_main)++] = idx;
+    else tail[(*n_tail)++] = idx;
 }
 
 bool model_serialize(const Model *m, uint8_t **buf, size_t *len, char *err, size_t errsize) {
     *buf = NULL;
     *len = 0;
+    char why[300];
+    if (!model_check_output(m, why, sizeof why)) return fail(err, errsize, "model: %s", why);
     Arena tmp;
     arena_init(&tmp);
     size_t cap = 3;
     for (size_t l = 0; l < m->n_layers; l++) cap += 4 * m->layers[l].n_heads + 4;
-    StTensor *t = ARENA_ARRAY(&tmp, StTensor, cap);
+    Logical *x = ARENA_ARRAY(&tmp, Logical, cap);
     size_t n = 0, D = m->d_model;
-    add_tensor(t, &n, "embed.token", m->token_embed.data, m->token_embed.rows, m->token_embed.cols, 2);
-    add_tensor(t, &n, "embed.pos", m->pos_embed.data, m->pos_embed.rows, m->pos_embed.cols, 2);
+    add_logical(x, &n, "embed.token", m->token_embed.data, m->token_embed.rows, m->token_embed.cols, 2);
+    add_logical(x, &n, "embed.pos", m->pos_embed.data, m->pos_embed.rows, m->pos_embed.cols, 2);
     for (size_t l = 0; l < m->n_layers; l++) {
         const ModelLayer *L = &m->layers[l];
         for (size_t h = 0; h < L->n_heads; h++) {
@@ -150,21 +225,46 @@ bool model_serialize(const Model *m, uint8_t **buf, size_t *len, char *err, size
             const Matrix *w[4] = {&H->wq, &H->wk, &H->wv, &H->wo};
             const char *wn[4] = {"wq", "wk", "wv", "wo"};
             for (int k = 0; k < 4; k++)
-                add_tensor(t, &n, arena_printf(&tmp, "layer.%zu.head.%zu.%s", l, h, wn[k]), w[k]->data, w[k]->rows,
-                           w[k]->cols, 2);
+                add_logical(x, &n, arena_printf(&tmp, "layer.%zu.head.%zu.%s", l, h, wn[k]), w[k]->data, w[k]->rows,
+                            w[k]->cols, 2);
+            double tol = model_head_tie_tol(m, H);
+            if (!isfinite(tol) || tol < 0) {
+                arena_free(&tmp);
+                return fail(err, errsize, "model: layer %zu head %zu: tie tolerance %g is not a finite number >= 0", l, h,
+                            tol);
+            }
         }
         const ModelMlp *M = &L->mlp;
-        add_tensor(t, &n, arena_printf(&tmp, "layer.%zu.mlp.w1", l), M->w1.data, M->w1.rows, M->w1.cols, 2);
-        add_tensor(t, &n, arena_printf(&tmp, "layer.%zu.mlp.b1", l), M->b1, M->w1.cols, 0, 1);
-        add_tensor(t, &n, arena_printf(&tmp, "layer.%zu.mlp.w2", l), M->w2.data, M->w2.rows, M->w2.cols, 2);
-        add_tensor(t, &n, arena_printf(&tmp, "layer.%zu.mlp.b2", l), M->b2, D, 0, 1);
+        add_logical(x, &n, arena_printf(&tmp, "layer.%zu.mlp.w1", l), M->w1.data, M->w1.rows, M->w1.cols, 2);
+        add_logical(x, &n, arena_printf(&tmp, "layer.%zu.mlp.b1", l), M->b1, M->w1.cols, 0, 1);
+        add_logical(x, &n, arena_printf(&tmp, "layer.%zu.mlp.w2", l), M->w2.data, M->w2.rows, M->w2.cols, 2);
+        add_logical(x, &n, arena_printf(&tmp, "layer.%zu.mlp.b2", l), M->b2, D, 0, 1);
     }
-    if (m->output_kind == MODEL_OUT_NUMERICAL) add_tensor(t, &n, "output.readout", m->out_readout, D, 0, 1);
-    for (size_t i = 0; i < n; i++)
-        if (t[i].nbytes && !t[i].data) {
+    if (m->output_kind == MODEL_OUT_NUMERICAL) add_logical(x, &n, "output.readout", m->out_readout, D, 0, 1);
+    /* the reader's limits: never write a file it would refuse */
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t entries = (uint64_t)x[i].rows * x[i].cols;
+        if ((x[i].cols && x[i].rows > MODEL_MAX_MATRIX_ENTRIES / x[i].cols) || entries > MODEL_MAX_MATRIX_ENTRIES) {
             arena_free(&tmp);
-            return fail(err, errsize, "model: tensor '%s' has no data", t[i].name);
+            return fail(err, errsize, "model: tensor '%s' has %zu x %zu entries, over the limit of %llu per tensor",
+                        x[i].name, x[i].rows, x[i].cols, (unsigned long long)MODEL_MAX_MATRIX_ENTRIES);
         }
+        total += entries;
+        if (total > MODEL_MAX_TOTAL_BYTES / 8) {
+            arena_free(&tmp);
+            return fail(err, errsize, "model: the weights take more than %llu bytes, over the reader's limit",
+                        (unsigned long long)MODEL_MAX_TOTAL_BYTES);
+        }
+        if (entries && !x[i].data) {
+            arena_free(&tmp);
+            return fail(err, errsize, "model: tensor '%s' has no data", x[i].name);
+        }
+    }
+    StTensor *t = ARENA_ARRAY(&tmp, StTensor, 3 * n + 1), *tail = ARENA_ARRAY(&tmp, StTensor, n + 1);
+    size_t nt = 0, ntail = 0;
+    for (size_t i = 0; i < n; i++) file_form(&tmp, &x[i], t, &nt, tail, &ntail);
+    for (size_t i = 0; i < ntail; i++) t[nt++] = tail[i];
 
     JsonBuf config, labels;
     jbuf_init(&config);
@@ -187,7 +287,7 @@ bool model_serialize(const Model *m, uint8_t **buf, size_t *len, char *err, size
                                              m->program_name ? m->program_name : "",
                                              m->compile_flags ? m->compile_flags : ""};
         uint64_t h = MODEL_FNV_OFFSET;
-        for (size_t i = 0; i < n; i++) h = model_fnv1a(h, t[i].data, t[i].nbytes);
+        for (size_t i = 0; i < nt; i++) h = model_fnv1a(h, t[i].data, t[i].nbytes);
         StMeta meta[N_CHECKSUMMED + 1];
         for (size_t i = 0; i < N_CHECKSUMMED; i++) {
             h = model_fnv1a(h, values[i], strlen(values[i]) + 1);
@@ -196,13 +296,21 @@ bool model_serialize(const Model *m, uint8_t **buf, size_t *len, char *err, size
         char hex[17];
         snprintf(hex, sizeof hex, "%016" PRIx64, h);
         meta[N_CHECKSUMMED] = (StMeta){"checksum", hex};
-        StFile f = {t, n, meta, N_CHECKSUMMED + 1};
+        StFile f = {t, nt, meta, N_CHECKSUMMED + 1};
         ok = st_serialize(&f, buf, len, err, errsize);
     }
     jbuf_free(&config);
     jbuf_free(&labels);
     arena_free(&tmp);
     return ok;
+}
+
+size_t model_file_bytes(const Model *m) {
+    uint8_t *buf;
+    size_t len;
+    if (!model_serialize(m, &buf, &len, NULL, 0)) return 0;
+    free(buf);
+    return len;
 }
 
 bool model_write(const Model *m, const char *path, char *err, size_t errsize) {
@@ -226,8 +334,12 @@ bool model_write(const Model *m, const char *path, char *err, size_t errsize) {
 typedef struct Reader {
     Model *m;
     const StFile *f;
+    const StTensor **by_name; /* the file's tensors sorted by name */
     char *err;
     size_t errsize;
+    uint64_t max_matrix_entries, max_total_entries;
+    uint64_t total_entries; /* dense entries loaded so far */
+    size_t n_tensors;       /* file tensors the config accounts for so far */
 } Reader;
 
 static bool get_size(Reader *r, const JsonValue *obj, const char *key, const char *where, size_t *out) {
@@ -244,6 +356,15 @@ static bool get_bool(Reader *r, const JsonValue *obj, const char *key, const cha
     const JsonValue *x = json_get(obj, key);
     if (!x || x->kind != JSON_BOOL) return fail(r->err, r->errsize, "model: config: %s '%s' must be true or false", where, key);
     *out = x->boolean;
+    return true;
+}
+
+/* A finite number >= 0. */
+static bool get_nonneg(Reader *r, const JsonValue *obj, const char *key, const char *where, double *out) {
+    const JsonValue *x = json_get(obj, key);
+    if (!x || x->kind != JSON_NUMBER || !isfinite(x->number) || x->number < 0)
+        return fail(r->err, r->errsize, "model: config: %s '%s' must be a finite number >= 0", where, key);
+    *out = x->number;
     return true;
 }
 
@@ -285,24 +406,118 @@ static bool read_atoms(Reader *r, const JsonValue *arr, const char *what, Value 
     return true;
 }
 
-/* Loads tensor `name`, which must be F64 with the given shape (cols 0 = a vector), into dst. */
-static bool load(Reader *r, const char *name, size_t rows, size_t cols, bool vector, double *dst) {
-    const StTensor *t = st_find(r->f, name);
-    if (!t) return fail(r->err, r->errsize, "model: tensor '%s' is missing", name);
-    if (t->dtype != ST_F64) return fail(r->err, r->errsize, "model: tensor '%s' is not F64", name);
-    bool shape_ok = vector ? (t->ndim == 1 && t->shape[0] == rows)
-                           : (t->ndim == 2 && t->shape[0] == rows && t->shape[1] == cols);
-    if (!shape_ok) {
+static int tensor_name_cmp(const void *a, const void *b) {
+    return strcmp((*(const StTensor *const *)a)->name, (*(const StTensor *const *)b)->name);
+}
+
+static const StTensor *find(const Reader *r, const char *name) {
+    size_t lo = 0, hi = r->f->n_tensors;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(r->by_name[mid]->name, name);
+        if (c == 0) return r->by_name[mid];
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return NULL;
+}
+
+static uint64_t get_le(const uint8_t *p, int bytes) {
+    uint64_t v = 0;
+    for (int k = bytes - 1; k >= 0; k--) v = (v << 8) | p[k];
+    return v;
+}
+
+static double get_f64(const uint8_t *p) {
+    uint64_t bits = get_le(p, 8);
+    double x;
+    memcpy(&x, &bits, sizeof x);
+    return x;
+}
+
+static bool is_vector(const StTensor *t, StDtype dtype) { return t->dtype == dtype && t->ndim == 1; }
+
+/* Fills dst (entries zeroed doubles) from the sparse triple NAME.shape/.index/.values. */
+static bool load_sparse(Reader *r, const char *name, const StTensor *shape, const StTensor *index,
+                        const StTensor *values, size_t rows, size_t cols, bool vector, uint64_t entries, double *dst) {
+    size_t ndim = vector ? 1 : 2;
+    if (!is_vector(shape, ST_I64) || shape->shape[0] != ndim)
+        return fail(r->err, r->errsize, "model: tensor '%s.shape' must be I64 of shape [%zu]", name, ndim);
+    const uint8_t *sp = shape->data;
+    if (get_le(sp, 8) != rows || (!vector && get_le(sp + 8, 8) != cols)) {
         if (vector) return fail(r->err, r->errsize, "model: tensor '%s' should have shape [%zu] (config)", name, rows);
         return fail(r->err, r->errsize, "model: tensor '%s' should have shape [%zu, %zu] (config)", name, rows, cols);
     }
-    size_t n = vector ? rows : rows * cols;
+    if (!(is_vector(index, ST_I32) || is_vector(index, ST_I64)))
+        return fail(r->err, r->errsize, "model: tensor '%s.index' must be a vector of I32 or I64", name);
+    if (!is_vector(values, ST_F64)) return fail(r->err, r->errsize, "model: tensor '%s.values' must be a vector of F64", name);
+    size_t nnz = values->shape[0];
+    if (index->shape[0] != nnz)
+        return fail(r->err, r->errsize, "model: tensor '%s' has %zu indices but %zu values", name, index->shape[0], nnz);
+    int isize = index->dtype == ST_I32 ? 4 : 8;
+    const uint8_t *ip = index->data, *vp = values->data;
+    uint64_t prev = 0;
+    for (size_t k = 0; k < nnz; k++) {
+        uint64_t raw = get_le(ip + (size_t)isize * k, isize);
+        /* indices are signed in the file: a negative one is out of range */
+        if ((isize == 4 && raw > (uint64_t)INT32_MAX) || raw > (uint64_t)INT64_MAX || raw >= entries)
+            return fail(r->err, r->errsize, "model: tensor '%s' has an index out of range (entry %zu)", name, k);
+        if (k > 0 && raw <= prev)
+            return fail(r->err, r->errsize, "model: tensor '%s' has indices not strictly increasing (entry %zu)", name, k);
+        prev = raw;
+        double x = get_f64(vp + 8 * k);
+        if (!isfinite(x)) return fail(r->err, r->errsize, "model: tensor '%s' has a non-finite entry", name);
+        dst[raw] = x;
+    }
+    return true;
+}
+
+/* Loads the weight tensor `name` of the given shape (vector: [rows]) into a fresh dense array,
+ * from its dense F64 form NAME or its sparse form NAME.shape/.index/.values, after checking
+ * the dense expansion against the limits. */
+static bool load(Reader *r, const char *name, size_t rows, size_t cols, bool vector, double **out) {
+    uint64_t entries = vector ? rows : (uint64_t)rows * cols;
+    if ((!vector && cols && rows > r->max_matrix_entries / cols) || entries > r->max_matrix_entries) {
+        if (vector)
+            return fail(r->err, r->errsize, "model: tensor '%s' would expand to %zu entries, over the limit of %llu per "
+                        "tensor", name, rows, (unsigned long long)r->max_matrix_entries);
+        return fail(r->err, r->errsize, "model: tensor '%s' would expand to %zu x %zu entries, over the limit of %llu per "
+                    "tensor", name, rows, cols, (unsigned long long)r->max_matrix_entries);
+    }
+    if (entries > r->max_total_entries - r->total_entries)
+        return fail(r->err, r->errsize, "model: the weights would take more than %llu bytes in memory (at tensor '%s')",
+                    (unsigned long long)r->max_total_entries * 8, name);
+    r->total_entries += entries;
+    char sname[160], iname[160], vname[160];
+    snprintf(sname, sizeof sname, "%s.shape", name);
+    snprintf(iname, sizeof iname, "%s.index", name);
+    snprintf(vname, sizeof vname, "%s.values", name);
+    const StTensor *t = find(r, name), *shape = find(r, sname), *index = find(r, iname), *values = find(r, vname);
+    int parts = (shape != NULL) + (index != NULL) + (values != NULL);
+    if (t && parts) return fail(r->err, r->errsize, "model: tensor '%s' is stored both dense and sparse", name);
+    if (!t && parts == 0) return fail(r->err, r->errsize, "model: tensor '%s' is missing", name);
+    if (!t && parts < 3)
+        return fail(r->err, r->errsize, "model: sparse tensor '%s' needs all of '%s', '%s' and '%s'", name, sname, iname,
+                    vname);
+    if (t) {
+        if (t->dtype != ST_F64) return fail(r->err, r->errsize, "model: tensor '%s' is not F64", name);
+        bool shape_ok = vector ? (t->ndim == 1 && t->shape[0] == rows)
+                               : (t->ndim == 2 && t->shape[0] == rows && t->shape[1] == cols);
+        if (!shape_ok) {
+            if (vector) return fail(r->err, r->errsize, "model: tensor '%s' should have shape [%zu] (config)", name, rows);
+            return fail(r->err, r->errsize, "model: tensor '%s' should have shape [%zu, %zu] (config)", name, rows, cols);
+        }
+    }
+    double *dst = ARENA_ARRAY(&r->m->arena, double, entries ? (size_t)entries : 1);
+    *out = dst;
+    if (!t) {
+        r->n_tensors += 3;
+        return load_sparse(r, name, shape, index, values, rows, cols, vector, entries, dst);
+    }
+    r->n_tensors += 1;
     const uint8_t *p = t->data;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t bits = 0;
-        for (int k = 7; k >= 0; k--) bits = (bits << 8) | p[8 * i + (size_t)k]; /* little-endian */
-        double x;
-        memcpy(&x, &bits, sizeof x);
+    for (size_t i = 0; i < (size_t)entries; i++) {
+        double x = get_f64(p + 8 * i);
         if (!isfinite(x)) return fail(r->err, r->errsize, "model: tensor '%s' has a non-finite entry", name);
         dst[i] = x;
     }
@@ -310,16 +525,17 @@ static bool load(Reader *r, const char *name, size_t rows, size_t cols, bool vec
 }
 
 static bool load_matrix(Reader *r, const char *name, size_t rows, size_t cols, Matrix *out) {
-    *out = model_matrix(r->m, rows, cols);
-    return load(r, name, rows, cols, false, out->data);
+    out->rows = rows;
+    out->cols = cols;
+    out->data = NULL;
+    return load(r, name, rows, cols, false, &out->data);
 }
 
 static bool load_vector(Reader *r, const char *name, size_t n, double **out) {
-    *out = ARENA_ARRAY(&r->m->arena, double, n ? n : 1);
-    return load(r, name, n, 0, true, *out);
+    return load(r, name, n, 0, true, out);
 }
 
-static bool read_layers(Reader *r, const JsonValue *cfg, size_t *n_tensors) {
+static bool read_layers(Reader *r, const JsonValue *cfg) {
     Model *m = r->m;
     size_t D = m->d_model;
     const JsonValue *layers = NULL;
@@ -328,7 +544,7 @@ static bool read_layers(Reader *r, const JsonValue *cfg, size_t *n_tensors) {
         return fail(r->err, r->errsize, "model: config: n_layers is %zu but 'layers' has %zu entries", m->n_layers,
                     layers->count);
     m->layers = ARENA_ARRAY(&m->arena, ModelLayer, m->n_layers ? m->n_layers : 1);
-    char name[96], where[64];
+    char name[128], where[64];
     for (size_t l = 0; l < m->n_layers; l++) {
         ModelLayer *L = &m->layers[l];
         const JsonValue *lj = &layers->items[l], *heads = NULL;
@@ -344,7 +560,8 @@ static bool read_layers(Reader *r, const JsonValue *cfg, size_t *n_tensors) {
             snprintf(where, sizeof where, "layer %zu head %zu", l, h);
             if (hj->kind != JSON_OBJECT) return fail(r->err, r->errsize, "model: config: %s is not an object", where);
             if (!get_size(r, hj, "dk", where, &dk) || !get_size(r, hj, "dv", where, &dv) ||
-                !get_bool(r, hj, "causal", where, &H->causal) || !get_string(r, hj, "label", where, &H->label))
+                !get_bool(r, hj, "causal", where, &H->causal) || !get_nonneg(r, hj, "tie_tol", where, &H->tie_tol) ||
+                !get_string(r, hj, "label", where, &H->label))
                 return false;
             snprintf(name, sizeof name, "layer.%zu.head.%zu.wq", l, h);
             if (!load_matrix(r, name, D, dk, &H->wq)) return false;
@@ -354,7 +571,6 @@ static bool read_layers(Reader *r, const JsonValue *cfg, size_t *n_tensors) {
             if (!load_matrix(r, name, D, dv, &H->wv)) return false;
             snprintf(name, sizeof name, "layer.%zu.head.%zu.wo", l, h);
             if (!load_matrix(r, name, dv, D, &H->wo)) return false;
-            *n_tensors += 4;
         }
         size_t hidden;
         snprintf(where, sizeof where, "layer %zu", l);
@@ -367,38 +583,67 @@ static bool read_layers(Reader *r, const JsonValue *cfg, size_t *n_tensors) {
         if (!load_matrix(r, name, hidden, D, &L->mlp.w2)) return false;
         snprintf(name, sizeof name, "layer.%zu.mlp.b2", l);
         if (!load_vector(r, name, D, &L->mlp.b2)) return false;
-        *n_tensors += 4;
     }
     return true;
 }
 
-static bool read_output_and_checks(Reader *r, const JsonValue *cfg, size_t *n_tensors) {
+static bool read_kind_block(Reader *r, const JsonValue *out) {
+    Model *m = r->m;
+    const JsonValue *kb = json_get(out, "kind_block"), *kinds = NULL;
+    if (!kb) return fail(r->err, r->errsize, "model: config: output lacks 'kind_block'");
+    if (kb->kind == JSON_NULL) return true;
+    if (kb->kind != JSON_OBJECT) return fail(r->err, r->errsize, "model: config: output 'kind_block' must be null or an object");
+    if (!get_size(r, kb, "dim", "output kind_block", &m->out_kind_dim) ||
+        !get_array(r, kb, "kinds", "output kind_block", &kinds))
+        return false;
+    if (kinds->count == 0 || kinds->count > 3)
+        return fail(r->err, r->errsize, "model: config: output kind_block must name 1 to 3 kinds");
+    m->out_kind_count = kinds->count;
+    m->out_kinds = ARENA_ARRAY(&m->arena, ValueKind, kinds->count);
+    for (size_t i = 0; i < kinds->count; i++) {
+        const JsonValue *k = &kinds->items[i];
+        int found = -1;
+        for (int j = 0; j < 3; j++)
+            if (k->kind == JSON_STRING && strcmp(k->text, kind_names[j]) == 0) found = j;
+        if (found < 0) return fail(r->err, r->errsize, "model: config: output kind_block kinds must be \"bool\", \"int\" or \"float\"");
+        m->out_kinds[i] = (ValueKind)found;
+    }
+    return true;
+}
+
+static bool read_output_and_checks(Reader *r, const JsonValue *cfg) {
     Model *m = r->m;
     size_t D = m->d_model;
-    const JsonValue *out = json_get(cfg, "output"), *kind;
+    const JsonValue *out = json_get(cfg, "output"), *kind, *values = NULL;
+    char why[300];
     if (!out || out->kind != JSON_OBJECT) return fail(r->err, r->errsize, "model: config: 'output' must be an object");
     if (!get_string(r, out, "name", "output", &m->output_name)) return false;
     kind = json_get(out, "kind");
     if (kind && kind->kind == JSON_STRING && strcmp(kind->text, "categorical") == 0) {
-        const JsonValue *values = NULL;
         m->output_kind = MODEL_OUT_CATEGORICAL;
         if (!get_size(r, out, "dim", "output", &m->out_dim) || !get_size(r, out, "count", "output", &m->out_count) ||
             !get_array(r, out, "values", "output", &values))
             return false;
-        if (m->out_count == 0 || m->out_dim + m->out_count > D)
-            return fail(r->err, r->errsize, "model: config: output block [%zu, %zu) is empty or outside the residual (D = %zu)",
-                        m->out_dim, m->out_dim + m->out_count, D);
         if (values->count != m->out_count)
             return fail(r->err, r->errsize, "model: config: output has %zu dims but %zu values", m->out_count, values->count);
         if (!read_atoms(r, values, "output value", &m->out_values)) return false;
     } else if (kind && kind->kind == JSON_STRING && strcmp(kind->text, "numerical") == 0) {
         m->output_kind = MODEL_OUT_NUMERICAL;
-        if (!get_bool(r, out, "integral", "output", &m->out_integral)) return false;
+        if (!get_array(r, out, "values", "output", &values) || !read_atoms(r, values, "output value", &m->out_values) ||
+            !get_nonneg(r, out, "margin", "output", &m->out_margin) || !read_kind_block(r, out) ||
+            !get_nonneg(r, out, "error_bound", "output", &m->out_error_bound))
+            return false;
+        m->out_count = values->count;
+        const JsonValue *li = json_get(out, "legacy_integral");
+        if (li && (li->kind != JSON_BOOL || (li->boolean && m->out_count)))
+            return fail(r->err, r->errsize, "model: config: output 'legacy_integral' must be a boolean, true only without "
+                        "values");
+        m->out_integral = li && li->boolean;
         if (!load_vector(r, "output.readout", D, &m->out_readout)) return false;
-        (*n_tensors)++;
     } else {
         return fail(r->err, r->errsize, "model: config: output 'kind' must be \"categorical\" or \"numerical\"");
     }
+    if (!model_check_output(m, why, sizeof why)) return fail(r->err, r->errsize, "model: config: %s", why);
 
     const JsonValue *checks = NULL;
     if (!get_array(r, cfg, "checks", "", &checks)) return false;
@@ -447,8 +692,7 @@ static bool read_config(Reader *r, const char *config_text, const char *labels_t
     JsonValue *cfg, *labels;
     char jerr[128];
     bool ok = false;
-    size_t n_tensors = 2;
-    const JsonValue *vocab = NULL, *tt = NULL, *tol = NULL;
+    const JsonValue *vocab = NULL, *tt = NULL;
     if (!json_parse(&tmp, config_text, strlen(config_text), &cfg, jerr, sizeof jerr)) {
         fail(r->err, r->errsize, "model: config is not valid JSON: %s", jerr);
         goto done;
@@ -485,13 +729,6 @@ static bool read_config(Reader *r, const char *config_text, const char *labels_t
         fail(r->err, r->errsize, "model: config: 'numeric_tokens' must be null or an object");
         goto done;
     }
-    tol = json_get(cfg, "tie_tolerance");
-    if (!tol || tol->kind != JSON_NUMBER || !isfinite(tol->number) || tol->number < 0) {
-        fail(r->err, r->errsize, "model: config: tie_tolerance must be a non-negative number");
-        goto done;
-    }
-    m->tie_tolerance = tol->number;
-
     if (!json_parse(&tmp, labels_text, strlen(labels_text), &labels, jerr, sizeof jerr)) {
         fail(r->err, r->errsize, "model: labels are not valid JSON: %s", jerr);
         goto done;
@@ -507,11 +744,12 @@ static bool read_config(Reader *r, const char *config_text, const char *labels_t
     }
 
     if (!load_matrix(r, "embed.token", m->n_vocab + 1, m->d_model, &m->token_embed) ||
-        !load_matrix(r, "embed.pos", m->max_len + 1, m->d_model, &m->pos_embed) || !read_layers(r, cfg, &n_tensors) ||
-        !read_output_and_checks(r, cfg, &n_tensors))
+        !load_matrix(r, "embed.pos", m->max_len + 1, m->d_model, &m->pos_embed) || !read_layers(r, cfg) ||
+        !read_output_and_checks(r, cfg))
         goto done;
-    if (n_tensors != r->f->n_tensors) {
-        fail(r->err, r->errsize, "model: the file holds %zu tensors but the config describes %zu", r->f->n_tensors, n_tensors);
+    if (r->n_tensors != r->f->n_tensors) {
+        fail(r->err, r->errsize, "model: the file holds %zu tensors but the config describes %zu", r->f->n_tensors,
+             r->n_tensors);
         goto done;
     }
     ok = true;
@@ -521,10 +759,18 @@ done:
 }
 
 bool model_read_buffer(const uint8_t *buf, size_t len, Model *m, char *err, size_t errsize) {
-    return model_read_buffer_ex(buf, len, true, m, err, errsize);
+    return model_read_buffer_opts(buf, len, NULL, m, err, errsize);
 }
 
 bool model_read_buffer_ex(const uint8_t *buf, size_t len, bool verify_checksum, Model *m, char *err, size_t errsize) {
+    ModelReadOptions o = {verify_checksum, MODEL_MAX_MATRIX_ENTRIES, MODEL_MAX_TOTAL_BYTES};
+    return model_read_buffer_opts(buf, len, &o, m, err, errsize);
+}
+
+bool model_read_buffer_opts(const uint8_t *buf, size_t len, const ModelReadOptions *opt, Model *m, char *err,
+                            size_t errsize) {
+    static const ModelReadOptions defaults = {true, MODEL_MAX_MATRIX_ENTRIES, MODEL_MAX_TOTAL_BYTES};
+    if (!opt) opt = &defaults;
     model_init(m);
     Arena tmp;
     arena_init(&tmp);
@@ -537,6 +783,11 @@ bool model_read_buffer_ex(const uint8_t *buf, size_t len, bool verify_checksum, 
     if (!format || strcmp(format, MODEL_FORMAT_NAME) != 0) {
         fail(err, errsize, "not a raspcc model file (safetensors metadata 'format' is %s%.40s%s, expected \"%s\")",
              format ? "\"" : "", format ? format : "missing", format ? "\"" : "", MODEL_FORMAT_NAME);
+        goto done;
+    }
+    if (version && strcmp(version, "1") == 0) {
+        fail(err, errsize, "raspcc model version 1 is no longer supported (this build reads version %s, with sparse "
+             "tensors and exact readout): recompile the program with raspcc", MODEL_FORMAT_VERSION);
         goto done;
     }
     if (!version || strcmp(version, MODEL_FORMAT_VERSION) != 0) {
@@ -558,11 +809,15 @@ bool model_read_buffer_ex(const uint8_t *buf, size_t len, bool verify_checksum, 
         for (size_t i = 0; i < N_CHECKSUMMED; i++) h = model_fnv1a(h, values[i], strlen(values[i]) + 1);
         snprintf(hex, sizeof hex, "%016" PRIx64, h);
     }
-    if (verify_checksum && strcmp(hex, stored) != 0) {
+    if (opt->verify_checksum && strcmp(hex, stored) != 0) {
         fail(err, errsize, "model file is corrupted: checksum mismatch (stored %.20s, computed %s)", stored, hex);
         goto done;
     }
-    Reader r = {m, &f, err, errsize};
+    Reader r = {.m = m, .f = &f, .err = err, .errsize = errsize, .max_matrix_entries = opt->max_matrix_entries,
+                .max_total_entries = opt->max_total_bytes / 8};
+    r.by_name = ARENA_ARRAY(&tmp, const StTensor *, f.n_tensors ? f.n_tensors : 1);
+    for (size_t i = 0; i < f.n_tensors; i++) r.by_name[i] = &f.tensors[i];
+    if (f.n_tensors > 1) qsort(r.by_name, f.n_tensors, sizeof *r.by_name, tensor_name_cmp);
     if (!read_config(&r, values[2], values[3])) goto done;
     m->program_source = arena_strdup(&m->arena, values[4]);
     m->program_name = arena_strdup(&m->arena, values[5]);

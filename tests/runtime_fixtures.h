@@ -28,6 +28,7 @@ static void fx_head(Model *m, ModelHead *h, size_t dk, size_t dv, bool causal, c
     h->wv = model_matrix(m, m->d_model, dv);
     h->wo = model_matrix(m, dv, m->d_model);
     h->causal = causal;
+    h->tie_tol = 1e-6; /* absolute; the fixtures' scores are small integers */
     h->label = label;
 }
 
@@ -109,7 +110,8 @@ static void fx_mean(Model *m, bool causal) {
     fx_labels(m);
 }
 
-/* out = ReLU(token - 1) + 10, an integer. Residual: 0 token value | 1 BOS | 2 output. */
+/* out = ReLU(token - 1) + 10, an int in {10, 11, 12} (decoded with margin 0.25).
+ * Residual: 0 token value | 1 BOS | 2 output. */
 static void fx_relu(Model *m) {
     m->d_model = 3;
     m->max_len = 6;
@@ -132,7 +134,10 @@ static void fx_relu(Model *m) {
     f->b2[2] = 10;
     m->output_name = "relu";
     m->output_kind = MODEL_OUT_NUMERICAL;
-    m->out_integral = true;
+    m->out_count = 3;
+    m->out_values = ARENA_ARRAY(&m->arena, Value, 3);
+    for (size_t i = 0; i < 3; i++) m->out_values[i] = value_int(10 + (int64_t)i);
+    m->out_margin = 0.25;
     m->out_readout = ARENA_ARRAY(&m->arena, double, 3);
     m->out_readout[2] = 1;
     fx_labels(m);
@@ -177,6 +182,51 @@ static void fx_mix(Model *m, bool check) {
         m->checks = ARENA_ARRAY(&m->arena, ModelCheck, 1);
         m->checks[0] = (ModelCheck){0, 4, 2, "mixed", MODEL_CHECK_ONE_HOT, NULL};
     }
+    fx_labels(m);
+}
+
+/* A numerical output whose kind comes from a kind block. Each token puts a number on dim 0 and
+ * picks a kind on dims 1..3 (bool, int, float); values {False, 0, 0.0, True, 1, 1.0, 2.5}, margin
+ * 0.25. Tokens: "b" 1 bool, "i" 1 int, "f" 1 float, "n" -1e-17 int, "m" -1e-17 float, "z" 0.6
+ * int (outside every margin), "q" 1 with kinds int and float (not one-hot), "w" 2.5 int (no int
+ * member there). Residual: 0 value | 1,2,3 kinds | 4 BOS. One layer, no heads, no MLP units. */
+static void fx_kinds(Model *m) {
+    static const char *const toks = "bifnmzqw";
+    static const double x[8] = {1, 1, 1, -1e-17, -1e-17, 0.6, 1, 2.5};
+    static const int kind[8] = {1, 2, 3, 2, 3, 2, 2, 2};
+    m->d_model = 5;
+    m->max_len = 6;
+    m->n_vocab = 8;
+    m->vocab = ARENA_ARRAY(&m->arena, Value, 8);
+    m->token_type = IR_TOKENS_STR;
+    m->token_embed = model_matrix(m, 9, 5);
+    for (size_t t = 0; t < 8; t++) {
+        m->vocab[t] = value_str(arena_strndup(&m->arena, toks + t, 1));
+        AT(m->token_embed, t, 0) = x[t];
+        AT(m->token_embed, t, kind[t]) = 1;
+    }
+    AT(m->token_embed, 6, 3) = 1; /* "q": two kinds */
+    AT(m->token_embed, 8, 4) = 1;
+    m->pos_embed = model_matrix(m, 7, 5);
+    size_t heads[1] = {0}, hidden[1] = {0};
+    fx_layers(m, 1, heads, hidden);
+    m->output_name = "kinds";
+    m->output_kind = MODEL_OUT_NUMERICAL;
+    m->out_readout = ARENA_ARRAY(&m->arena, double, 5);
+    m->out_readout[0] = 1;
+    Value v[7] = {value_bool(false), value_int(0), value_float(0.0), value_bool(true), value_int(1), value_float(1.0),
+                  value_float(2.5)};
+    m->out_count = 7;
+    m->out_values = ARENA_ARRAY(&m->arena, Value, 7);
+    memcpy(m->out_values, v, sizeof v);
+    m->out_margin = 0.25;
+    m->out_kind_dim = 1;
+    m->out_kind_count = 3;
+    m->out_kinds = ARENA_ARRAY(&m->arena, ValueKind, 3);
+    m->out_kinds[0] = VAL_BOOL;
+    m->out_kinds[1] = VAL_INT;
+    m->out_kinds[2] = VAL_FLOAT;
+    m->out_error_bound = 0;
     fx_labels(m);
 }
 

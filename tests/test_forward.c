@@ -85,7 +85,7 @@ START_TEST(test_average_hard_ties) {
     int64_t in2[2] = {1, 2};
     ck_assert(run(ints(in2, 2), 2, &out));
     ck_assert(out[0].as.f == 1.5 && out[1].as.f == 1.5);
-    /* within tie_tolerance counts as a tie; beyond it does not */
+    /* within the head's tie_tol (1e-6) counts as a tie; beyond it does not */
     model.layers[0].heads[0].wk.data[0] = 1e-9; /* token value nudges its score */
     ready(_i == 0);
     ck_assert(run(ints(in2, 2), 2, &out));
@@ -145,14 +145,133 @@ START_TEST(test_check_fires) {
 }
 END_TEST
 
-START_TEST(test_non_integral_output) {
+START_TEST(test_out_of_margin) {
     fx_relu(&model);
-    model.layers[0].mlp.b2[2] = 10.25;
+    model.layers[0].mlp.b2[2] = 10.3; /* 10.3: 0.3 from 10, beyond the margin 0.25 */
     ready(_i == 0);
     Value *out;
-    int64_t in[1] = {0};
-    ck_assert(!run(ints(in, 1), 1, &out));
-    ck_assert_msg(strstr(err, "not an integer"), "%s", err);
+    int64_t in[2] = {2, 0};
+    ck_assert(!run(ints(in, 2), 2, &out));
+    ck_assert_str_eq(err, "output at position 0: model value 11.300000000000001 is not within the decoding margin of "
+                          "any value the program can produce");
+    model.layers[0].mlp.b2[2] = 10.25; /* exactly at the margin: still 10 */
+    ready(_i == 0);
+    ck_assert_msg(run(ints(in + 1, 1), 1, &out), "%s", err);
+    ck_assert(out[0].kind == VAL_INT && out[0].as.i == 10);
+}
+END_TEST
+
+/* 10.000000013975296 + 1 decodes to the int 11 exactly. */
+START_TEST(test_exact_decode) {
+    fx_relu(&model);
+    model.layers[0].mlp.b2[2] = 10.000000013975296;
+    ready(_i == 0);
+    Value *out;
+    int64_t in[3] = {2, 3, 0};
+    ck_assert_msg(run(ints(in, 3), 3, &out), "%s", err);
+    const int64_t want[3] = {11, 12, 10};
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(out[i].kind, VAL_INT);
+        ck_assert_int_eq(out[i].as.i, want[i]);
+    }
+    /* the decoder on a bare row: the nearest member, both sides of a midpoint */
+    double row[3] = {0, 0, 11.000000013975296};
+    ck_assert(model_read_output(&model, row, 0, out, err, sizeof err) && out[0].kind == VAL_INT && out[0].as.i == 11);
+    row[2] = 11.75;
+    ck_assert(model_read_output(&model, row, 0, out, err, sizeof err) && out[0].as.i == 12);
+    row[2] = 12.25;
+    ck_assert(model_read_output(&model, row, 0, out, err, sizeof err) && out[0].as.i == 12);
+    row[2] = 9.75;
+    ck_assert(model_read_output(&model, row, 0, out, err, sizeof err) && out[0].as.i == 10);
+    row[2] = 9.7;
+    ck_assert(!model_read_output(&model, row, 3, out, err, sizeof err));
+    ck_assert_msg(strstr(err, "output at position 3: model value 9.6999999999999993 is not within"), "%s", err);
+    row[2] = NAN;
+    ck_assert(!model_read_output(&model, row, 0, out, err, sizeof err));
+    ck_assert_msg(strstr(err, "not a finite number"), "%s", err);
+}
+END_TEST
+
+/* The kind block picks True, 1 or 1.0 for the value 1, and 0 or 0.0 (never -0.0) for a tiny
+ * negative value. */
+START_TEST(test_kind_block) {
+    fx_kinds(&model);
+    ready(_i == 0);
+    Value *out;
+    ck_assert_msg(run(strs("bifnm"), 5, &out), "%s", err);
+    ck_assert(out[0].kind == VAL_BOOL && out[0].as.b);
+    ck_assert(out[1].kind == VAL_INT && out[1].as.i == 1);
+    ck_assert(out[2].kind == VAL_FLOAT && out[2].as.f == 1.0);
+    ck_assert(out[3].kind == VAL_INT && out[3].as.i == 0);
+    ck_assert(out[4].kind == VAL_FLOAT && out[4].as.f == 0.0 && !signbit(out[4].as.f));
+    ck_assert(!run(strs("bz"), 2, &out));
+    ck_assert_str_eq(err, "output at position 1: model value 0.59999999999999998 is not within the decoding margin of "
+                          "any value the program can produce");
+    ck_assert(!run(strs("iq"), 2, &out));
+    ck_assert_str_eq(err, "output at position 1: the kind block of the output is not one-hot");
+    ck_assert(!run(strs("w"), 1, &out));
+    ck_assert_msg(strstr(err, "output at position 0: model value 2.5 decodes to 2.5, but no value of kind int has it"),
+                  "%s", err);
+    /* -0.0 itself decodes to the members 0 / 0.0 */
+    double row[5] = {-0.0, 0, 0, 1, 0};
+    ck_assert(model_read_output(&model, row, 0, out, err, sizeof err));
+    ck_assert(out[0].kind == VAL_FLOAT && out[0].as.f == 0.0 && !signbit(out[0].as.f));
+    row[3] = 0;
+    row[1] = 1;
+    ck_assert(model_read_output(&model, row, 0, out, err, sizeof err) && out[0].kind == VAL_BOOL && !out[0].as.b);
+}
+END_TEST
+
+/* An unbounded output (no value set) is the float itself; the transitional legacy_integral
+ * rounds to an int. */
+START_TEST(test_unbounded_and_legacy) {
+    fx_mean(&model, false);
+    ready(_i == 0);
+    int64_t in[3] = {1, 1, 0};
+    Value *out;
+    ck_assert_msg(run(ints(in, 3), 3, &out), "%s", err);
+    for (int i = 0; i < 3; i++) ck_assert(out[i].kind == VAL_FLOAT && out[i].as.f == 2.0 / 3.0);
+    teardown();
+    setup();
+    fx_relu(&model);
+    model.out_count = 0;
+    model.out_integral = true;
+    model.layers[0].mlp.b2[2] = 10.0000001;
+    ready(_i == 0);
+    int64_t in2[1] = {3};
+    ck_assert_msg(run(ints(in2, 1), 1, &out), "%s", err);
+    ck_assert(out[0].kind == VAL_INT && out[0].as.i == 12);
+    model.layers[0].mlp.b2[2] = 10.25;
+    ready(_i == 0);
+    ck_assert(!run(ints(in2, 1), 1, &out));
+    ck_assert_msg(strstr(err, "is not an integer"), "%s", err);
+}
+END_TEST
+
+/* The tie tolerance is absolute and per head: at scores near 1e6 a gap of 1 is no tie (a
+ * relative 1e-6 tolerance averaged them). */
+START_TEST(test_absolute_tie_tolerance) {
+    fx_mean(&model, false);
+    ModelHead *h = &model.layers[0].heads[0];
+    AT(h->wk, 0, 0) = 1; /* score = token value (BOS: -1) */
+    AT(model.token_embed, 1, 0) = 1e6;
+    AT(model.token_embed, 2, 0) = 1e6 + 1;
+    ready(_i == 0);
+    int64_t in[2] = {1, 2};
+    Value *out;
+    ck_assert_msg(run(ints(in, 2), 2, &out), "%s", err);
+    ck_assert(out[0].as.f == 1e6 + 1 && out[1].as.f == 1e6 + 1);
+    h->tie_tol = 1.5;
+    ready(_i == 0);
+    ck_assert_msg(run(ints(in, 2), 2, &out), "%s", err);
+    ck_assert(out[0].as.f == 1e6 + 0.5);
+    /* tie_tol 0 falls back to the model's default (transitional) */
+    h->tie_tol = 0;
+    model.tie_tolerance = 2;
+    ck_assert(model_head_tie_tol(&model, h) == 2);
+    ready(_i == 0);
+    ck_assert_msg(run(ints(in, 2), 2, &out), "%s", err);
+    ck_assert(out[0].as.f == 1e6 + 0.5);
 }
 END_TEST
 
@@ -251,7 +370,11 @@ int main(void) {
     tcase_add_loop_test(tc, test_mlp_relu, 0, 2);
     tcase_add_loop_test(tc, test_not_one_hot_output, 0, 2);
     tcase_add_loop_test(tc, test_check_fires, 0, 2);
-    tcase_add_loop_test(tc, test_non_integral_output, 0, 2);
+    tcase_add_loop_test(tc, test_out_of_margin, 0, 2);
+    tcase_add_loop_test(tc, test_exact_decode, 0, 2);
+    tcase_add_loop_test(tc, test_kind_block, 0, 2);
+    tcase_add_loop_test(tc, test_unbounded_and_legacy, 0, 2);
+    tcase_add_loop_test(tc, test_absolute_tie_tolerance, 0, 2);
     tcase_add_loop_test(tc, test_input_errors, 0, 2);
     tcase_add_test(tc, test_sparse_equals_dense);
     tcase_add_test(tc, test_param_counts);

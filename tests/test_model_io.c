@@ -30,7 +30,6 @@ static void same_model(const Model *a, const Model *b) {
         ck_assert(value_equal(a->vocab[i], b->vocab[i]));
     }
     ck_assert_int_eq(a->token_type, b->token_type);
-    ck_assert(a->tie_tolerance == b->tie_tolerance);
     for (size_t i = 0; i < a->d_model; i++) ck_assert_str_eq(a->labels[i], b->labels[i]);
     same_matrix(&a->token_embed, &b->token_embed);
     same_matrix(&a->pos_embed, &b->pos_embed);
@@ -44,6 +43,7 @@ static void same_model(const Model *a, const Model *b) {
             same_matrix(&x->heads[h].wv, &y->heads[h].wv);
             same_matrix(&x->heads[h].wo, &y->heads[h].wo);
             ck_assert_int_eq(x->heads[h].causal, y->heads[h].causal);
+            ck_assert(model_head_tie_tol(a, &x->heads[h]) == y->heads[h].tie_tol); /* stored effective */
             ck_assert_str_eq(x->heads[h].label, y->heads[h].label);
         }
         same_matrix(&x->mlp.w1, &y->mlp.w1);
@@ -53,13 +53,21 @@ static void same_model(const Model *a, const Model *b) {
     }
     ck_assert_str_eq(a->output_name, b->output_name);
     ck_assert_int_eq(a->output_kind, b->output_kind);
+    ck_assert_uint_eq(a->out_count, b->out_count);
+    for (size_t i = 0; i < a->out_count; i++) {
+        ck_assert_int_eq(a->out_values[i].kind, b->out_values[i].kind);
+        ck_assert(value_equal(a->out_values[i], b->out_values[i]));
+    }
     if (a->output_kind == MODEL_OUT_CATEGORICAL) {
         ck_assert_uint_eq(a->out_dim, b->out_dim);
-        ck_assert_uint_eq(a->out_count, b->out_count);
-        for (size_t i = 0; i < a->out_count; i++) ck_assert(value_equal(a->out_values[i], b->out_values[i]));
     } else {
         ck_assert(memcmp(a->out_readout, b->out_readout, a->d_model * sizeof(double)) == 0);
-        ck_assert_int_eq(a->out_integral, b->out_integral);
+        ck_assert(a->out_margin == b->out_margin);
+        ck_assert(a->out_error_bound == b->out_error_bound);
+        ck_assert_uint_eq(a->out_kind_count, b->out_kind_count);
+        if (a->out_kind_count) ck_assert_uint_eq(a->out_kind_dim, b->out_kind_dim);
+        for (size_t i = 0; i < a->out_kind_count; i++) ck_assert_int_eq(a->out_kinds[i], b->out_kinds[i]);
+        ck_assert_int_eq(a->out_integral && a->out_count == 0, b->out_integral);
     }
     ck_assert_uint_eq(a->n_checks, b->n_checks);
     for (size_t i = 0; i < a->n_checks; i++) {
@@ -79,7 +87,8 @@ static void build(Model *m, int which) {
     case 0: fx_prev_token(m); break;
     case 1: fx_mean(m, true); break;
     case 2: fx_relu(m); break;
-    default: fx_mix(m, true); break;
+    case 3: fx_mix(m, true); break;
+    default: fx_kinds(m); break;
     }
 }
 
@@ -91,8 +100,14 @@ START_TEST(test_round_trip) {
         a.vocab[2] = value_bool(true);
         a.vocab[3] = value_str("q\"\n\xc3\xa9");
         a.token_type = IR_TOKENS_FLOAT;
-        a.tie_tolerance = 1e-7;
+        a.layers[0].heads[0].tie_tol = 1e-7;
+        a.out_error_bound = 1e-9;
     }
+    if (_i == 0) { /* a head without its own tolerance stores the model's default */
+        a.layers[0].heads[0].tie_tol = 0;
+        a.tie_tolerance = 0.25;
+    }
+    if (_i == 2) a.token_embed.data[3] = -0.0; /* kept bit for bit */
     uint8_t *buf;
     size_t len;
     ck_assert_msg(model_serialize(&a, &buf, &len, err, sizeof err), "%s", err);
@@ -104,9 +119,15 @@ START_TEST(test_round_trip) {
     StFile f;
     ck_assert(st_parse(&ar, buf, len, &f, err, sizeof err));
     ck_assert_str_eq(st_meta_get(&f, "format"), "raspcc-model");
-    ck_assert_str_eq(st_meta_get(&f, "version"), "1");
-    ck_assert(st_find(&f, "embed.token") && st_find(&f, "layer.0.mlp.b2"));
-    ck_assert((st_find(&f, "output.readout") != NULL) == (a.output_kind == MODEL_OUT_NUMERICAL));
+    ck_assert_str_eq(st_meta_get(&f, "version"), "2");
+    ck_assert(st_find(&f, "embed.token") || st_find(&f, "embed.token.index"));
+    ck_assert(st_find(&f, "layer.0.mlp.b2") || st_find(&f, "layer.0.mlp.b2.values"));
+    ck_assert((st_find(&f, "output.readout") || st_find(&f, "output.readout.shape")) ==
+              (a.output_kind == MODEL_OUT_NUMERICAL));
+    /* every 8-byte tensor starts 8-byte aligned in the file */
+    for (size_t i = 0; i < f.n_tensors; i++)
+        if (st_dtype_size(f.tensors[i].dtype) == 8) ck_assert_uint_eq((size_t)((const uint8_t *)f.tensors[i].data - buf) % 8, 0);
+    ck_assert_uint_eq(model_file_bytes(&a), len);
     arena_free(&ar);
     free(buf);
     model_free(&a);
@@ -239,9 +260,14 @@ START_TEST(test_rejections) {
     ck_assert_msg(strstr(err, "not a raspcc model file"), "%s", err);
     free(bad);
 
-    rewrite(buf, len, "version", "2", true, &bad, &blen);
+    rewrite(buf, len, "version", "3", true, &bad, &blen);
     ck_assert(!reads(bad, blen));
-    ck_assert_msg(strstr(err, "unsupported raspcc model version \"2\""), "%s", err);
+    ck_assert_msg(strstr(err, "unsupported raspcc model version \"3\" (this build reads version 2)"), "%s", err);
+    free(bad);
+
+    rewrite(buf, len, "version", "1", true, &bad, &blen);
+    ck_assert(!reads(bad, blen));
+    ck_assert_msg(strstr(err, "version 1 is no longer supported") && strstr(err, "recompile"), "%s", err);
     free(bad);
 
     rewrite(buf, len, "program", "changed", false, &bad, &blen);
@@ -276,7 +302,9 @@ START_TEST(test_rejections) {
         {"\"n_vocab\":2", "\"n_vocab\":3", "'vocab' has 2"},
         {"\"dim\":8", "\"dim\":9", "outside the residual"},
         {"\"tokens_str\"", "\"tokens_zz\"", "token_type"},
-        {"\"categorical\"", "\"numerical\"", "integral"},
+        {"\"categorical\"", "\"numerical\"", "margin"},
+        {"\"tie_tol\":9.9999999999999995e-07", "\"tie_tol\":-1.0", "'tie_tol' must be a finite number >= 0"},
+        {"\"tie_tol\":9.9999999999999995e-07,", "", "'tie_tol' must be"},
         {"\"causal\":false", "\"causal\":0", "causal"},
         {"\"vocab\":[\"a\"", "\"vocab\":[null", "not an atom"},
         {"\"checks\":[]", "\"checks\":[{\"kind\":\"one_hot\",\"after_layer\":1,\"dim\":0,\"count\":1,\"what\":\"x\"}]", "outside the model"},
@@ -369,17 +397,310 @@ START_TEST(test_loaded_model_runs) {
 }
 END_TEST
 
+/* The numerical output's description: every violation of the readout contract is refused. */
+START_TEST(test_output_rejections) {
+    uint8_t *buf, *bad;
+    size_t len, blen;
+    serialize(4, &buf, &len);
+    ck_assert_msg(reads(buf, len), "%s", err);
+    Arena ar;
+    arena_init(&ar);
+    const char *cfg = config_of(buf, len, &ar);
+    ck_assert_msg(strstr(cfg, "\"values\":[false,0,0.0,true,1,1.0,2.5],\"margin\":0.25,\"kind_block\":{\"dim\":1,"
+                              "\"kinds\":[\"bool\",\"int\",\"float\"]},\"error_bound\":0.0}"), "%s", cfg);
+    struct { const char *from, *to, *msg; } cases[] = {
+        {"\"margin\":0.25", "\"margin\":0.5", "margin 0.5 is not below half the gap between output values 0.0 and True"},
+        {"\"margin\":0.25", "\"margin\":-0.25", "'margin' must be a finite number >= 0"},
+        {"\"margin\":0.25,", "", "'margin' must be"},
+        {"\"error_bound\":0.0", "\"error_bound\":null", "'error_bound' must be"},
+        {"[false,0,0.0,true,1,1.0,2.5]", "[false,0,0.0,true,1,2.5,1.0]", "not sorted ascending (2.5 before 1.0)"},
+        {"[false,0,0.0,true,1,1.0,2.5]", "[false,0,0.0,true,1,1,2.5]", "same kind and numeric value"},
+        {"[false,0,0.0,true,1,1.0,2.5]", "[false,0,0.0,true,1,\"1\",2.5]", "value 5 is not a number"},
+        {"{\"dim\":1,\"kinds\":[\"bool\",\"int\",\"float\"]}", "null", "share a numeric value but the output has no kind block"},
+        {"\"kinds\":[\"bool\",\"int\",\"float\"]", "\"kinds\":[\"bool\",\"int\"]", "value 0.0 has kind float, which the kind block lacks"},
+        {"\"dim\":1,\"kinds\"", "\"dim\":3,\"kinds\"", "outside the residual"},
+        {"\"kinds\":[\"bool\",\"int\",\"float\"]", "\"kinds\":[\"bool\",\"int\",\"str\"]", "must be \"bool\", \"int\" or \"float\""},
+        {"\"kinds\":[\"bool\",\"int\",\"float\"]", "\"kinds\":[\"bool\",\"int\",\"int\"]", "names kind int twice"},
+        {"\"kinds\":[\"bool\",\"int\",\"float\"]", "\"kinds\":[]", "1 to 3 kinds"},
+        {",\"kind_block\":{\"dim\":1,\"kinds\":[\"bool\",\"int\",\"float\"]}", "", "lacks 'kind_block'"},
+        {"\"error_bound\":0.0", "\"error_bound\":0.0,\"legacy_integral\":true", "true only without values"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *c = replace(cfg, cases[i].from, cases[i].to);
+        rewrite(buf, len, "config", c, true, &bad, &blen);
+        if (reads(bad, blen)) ck_abort_msg("case %zu accepted", i);
+        if (!strstr(err, cases[i].msg)) ck_abort_msg("case %zu: '%s' lacks '%s'", i, err, cases[i].msg);
+        free(bad);
+        free(c);
+    }
+    /* a kind block that lacks a member's kind */
+    char *c = replace(cfg, "\"kinds\":[\"bool\",\"int\",\"float\"]", "\"kinds\":[\"bool\",\"float\",\"int\"]");
+    char *c2 = replace(c, "[false,0,0.0,true,1,1.0,2.5]", "[false,0.0,true,1.0,2.5]");
+    rewrite(buf, len, "config", c2, true, &bad, &blen);
+    ck_assert_msg(reads(bad, blen), "%s", err); /* the order of the kinds is free */
+    free(bad);
+    free(c2);
+    c2 = replace(cfg, "\"kinds\":[\"bool\",\"int\",\"float\"]", "\"kinds\":[\"bool\",\"float\"]");
+    char *c3 = replace(c2, "[false,0,0.0,true,1,1.0,2.5]", "[false,0,0.0,true,1.0,2.5]");
+    rewrite(buf, len, "config", c3, true, &bad, &blen);
+    ck_assert(!reads(bad, blen));
+    ck_assert_msg(strstr(err, "output value 0 has kind int, which the kind block lacks"), "%s", err);
+    free(bad);
+    free(c);
+    free(c2);
+    free(c3);
+    arena_free(&ar);
+    free(buf);
+
+    /* the writer refuses what the reader would */
+    Model a;
+    build(&a, 4);
+    a.out_kind_count = 0;
+    ck_assert(!model_serialize(&a, &buf, &len, err, sizeof err));
+    ck_assert_msg(strstr(err, "share a numeric value"), "%s", err);
+    model_free(&a);
+    build(&a, 2);
+    a.out_margin = INFINITY;
+    ck_assert(!model_serialize(&a, &buf, &len, err, sizeof err));
+    ck_assert_msg(strstr(err, "margin must be a finite number"), "%s", err);
+    model_free(&a);
+    build(&a, 0);
+    a.layers[0].heads[0].tie_tol = -1;
+    ck_assert(!model_serialize(&a, &buf, &len, err, sizeof err));
+    ck_assert_msg(strstr(err, "tie tolerance"), "%s", err);
+    model_free(&a);
+}
+END_TEST
+
+/* ---- sparse tensors ---- */
+
+/* Re-serialises the tensors of f (in the given order, which becomes the file order) with the
+ * checksum recomputed, so that the tensor checks behind it are reached. */
+static void reseal(StFile *f, uint8_t **out, size_t *outlen) {
+    const char *order[] = {"format", "version", "config", "labels", "program", "program_name", "compile_flags"};
+    uint64_t h = MODEL_FNV_OFFSET;
+    for (size_t i = 0; i < f->n_tensors; i++) h = model_fnv1a(h, f->tensors[i].data, f->tensors[i].nbytes);
+    for (int k = 0; k < 7; k++) {
+        const char *v = st_meta_get(f, order[k]);
+        h = model_fnv1a(h, v, strlen(v) + 1);
+    }
+    static char hex[17];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
+    for (size_t i = 0; i < f->n_meta; i++)
+        if (strcmp(f->meta[i].key, "checksum") == 0) f->meta[i].value = hex;
+    ck_assert(st_serialize(f, out, outlen, err, sizeof err));
+}
+
+/* The tensors of a serialised model, in file order, with copies of their bytes (to mutate). */
+static StFile parsed(Arena *ar, const uint8_t *buf, size_t len) {
+    StFile f;
+    ck_assert(st_parse(ar, buf, len, &f, err, sizeof err));
+    for (size_t i = 1; i < f.n_tensors; i++)
+        for (size_t j = i; j > 0 && (const uint8_t *)f.tensors[j].data < (const uint8_t *)f.tensors[j - 1].data; j--) {
+            StTensor t = f.tensors[j];
+            f.tensors[j] = f.tensors[j - 1];
+            f.tensors[j - 1] = t;
+        }
+    for (size_t i = 0; i < f.n_tensors; i++) {
+        void *copy = arena_alloc(ar, f.tensors[i].nbytes + 8);
+        if (f.tensors[i].nbytes) memcpy(copy, f.tensors[i].data, f.tensors[i].nbytes);
+        f.tensors[i].data = copy;
+    }
+    return f;
+}
+
+static StTensor *tensor(StFile *f, const char *name) {
+    for (size_t i = 0; i < f->n_tensors; i++)
+        if (strcmp(f->tensors[i].name, name) == 0) return &f->tensors[i];
+    ck_abort_msg("no tensor %s", name);
+    return NULL;
+}
+
+static int32_t *i32(StTensor *t) { return (int32_t *)(uintptr_t)t->data; }
+static double *f64(StTensor *t) { return (double *)(uintptr_t)t->data; }
+static int64_t *i64(StTensor *t) { return (int64_t *)(uintptr_t)t->data; }
+
+/* Mutation `which` of the previous-token model's sparse embed.token (3 x 11, 3 entries at flat
+ * indices 0, 12, 29); returns whether the file reads, with err set. */
+static bool mutated_reads(int which) {
+    uint8_t *buf, *bad;
+    size_t len, blen;
+    serialize(0, &buf, &len);
+    Arena ar;
+    arena_init(&ar);
+    StFile f = parsed(&ar, buf, len);
+    StTensor *shape = tensor(&f, "embed.token.shape"), *index = tensor(&f, "embed.token.index"),
+             *values = tensor(&f, "embed.token.values");
+    ck_assert_int_eq(index->dtype, ST_I32);
+    ck_assert_uint_eq(index->shape[0], 3);
+    ck_assert(i32(index)[0] == 0 && i32(index)[1] == 12 && i32(index)[2] == 29);
+    ck_assert(i64(shape)[0] == 3 && i64(shape)[1] == 11);
+    StTensor *extra = ARENA_ARRAY(&ar, StTensor, f.n_tensors + 1);
+    memcpy(extra, f.tensors, f.n_tensors * sizeof *extra);
+    switch (which) {
+    case 0: i32(index)[2] = 33; break;                             /* out of range */
+    case 1: i32(index)[1] = 30; break;                             /* not increasing */
+    case 2: i32(index)[1] = 0; break;                              /* repeated */
+    case 3: values->shape[0] = 2; values->nbytes = 16; break;      /* counts differ */
+    case 4: i64(shape)[1] = 12; break;                             /* shape against the config */
+    case 5: index->dtype = ST_F64; index->shape[0] = 1; index->nbytes = 8; i32(index)[1] = 0; break;
+    case 6: f64(values)[1] = INFINITY; break;
+    case 7: i32(index)[0] = -1; break;                             /* negative */
+    case 8: /* no values: the shape and the index alone */
+        for (size_t i = 0; i < f.n_tensors; i++)
+            if (&f.tensors[i] == values) {
+                memmove(&f.tensors[i], &f.tensors[i + 1], (f.n_tensors - i - 1) * sizeof *f.tensors);
+                f.n_tensors--;
+                break;
+            }
+        break;
+    case 9: /* a dense embed.token as well */
+        extra[f.n_tensors] = (StTensor){.name = "embed.token", .dtype = ST_F64, .ndim = 2, .shape = {3, 11},
+                                         .data = arena_array(&ar, 33, 8), .nbytes = 33 * 8};
+        f.tensors = extra;
+        f.n_tensors++;
+        break;
+    case 10: /* an unknown tensor */
+        extra[f.n_tensors] = (StTensor){.name = "layer.0.extra", .dtype = ST_F64, .ndim = 1, .shape = {1},
+                                         .data = arena_array(&ar, 1, 8), .nbytes = 8};
+        f.tensors = extra;
+        f.n_tensors++;
+        break;
+    case 11: { /* an I64 index is fine too */
+        int64_t *wide = arena_array(&ar, 3, 8);
+        for (int k = 0; k < 3; k++) wide[k] = i32(index)[k];
+        index->dtype = ST_I64;
+        index->data = wide;
+        index->nbytes = 24;
+        break;
+    }
+    case 12: shape->shape[0] = 1; shape->nbytes = 8; break;          /* a 1-d shape for a matrix */
+    default: index->dtype = ST_I64; index->shape[0] = 1; index->nbytes = 8; i64(index)[0] = INT64_MIN; break;
+    }
+    reseal(&f, &bad, &blen);
+    bool ok = reads(bad, blen);
+    free(bad);
+    arena_free(&ar);
+    free(buf);
+    return ok;
+}
+
+START_TEST(test_sparse_rejections) {
+    static const char *const want[] = {
+        "tensor 'embed.token' has an index out of range (entry 2)",
+        "tensor 'embed.token' has indices not strictly increasing (entry 2)",
+        "tensor 'embed.token' has indices not strictly increasing (entry 1)",
+        "tensor 'embed.token' has 3 indices but 2 values",
+        "tensor 'embed.token' should have shape [3, 11] (config)",
+        "tensor 'embed.token.index' must be a vector of I32 or I64",
+        "tensor 'embed.token' has a non-finite entry",
+        "tensor 'embed.token' has an index out of range (entry 0)",
+        "sparse tensor 'embed.token' needs all of 'embed.token.shape', 'embed.token.index' and 'embed.token.values'",
+        "tensor 'embed.token' is stored both dense and sparse",
+        "the file holds",
+        NULL,
+        "tensor 'embed.token.shape' must be I64 of shape [2]",
+        "tensor 'embed.token' has 1 indices but 3 values",
+    };
+    for (int i = 0; i < (int)(sizeof want / sizeof *want); i++) {
+        bool ok = mutated_reads(i);
+        if (!want[i]) {
+            ck_assert_msg(ok, "case %d: %s", i, err);
+            continue;
+        }
+        ck_assert_msg(!ok, "case %d accepted", i);
+        ck_assert_msg(strstr(err, want[i]), "case %d: '%s' lacks '%s'", i, err, want[i]);
+    }
+}
+END_TEST
+
+/* The dense expansion is checked against the limits before anything is allocated for it. */
+START_TEST(test_expansion_limits) {
+    uint8_t *buf, *bad;
+    size_t len, blen;
+    serialize(0, &buf, &len);
+    Model m;
+    ModelReadOptions o = {true, 32, 1 << 20};
+    ck_assert(!model_read_buffer_opts(buf, len, &o, &m, err, sizeof err));
+    ck_assert_msg(strstr(err, "tensor 'embed.token' would expand to 3 x 11 entries, over the limit of 32 per tensor"),
+                  "%s", err);
+    o = (ModelReadOptions){true, 1 << 20, 800};
+    ck_assert(!model_read_buffer_opts(buf, len, &o, &m, err, sizeof err));
+    ck_assert_msg(strstr(err, "the weights would take more than 800 bytes in memory"), "%s", err);
+    o = (ModelReadOptions){true, 1 << 20, 1 << 20};
+    ck_assert_msg(model_read_buffer_opts(buf, len, &o, &m, err, sizeof err), "%s", err);
+    model_free(&m);
+    /* a tiny file claiming a huge matrix: refused by the default limits, nothing allocated */
+    Arena ar;
+    arena_init(&ar);
+    const char *cfg = config_of(buf, len, &ar);
+    const char *huge[] = {"\"max_len\":24403243", "\"max_len\":4294967295"};
+    for (int k = 0; k < 2; k++) {
+        char *c = replace(cfg, "\"max_len\":4", huge[k]);
+        rewrite(buf, len, "config", c, true, &bad, &blen);
+        ck_assert(!reads(bad, blen));
+        ck_assert_msg(strstr(err, "tensor 'embed.pos' would expand to") && strstr(err, "over the limit of 268435456"),
+                      "%s", err);
+        free(bad);
+        free(c);
+    }
+    arena_free(&ar);
+    free(buf);
+}
+END_TEST
+
+/* The file grows with the non-zeros: a 2000 x 1000 query matrix with 3 entries costs bytes, not
+ * megabytes; a full matrix stays dense. */
+START_TEST(test_file_size_follows_nonzeros) {
+    Model a;
+    build(&a, 0);
+    ModelHead *h = &a.layers[0].heads[0];
+    size_t small = model_file_bytes(&a);
+    ck_assert(small > 0);
+    h->wq = model_matrix(&a, a.d_model, 1000);
+    h->wk = model_matrix(&a, a.d_model, 1000);
+    AT(h->wq, 3, 0) = 1;
+    AT(h->wk, 2, 0) = 1;
+    AT(h->wk, 10, 999) = -0.5;
+    size_t big = model_file_bytes(&a);
+    ck_assert_msg(big < small + 200, "%zu vs %zu", big, small); /* + 2 x 1000 dims in the config */
+    for (size_t i = 0; i < a.token_embed.rows * a.token_embed.cols; i++) a.token_embed.data[i] = (double)i + 1;
+    uint8_t *buf;
+    size_t len;
+    ck_assert(model_serialize(&a, &buf, &len, err, sizeof err));
+    Arena ar;
+    arena_init(&ar);
+    StFile f;
+    ck_assert(st_parse(&ar, buf, len, &f, err, sizeof err));
+    ck_assert(st_find(&f, "embed.token") && !st_find(&f, "embed.token.index")); /* full: dense */
+    ck_assert(!st_find(&f, "embed.pos") && st_find(&f, "embed.pos.index"));
+    ck_assert_int_eq(st_find(&f, "layer.0.head.0.wk.index")->dtype, ST_I32);
+    ck_assert_uint_eq(st_find(&f, "layer.0.head.0.wk.values")->shape[0], 2);
+    Model b;
+    ck_assert_msg(model_read_buffer(buf, len, &b, err, sizeof err), "%s", err);
+    same_model(&a, &b);
+    model_free(&b);
+    arena_free(&ar);
+    free(buf);
+    model_free(&a);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("model_io");
     TCase *tc = tcase_create("model_io");
     tcase_set_timeout(tc, 120);
-    tcase_add_loop_test(tc, test_round_trip, 0, 4);
+    tcase_add_loop_test(tc, test_round_trip, 0, 5);
     tcase_add_test(tc, test_file_round_trip_and_missing_file);
-    tcase_add_loop_test(tc, test_truncated_and_flipped, 0, 2);
+    tcase_add_loop_test(tc, test_truncated_and_flipped, 0, 5);
     tcase_add_test(tc, test_rejections);
     tcase_add_test(tc, test_non_finite_weight_rejected);
     tcase_add_test(tc, test_fuzz_regressions);
     tcase_add_test(tc, test_loaded_model_runs);
+    tcase_add_test(tc, test_output_rejections);
+    tcase_add_test(tc, test_sparse_rejections);
+    tcase_add_test(tc, test_expansion_limits);
+    tcase_add_test(tc, test_file_size_follows_nonzeros);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "codegen/codegen.h"
@@ -13,7 +14,9 @@
 #include "ir/eval.h"
 #include "ir/input.h"
 #include "parser/parser.h"
+#include "runtime/forward.h"
 #include "runtime/model_io.h"
+#include "verify/verify.h"
 
 #define RASPCC_VERSION "0.1"
 
@@ -21,7 +24,8 @@ static const char usage_text[] =
     "usage:\n"
     "  raspcc PROGRAM.rasp --eval [--output NAME] [--json] [--inputs FILE | INPUT ...]\n"
     "  raspcc PROGRAM.rasp -o MODEL.bin [--output NAME] [--vocab V] [--max-len N] [--range LO..HI]\n"
-    "                      [--stats [--json]] [--fut-target T.bin [--beta B] [--fut-embed INPUT]]\n"
+    "                      [--stats [--json]] [--no-selfcheck]\n"
+    "                      [--fut-target T.bin [--beta B] [--fut-embed INPUT]]\n"
     "  raspcc PROGRAM.rasp --dump-ir | --dump-ast\n"
     "  raspcc --help | --version\n";
 
@@ -45,11 +49,16 @@ static const char help_text[] =
     "\n"
     "Compilation:\n"
     "  -o MODEL.bin     write the compiled transformer\n"
-    "  --vocab V        token values: \"abc\" (characters), \"a,b,c\" (comma list) or \"0..9\"\n"
+    "  --vocab V        token values: \"abc\" (characters), \"a,b,c\" (comma list), \"0..9\" (int\n"
+    "                   range) or a JSON list '[\"a\", \",\", \"?\"]' (strings for tokens_str,\n"
+    "                   integers for tokens_int, numbers for tokens_float, true/false for\n"
+    "                   tokens_bool); a V starting with '[' is always a JSON list\n"
     "  --max-len N      longest input (default 8)\n"
     "  --range LO..HI   numeric tokens lie in [LO, HI]\n"
     "  --stats          print layers, heads per layer, residual width, MLP hidden size per\n"
-    "                   layer, parameter counts and compile time (--json: one JSON object)\n"
+    "                   layer, parameter counts, compile time, the size of the file written\n"
+    "                   (file_bytes) and what the self-check checked (--json: one JSON object)\n"
+    "  --no-selfcheck   write the model without checking it first (see below)\n"
     "  --fut-target T.bin  also (or, without -o, only) write the model as a raspfut-target\n"
     "                   (docs/fut.md, \"From a compiled RASP program\"): needs a program that\n"
     "                   compiles to attention layers only (exit 2 naming the layer with an MLP)\n"
@@ -64,13 +73,24 @@ static const char help_text[] =
     "  --dump-ast       print the parsed program\n"
     "  --help, --version\n"
     "\n"
-    "Exit status: 0 success; 1 some input failed to evaluate; 2 bad usage, a bad program or a\n"
-    "failed compilation.\n";
+    "An option with a value is written --opt VALUE or --opt=VALUE.\n"
+    "\n"
+    "Self-check: before writing anything, raspcc runs the compiled model in memory against the\n"
+    "reference evaluator on the program stored in it (as `rasprun --check` would): every input\n"
+    "of the lengths 1..L whose inputs number at most 2000 in all (for at most 0.5 s), then 500\n"
+    "random inputs (seed 1) of lengths up to --max-len, stopping after 1 s of wall-clock time in\n"
+    "all and at the first disagreement. --stats says what it checked. Comparison is exact and typed (1, 1.0 and True differ). A disagreement is an\n"
+    "internal compiler error: raspcc prints the input and both answers, writes no file and exits\n"
+    "with status 3.\n"
+    "\n"
+    "Exit status: 0 success; 1 some input failed to evaluate (--eval); 2 bad usage, a bad program\n"
+    "or a failed compilation; 3 internal compiler error (the self-check found the compiled model\n"
+    "disagreeing with the program).\n";
 
 typedef struct Options {
     const char *program;
     const char *output;
-    bool eval, json, stats, dump_ir, dump_ast;
+    bool eval, json, stats, dump_ir, dump_ast, no_selfcheck;
     const char *inputs_file;
     const char **inputs; /* positional inputs */
     size_t n_inputs;
@@ -86,13 +106,46 @@ static int usage_error(const char *fmt, const char *arg) {
     return 2;
 }
 
+/* "--name=value": the name goes to buf and the value is returned; otherwise NULL. */
+static const char *split_inline(const char *a, char *buf, size_t size) {
+    const char *eq = a[0] == '-' && a[1] == '-' ? strchr(a, '=') : NULL;
+    if (!eq || (size_t)(eq - a) >= size) return NULL;
+    memcpy(buf, a, (size_t)(eq - a));
+    buf[eq - a] = '\0';
+    return eq + 1;
+}
+
 /* Returns -1 when the options are complete, else the exit status to stop with. */
 static int parse_args(int argc, char **argv, Options *o) {
     o->inputs = calloc((size_t)argc, sizeof *o->inputs);
     if (!o->inputs) return 2;
     for (int i = 1; i < argc; i++) {
+        char name[64];
         const char *a = argv[i];
+        const char *inline_value = split_inline(a, name, sizeof name);
+        if (inline_value) a = name;
         const char **value = NULL;
+        if (strcmp(a, "--output") == 0) value = &o->output;
+        else if (strcmp(a, "--inputs") == 0) value = &o->inputs_file;
+        else if (strcmp(a, "-o") == 0) value = &o->model_path;
+        else if (strcmp(a, "--vocab") == 0) value = &o->vocab;
+        else if (strcmp(a, "--max-len") == 0) value = &o->max_len;
+        else if (strcmp(a, "--range") == 0) value = &o->range;
+        else if (strcmp(a, "--fut-target") == 0) value = &o->fut_target;
+        else if (strcmp(a, "--beta") == 0) value = &o->beta;
+        else if (strcmp(a, "--fut-embed") == 0) value = &o->fut_embed;
+        if (value) {
+            if (inline_value) *value = inline_value;
+            else if (i + 1 >= argc) return usage_error("option '%s' needs a value", a);
+            else *value = argv[++i];
+            continue;
+        }
+        if (inline_value) {
+            bool known = !strcmp(a, "--help") || !strcmp(a, "--version") || !strcmp(a, "--eval") ||
+                         !strcmp(a, "--json") || !strcmp(a, "--stats") || !strcmp(a, "--dump-ir") ||
+                         !strcmp(a, "--dump-ast") || !strcmp(a, "--no-selfcheck");
+            return usage_error(known ? "option '%s' takes no value" : "unknown option '%s'", a);
+        }
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             printf("%s%s", usage_text, help_text);
             return 0;
@@ -104,22 +157,10 @@ static int parse_args(int argc, char **argv, Options *o) {
         else if (strcmp(a, "--stats") == 0) o->stats = true;
         else if (strcmp(a, "--dump-ir") == 0) o->dump_ir = true;
         else if (strcmp(a, "--dump-ast") == 0) o->dump_ast = true;
-        else if (strcmp(a, "--output") == 0) value = &o->output;
-        else if (strcmp(a, "--inputs") == 0) value = &o->inputs_file;
-        else if (strcmp(a, "-o") == 0) value = &o->model_path;
-        else if (strcmp(a, "--vocab") == 0) value = &o->vocab;
-        else if (strcmp(a, "--max-len") == 0) value = &o->max_len;
-        else if (strcmp(a, "--range") == 0) value = &o->range;
-        else if (strcmp(a, "--fut-target") == 0) value = &o->fut_target;
-        else if (strcmp(a, "--beta") == 0) value = &o->beta;
-        else if (strcmp(a, "--fut-embed") == 0) value = &o->fut_embed;
+        else if (strcmp(a, "--no-selfcheck") == 0) o->no_selfcheck = true;
         else if (a[0] == '-' && a[1] == '-') return usage_error("unknown option '%s'", a);
         else if (!o->program) o->program = a;
         else o->inputs[o->n_inputs++] = a;
-        if (value) {
-            if (i + 1 >= argc) return usage_error("option '%s' needs a value", a);
-            *value = argv[++i];
-        }
     }
     if (!o->program) return usage_error("%s", "no program given");
     int modes = o->eval + (o->model_path || o->fut_target) + (o->dump_ir || o->dump_ast);
@@ -129,8 +170,9 @@ static int parse_args(int argc, char **argv, Options *o) {
     if (!o->eval && (o->inputs_file || o->n_inputs))
         return usage_error("%s", "inputs are only for --eval");
     if (o->inputs_file && o->n_inputs) return usage_error("%s", "give --inputs FILE or inputs, not both");
-    if (o->eval && (o->vocab || o->max_len || o->range || o->stats || o->fut_target))
-        return usage_error("%s", "--vocab, --max-len, --range, --stats and --fut-target are for compilation (-o)");
+    if (o->eval && (o->vocab || o->max_len || o->range || o->stats || o->fut_target || o->no_selfcheck))
+        return usage_error("%s", "--vocab, --max-len, --range, --stats, --no-selfcheck and --fut-target are for "
+                           "compilation (-o)");
     if (o->json && !o->eval && !o->stats) return usage_error("%s", "--json goes with --eval or --stats");
     return -1;
 }
@@ -266,14 +308,60 @@ static void print_layer_list(const Model *m, bool heads) {
     putchar(']');
 }
 
-static void print_stats(const Model *m, double compile_ms, bool json) {
+/* The self-check before a model is written (verify/verify.h): every input of the lengths whose
+ * inputs number at most SELFCHECK_EXHAUSTIVE in all (within the first half of the time budget),
+ * then SELFCHECK_RANDOM seeded random inputs up to the maximum length, within SELFCHECK_SECONDS of
+ * wall-clock time in all, stopping at the first mismatch. --help states these numbers. */
+enum { SELFCHECK_EXHAUSTIVE = 2000, SELFCHECK_RANDOM = 500, SELFCHECK_SEED = 1 };
+#define SELFCHECK_SECONDS 1.0
+
+typedef struct Selfcheck {
+    bool ran;
+    VerifySampleResult res;
+} Selfcheck;
+
+/* The selfcheck line of --stats: "1234 inputs (all up to length 3, 500 random up to 16), 0
+ * mismatches, 0.4 s". */
+static void print_selfcheck_text(const Selfcheck *sc) {
+    const VerifySampleResult *r = &sc->res;
+    if (!sc->ran) {
+        puts("skipped");
+        return;
+    }
+    printf("%zu input%s (", r->inputs, r->inputs == 1 ? "" : "s");
+    if (r->exhaustive_len) printf("all up to length %zu, ", r->exhaustive_len);
+    printf("%zu random up to %zu", r->random, r->random_max_len);
+    if (r->timed_out) printf("; stopped at the %g s budget", SELFCHECK_SECONDS);
+    else if (r->exhaustive_cut) printf("; all-inputs phase cut at %g s", SELFCHECK_SECONDS / 2);
+    printf("), %zu mismatch%s, %.2f s\n", r->mismatches, r->mismatches == 1 ? "" : "es", r->seconds);
+}
+
+static void print_selfcheck_json(const Selfcheck *sc) {
+    const VerifySampleResult *r = &sc->res;
+    if (!sc->ran) {
+        fputs("null", stdout);
+        return;
+    }
+    printf("{\"inputs\": %zu, \"exhaustive_len\": %zu, \"random\": %zu, \"random_max_len\": %zu, \"mismatches\": %zu, "
+           "\"errors_agreed\": %zu, \"exhaustive_cut\": %s, \"timed_out\": %s, \"seconds\": %.3f}",
+           r->inputs, r->exhaustive_len, r->random, r->random_max_len, r->mismatches, r->errors_agreed,
+           r->exhaustive_cut ? "true" : "false", r->timed_out ? "true" : "false", r->seconds);
+}
+
+/* file_bytes < 0: no model file was written. */
+static void print_stats(const Model *m, double compile_ms, long long file_bytes, const Selfcheck *sc, bool json) {
     if (json) {
         printf("{\"layers\": %zu, \"heads\": ", m->n_layers);
         print_layer_list(m, true);
         printf(", \"residual_width\": %zu, \"mlp_hidden\": ", m->d_model);
         print_layer_list(m, false);
-        printf(", \"params\": %zu, \"nonzero_params\": %zu, \"compile_ms\": %.3f}\n",
+        printf(", \"params\": %zu, \"nonzero_params\": %zu, \"compile_ms\": %.3f, \"file_bytes\": ",
                model_param_count(m), model_nonzero_count(m), compile_ms);
+        if (file_bytes >= 0) printf("%lld", file_bytes);
+        else fputs("null", stdout);
+        fputs(", \"selfcheck\": ", stdout);
+        print_selfcheck_json(sc);
+        puts("}");
         return;
     }
     printf("layers:          %zu\nheads:           ", m->n_layers);
@@ -282,6 +370,9 @@ static void print_stats(const Model *m, double compile_ms, bool json) {
     print_layer_list(m, false);
     printf("\nparams:          %zu\nnonzero_params:  %zu\ncompile_ms:      %.3f\n",
            model_param_count(m), model_nonzero_count(m), compile_ms);
+    if (file_bytes >= 0) printf("file_bytes:      %lld\n", file_bytes);
+    fputs("selfcheck:       ", stdout);
+    print_selfcheck_text(sc);
 }
 
 /* Parses "LO..HI" into two numbers (either may be negative: "-3..3"). */
@@ -333,6 +424,68 @@ static bool export_fut(const Model *m, const Options *o) {
     return ok;
 }
 
+static const char *dir_of(Arena *a, const char *path) {
+    const char *slash = strrchr(path, '/');
+    if (!slash) return ".";
+    return slash == path ? "/" : arena_strndup(a, path, (size_t)(slash - path));
+}
+
+/* Compares the in-memory model with a fresh elaboration of the program stored in it (exactly as
+ * rasprun --check does, `load` relative to the program's directory). Returns 0 when they agree
+ * (or the model cannot be run here: a warning), 3 after reporting an internal compiler error. */
+static int selfcheck(const Model *m, const char *base_dir, Selfcheck *sc) {
+    char err[1024];
+    Workspace ws;
+    if (!workspace_init(&ws, m, err, sizeof err)) {
+        fprintf(stderr, "raspcc: warning: self-check skipped: %s\n", err);
+        return 0;
+    }
+    int rc = 0;
+    VerifyReference ref;
+    if (!verify_reference_load(&ref, m, base_dir, stderr, err, sizeof err)) {
+        fprintf(stderr, "raspcc: internal compiler error: %s\n", err);
+        rc = 3;
+    } else {
+        VerifyPair pair = {.model = m, .ws = &ws, .ref = &ref, .bound = verify_model_bound(m)};
+        VerifySampleOptions so = {0};
+        so.exhaustive_len = m->max_len;
+        so.exhaustive_limit = SELFCHECK_EXHAUSTIVE;
+        so.random = SELFCHECK_RANDOM;
+        so.random_max_len = m->max_len;
+        so.seed = SELFCHECK_SEED;
+        so.max_seconds = SELFCHECK_SECONDS;
+        so.exhaustive_seconds = SELFCHECK_SECONDS / 2; /* the rest for long random inputs */
+        sc->ran = true;
+        if (!verify_sample(&pair, &so, &sc->res)) {
+            fprintf(stderr, "raspcc: internal compiler error: the compiled model disagrees with the program on %s\n",
+                    sc->res.first_mismatch ? sc->res.first_mismatch : "an input (no memory for the report)");
+            rc = 3;
+        }
+        verify_reference_free(&ref);
+    }
+    if (rc)
+        fprintf(stderr, "raspcc: while compiling %s (output %s%s%s); no file written (--no-selfcheck writes "
+                "it unchecked)\n", m->program_name, m->output_name, *m->compile_flags ? ", " : "", m->compile_flags);
+    workspace_free(&ws);
+    return rc;
+}
+
+/* A flag value as it would be typed in a shell: bare when it is plain, else single-quoted. */
+static const char *shell_word(Arena *a, const char *s) {
+    if (*s && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.,_-+") == strlen(s)) return s;
+    size_t n = 2;
+    for (const char *c = s; *c; c++) n += *c == '\'' ? 4 : 1;
+    char *out = arena_alloc(a, n + 1), *o = out;
+    *o++ = '\'';
+    for (const char *c = s; *c; c++) {
+        if (*c == '\'') { memcpy(o, "'\\''", 4); o += 4; }
+        else *o++ = *c;
+    }
+    *o++ = '\'';
+    *o = '\0';
+    return out;
+}
+
 static int compile_mode(const IrGraph *g, const IrNode *out, const char *out_name,
                         const SourceFile *src, const Options *o, Arena *arena) {
     CodegenOptions co = {0};
@@ -352,9 +505,10 @@ static int compile_mode(const IrGraph *g, const IrNode *out, const char *out_nam
     co.program_source = src->text;
     co.program_name = src->name;
     co.compile_flags = arena_printf(arena, "%s%s%s%s%s%s", o->vocab ? "--vocab " : "",
-                                    o->vocab ? o->vocab : "", o->max_len ? " --max-len " : "",
+                                    o->vocab ? shell_word(arena, o->vocab) : "", o->max_len ? " --max-len " : "",
                                     o->max_len ? o->max_len : "", o->range ? " --range " : "",
                                     o->range ? o->range : "");
+    if (*co.compile_flags == ' ') co.compile_flags++;
     DiagList diags;
     diag_init(&diags, arena);
     Model m;
@@ -363,21 +517,25 @@ static int compile_mode(const IrGraph *g, const IrNode *out, const char *out_nam
     bool ok = codegen_compile(g, out, out_name, &co, &m, &diags);
     double ms = now_ms() - t0;
     diag_render_all(stderr, &diags);
+    int rc = ok ? 0 : 2;
+    Selfcheck sc = {0};
+    if (rc == 0 && !o->no_selfcheck) rc = selfcheck(&m, dir_of(arena, src->name), &sc);
     char err[512];
-    if (ok && o->model_path && !model_write(&m, o->model_path, err, sizeof err)) {
-        fprintf(stderr, "raspcc: %s\n", err);
-        ok = false;
+    long long file_bytes = -1;
+    if (rc == 0 && o->model_path) {
+        struct stat st;
+        if (!model_write(&m, o->model_path, err, sizeof err)) {
+            fprintf(stderr, "raspcc: %s\n", err);
+            rc = 2;
+        } else if (stat(o->model_path, &st) == 0) {
+            file_bytes = (long long)st.st_size;
+        }
     }
-    if (ok && o->fut_target) ok = export_fut(&m, o);
-    if (ok && o->stats) print_stats(&m, ms, o->json);
+    if (rc == 0 && o->fut_target && !export_fut(&m, o)) rc = 2;
+    if (rc == 0 && o->stats) print_stats(&m, ms, file_bytes, &sc, o->json);
+    verify_sample_result_free(&sc.res);
     model_free(&m);
-    return ok ? 0 : 2;
-}
-
-static const char *dir_of(Arena *a, const char *path) {
-    const char *slash = strrchr(path, '/');
-    if (!slash) return ".";
-    return slash == path ? "/" : arena_strndup(a, path, (size_t)(slash - path));
+    return rc;
 }
 
 static int run(const Options *o, Arena *arena) {

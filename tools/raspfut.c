@@ -30,6 +30,7 @@ static const char *const USAGE =
     "TARGET is an attention-only transformer in the raspfut-target format (docs/fut.md).\n"
     "INPUT is a matrix X with one row per position: a file (one row per line) or inline text,\n"
     "rows separated by ';' and numbers by ',' or spaces, e.g. \"1,0,0;0,1,0\".\n"
+    "An option with a value is written --opt VALUE or --opt=VALUE.\n"
     "selftest prints `max_abs_error <value>` last and exits 1 above 1e-9 (sparse, looped) or\n"
     "1e-6 (random). tasktest exits 1 below 100% accuracy.\n";
 
@@ -72,11 +73,21 @@ typedef struct Opts {
 static int parse_opts(int argc, char **argv, Opts *o) {
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        /* --opt=value is --opt value */
+        char name[64];
+        const char *eq = a[0] == '-' && a[1] == '-' ? strchr(a, '=') : NULL;
+        const char *inline_v = NULL;
+        if (eq && (size_t)(eq - a) < sizeof name) {
+            memcpy(name, a, (size_t)(eq - a));
+            name[eq - a] = '\0';
+            a = name;
+            inline_v = eq + 1;
+        }
+        const char *v = inline_v ? inline_v : i + 1 < argc ? argv[i + 1] : NULL;
 #define NEEDV()                                                   \
     do {                                                          \
         if (!v) return usage_error("option %s needs a value", a); \
-        i++;                                                      \
+        if (!inline_v) i++;                                       \
     } while (0)
 #define SIZEOPT(flag, field, max)                                                          \
     if (strcmp(a, flag) == 0) {                                                           \
@@ -111,6 +122,8 @@ static int parse_opts(int argc, char **argv, Opts *o) {
             if (*end || !(o->beta > 0) || !isfinite(o->beta)) return usage_error("bad value for --beta: %s", v);
             continue;
         }
+        if (inline_v && (!strcmp(a, "--residual") || !strcmp(a, "--causal") || !strcmp(a, "--json")))
+            return usage_error("option %s takes no value", a);
         if (strcmp(a, "--residual") == 0) { o->residual = true; continue; }
         if (strcmp(a, "--causal") == 0) { o->causal = true; continue; }
         if (strcmp(a, "--json") == 0) { o->json = true; continue; }

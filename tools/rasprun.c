@@ -10,14 +10,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ir/elaborate.h"
-#include "ir/eval.h"
 #include "ir/input.h"
 #include "runtime/forward.h"
 #include "runtime/model_io.h"
+#include "verify/verify.h"
 
 #define RASPRUN_VERSION "0.1"
-#define VERIFY_LIMIT 10000000.0 /* exhaustive --verify refuses more inputs than this */
+#define VERIFY_LIMIT 10000000 /* exhaustive --verify refuses more inputs than this */
 
 static const char usage_text[] =
     "usage: rasprun MODEL.bin [--json] [--check] [--inputs FILE | INPUT ...]\n"
@@ -37,11 +36,20 @@ static const char help_text[] =
     "  --verify        compare model and reference on every input over the vocabulary of every\n"
     "                  length 1..N (--max-len N, default the model's), or on K random inputs\n"
     "                  (--random K, --seed S); prints 'verify: N inputs, M mismatches, K errors\n"
-    "                  agreed'\n"
+    "                  agreed' (a progress bar on stderr when it is a terminal)\n"
     "  --info          print the model's configuration and parameter counts\n"
     "  --bench K       time K forward passes at the maximum length, with and without the sparse\n"
     "                  weight plans\n"
-    "  --dense         run plain dense products instead of the sparse plans\n";
+    "  --dense         run plain dense products instead of the sparse plans\n"
+    "\n"
+    "--check and --verify compare exactly and typed: the kinds must match (1, 1.0 and True are\n"
+    "different answers), strings byte for byte, floats bit for bit (-0.0 differs from 0.0; NaN\n"
+    "equals NaN). Both errors count as agreement (\"errors agreed\"); an input the model cannot\n"
+    "take (too long, a token outside its vocabulary) is not compared. Mismatches print as\n"
+    "'rasprun: mismatch on input [...]: model [...], reference [...]' in typed JSON.\n"
+    "\n"
+    "An option with a value is written --opt VALUE or --opt=VALUE.\n"
+    "Exit status: 0 fine; 1 an input failed or disagreed; 2 bad usage or a bad model file.\n";
 
 typedef struct Options {
     const char *model, *inputs_file, **inputs;
@@ -55,10 +63,9 @@ typedef struct Options {
 typedef struct Runner {
     Model model;
     Workspace ws;
-    Arena prog_arena;
-    IrGraph graph;
-    const IrNode *ref; /* the output s-op in the reference program, or NULL */
-    size_t mismatches, failures, errors_agreed;
+    VerifyReference ref;
+    VerifyPair pair;
+    size_t mismatches;
 } Runner;
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -77,13 +84,31 @@ static bool parse_size(const char *s, size_t *out) {
     return true;
 }
 
+/* "--name=value": the name goes to buf and the value is returned; otherwise NULL. */
+static const char *split_inline(const char *a, char *buf, size_t size) {
+    const char *eq = a[0] == '-' && a[1] == '-' ? strchr(a, '=') : NULL;
+    if (!eq || (size_t)(eq - a) >= size) return NULL;
+    memcpy(buf, a, (size_t)(eq - a));
+    buf[eq - a] = '\0';
+    return eq + 1;
+}
+
 /* Returns -1 to proceed, otherwise the exit code. */
 static int parse_args(int argc, char **argv, Options *o) {
     memset(o, 0, sizeof *o);
     o->inputs = calloc((size_t)argc, sizeof *o->inputs);
     for (int i = 1; i < argc; i++) {
+        char name[64];
         const char *a = argv[i];
-        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+        const char *value = split_inline(a, name, sizeof name);
+        if (value) a = name;
+        bool takes_value = strcmp(a, "--inputs") == 0 || strcmp(a, "--max-len") == 0 || strcmp(a, "--random") == 0 ||
+                           strcmp(a, "--seed") == 0 || strcmp(a, "--bench") == 0;
+        if (value && !takes_value) return usage_error("option '%s' takes no value", a);
+        if (takes_value && !value) {
+            if (i + 1 >= argc) return usage_error("option '%s' needs a value", a);
+            value = argv[++i];
+        }
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { printf("%s%s", usage_text, help_text); return 0; }
         if (strcmp(a, "--version") == 0) { printf("rasprun %s (model format %s)\n", RASPRUN_VERSION, MODEL_FORMAT_VERSION); return 0; }
         if (strcmp(a, "--json") == 0) o->json = true;
@@ -91,13 +116,10 @@ static int parse_args(int argc, char **argv, Options *o) {
         else if (strcmp(a, "--verify") == 0) o->verify = true;
         else if (strcmp(a, "--info") == 0) o->info = true;
         else if (strcmp(a, "--dense") == 0) o->dense = true;
-        else if (strcmp(a, "--inputs") == 0 || strcmp(a, "--max-len") == 0 || strcmp(a, "--random") == 0 ||
-                 strcmp(a, "--seed") == 0 || strcmp(a, "--bench") == 0) {
-            if (!next) return usage_error("option '%s' needs a value", a);
-            i++;
+        else if (strcmp(a, "--inputs") == 0) o->inputs_file = value;
+        else if (takes_value) {
             size_t v = 0;
-            if (strcmp(a, "--inputs") == 0) { o->inputs_file = next; continue; }
-            if (!parse_size(next, &v)) return usage_error("option %s needs a non-negative integer", a);
+            if (!parse_size(value, &v)) return usage_error("option %s needs a non-negative integer", a);
             if (strcmp(a, "--max-len") == 0) { o->max_len = v; o->have_max_len = true; }
             else if (strcmp(a, "--random") == 0) o->random = v;
             else if (strcmp(a, "--bench") == 0) o->bench = v;
@@ -122,36 +144,6 @@ static int parse_args(int argc, char **argv, Options *o) {
     return -1;
 }
 
-/* ---- reference ---- */
-
-static bool load_reference(Runner *r) {
-    arena_init(&r->prog_arena);
-    ir_graph_init(&r->graph, &r->prog_arena);
-    DiagList diags;
-    diag_init(&diags, &r->prog_arena);
-    ElabOptions opt = {0};
-    ElabResult res;
-    const char *name = r->model.program_name && *r->model.program_name ? r->model.program_name : "<model program>";
-    if (!rasp_load_program(&r->graph, NULL, r->model.program_source, name, &opt, &res, &diags)) {
-        fprintf(stderr, "rasprun: the program stored in the model does not load:\n");
-        diag_render_all(stderr, &diags);
-        return false;
-    }
-    r->ref = elab_find_output(&res, r->model.output_name);
-    if (!r->ref) {
-        fprintf(stderr, "rasprun: the stored program has no s-op '%s'\n", r->model.output_name);
-        return false;
-    }
-    return true;
-}
-
-static bool same_atom(Value a, Value b) {
-    if (a.kind == VAL_STR || b.kind == VAL_STR) return a.kind == b.kind && strcmp(a.as.s, b.as.s) == 0;
-    if ((a.kind == VAL_BOOL) != (b.kind == VAL_BOOL)) return false;
-    double x = value_as_double(a), y = value_as_double(b), d = fabs(x - y);
-    return d <= 1e-9 || d <= 1e-9 * fmax(fabs(x), fabs(y));
-}
-
 static void print_atoms(FILE *out, const Value *v, size_t n, bool json) {
     fputc('[', out);
     for (size_t i = 0; i < n; i++) {
@@ -162,38 +154,23 @@ static void print_atoms(FILE *out, const Value *v, size_t n, bool json) {
     fputc(']', out);
 }
 
-static void print_input(FILE *out, const Value *in, size_t n) { print_atoms(out, in, n, true); }
+static void report_mismatch(const VerifyOutcome *oc) {
+    fputs("rasprun: mismatch on ", stderr);
+    verify_print_report(stderr, oc);
+    fputc('\n', stderr);
+}
 
-/* Compares the model's result with the reference on one input; reports a mismatch on stderr.
- * Returns true when they agree. */
-static bool compare(Runner *r, const Value *in, size_t n, bool model_ok, const Value *got, const char *model_err,
-                    Arena *scratch, bool report) {
-    Value *want;
-    IrEvalError e;
-    bool ref_ok = ir_eval(&r->graph, r->ref, in, n, scratch, &want, &e);
-    bool agree;
-    if (!ref_ok || !model_ok) {
-        agree = ref_ok == model_ok;
-        if (agree) r->errors_agreed++;
-    } else {
-        agree = true;
-        for (size_t i = 0; i < n && agree; i++) agree = same_atom(got[i], want[i]);
+/* The program stored in the model, elaborated afresh (`load` relative to the current
+ * directory), and the pair --check and --verify compare: exactly, but for the error bound the
+ * model states on a real-valued output. */
+static bool load_reference(Runner *r) {
+    char err[256];
+    if (!verify_reference_load(&r->ref, &r->model, NULL, stderr, err, sizeof err)) {
+        fprintf(stderr, "rasprun: %s\n", err);
+        return false;
     }
-    if (!agree) {
-        r->mismatches++;
-        if (report) {
-            fputs("rasprun: mismatch on input ", stderr);
-            print_input(stderr, in, n);
-            fputs(": model ", stderr);
-            if (model_ok) print_atoms(stderr, got, n, true);
-            else fprintf(stderr, "error (%s)", model_err);
-            fputs(", reference ", stderr);
-            if (ref_ok) print_atoms(stderr, want, n, true);
-            else fprintf(stderr, "error (%s)", e.message);
-            fputc('\n', stderr);
-        }
-    }
-    return agree;
+    r->pair = (VerifyPair){.model = &r->model, .ws = &r->ws, .ref = &r->ref, .bound = verify_model_bound(&r->model)};
+    return true;
 }
 
 /* ---- running inputs ---- */
@@ -201,12 +178,26 @@ static bool compare(Runner *r, const Value *in, size_t n, bool model_ok, const V
 static bool run_one(Runner *r, const Options *o, const char *text) {
     Arena scratch;
     arena_init(&scratch);
-    char msg[1024];
+    char msg[VERIFY_MSG_SIZE];
     Value *in, *out = NULL;
     size_t n;
-    bool ok = input_parse(&scratch, text, &in, &n, msg, sizeof msg);
-    bool parsed = ok;
-    if (ok) ok = model_run(&r->model, &r->ws, in, n, &scratch, &out, msg, sizeof msg);
+    bool ok = input_parse(&scratch, text, &in, &n, msg, sizeof msg), agree = true;
+    if (ok && o->check) {
+        /* An input outside the model's domain (too long, unknown token) is not a disagreement:
+         * the model was never meant to answer it, and its failure is printed below. */
+        VerifyOutcome oc;
+        VerifyVerdict v = verify_input(&r->pair, in, n, &scratch, &oc);
+        ok = oc.model_ok;
+        out = oc.model_out;
+        if (!ok) snprintf(msg, sizeof msg, "%s", oc.model_err);
+        if (v == VERIFY_MISMATCH) {
+            agree = false;
+            r->mismatches++;
+            report_mismatch(&oc);
+        }
+    } else if (ok) {
+        ok = model_run(&r->model, &r->ws, in, n, &scratch, &out, msg, sizeof msg);
+    }
     if (ok) {
         print_atoms(stdout, out, n, o->json);
         fputc('\n', stdout);
@@ -218,17 +209,6 @@ static bool run_one(Runner *r, const Options *o, const char *text) {
         printf("error: %s\n", msg);
     }
     fflush(stdout);
-    if (!ok) r->failures++;
-    /* An input outside the model's domain (too long, unknown token) is not a disagreement: the
-     * model was never meant to answer it, and the failure is already printed. */
-    bool in_domain = parsed && n <= r->model.max_len;
-    if (in_domain) {
-        size_t *ids = ARENA_ARRAY(&scratch, size_t, n + 1);
-        char why[256];
-        in_domain = model_tokenize(&r->model, in, n, ids, r->ws.token_values, why, sizeof why);
-    }
-    bool agree = true;
-    if (o->check && in_domain) agree = compare(r, in, n, ok, out, msg, &scratch, true);
     arena_free(&scratch);
     return ok && agree;
 }
@@ -260,15 +240,17 @@ static int run_inputs(Runner *r, const Options *o) {
 
 /* ---- --verify ---- */
 
-static uint64_t splitmix64(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+enum { MAX_REPORTS = 20 }; /* mismatches printed in full by --verify */
+
+static void on_mismatch(void *ctx, const VerifyOutcome *oc) {
+    Runner *r = ctx;
+    if (r->mismatches++ < MAX_REPORTS) report_mismatch(oc);
 }
 
-static void progress(size_t done, size_t total, bool tty) {
-    if (!tty || total == 0) return;
+/* A progress bar on a terminal only (stderr is a tty); quiet in pipes and logs. */
+static void on_progress(void *ctx, size_t done, size_t total) {
+    (void)ctx;
+    if (total == 0) return;
     size_t step = total / 100 ? total / 100 : 1;
     if (done % step != 0 && done != total) return;
     int pct = (int)(100.0 * (double)done / (double)total), bar = pct / 2;
@@ -276,80 +258,41 @@ static void progress(size_t done, size_t total, bool tty) {
     if (done == total) fputc('\n', stderr);
 }
 
-static void verify_one(Runner *r, const Value *in, size_t n) {
-    Arena scratch;
-    arena_init(&scratch);
-    char msg[512];
-    Value *out = NULL;
-    bool ok = model_run(&r->model, &r->ws, in, n, &scratch, &out, msg, sizeof msg);
-    enum { MAX_REPORTS = 20 };
-    compare(r, in, n, ok, out, msg, &scratch, r->mismatches < MAX_REPORTS);
-    arena_free(&scratch);
-}
-
-/* A real token drawn uniformly from the model's range, rounded to 3 decimals (as typed). */
-static Value random_real(const Model *m, uint64_t *seed) {
-    double u = (double)(splitmix64(seed) >> 11) / 9007199254740992.0;
-    double v = round((m->token_lo + u * (m->token_hi - m->token_lo)) * 1000.0) / 1000.0;
-    return value_float(fmin(fmax(v, m->token_lo), m->token_hi));
-}
-
 static int verify(Runner *r, const Options *o) {
     const Model *m = &r->model;
-    bool tty = isatty(2);
-    Value *in = calloc(m->max_len + 1, sizeof *in);
-    size_t *digits = calloc(m->max_len + 1, sizeof *digits);
-    size_t total = 0, done = 0;
+    VerifySampleOptions so = {0};
+    so.keep_going = true;
+    so.bound = r->pair.bound;
+    so.on_mismatch = on_mismatch;
+    so.on_progress = isatty(2) ? on_progress : NULL;
+    so.ctx = r;
     if (o->random) {
-        uint64_t seed = o->seed;
-        total = o->random;
-        for (size_t k = 0; k < total && m->max_len && m->n_vocab; k++) {
-            size_t n = 1 + (size_t)(splitmix64(&seed) % m->max_len);
-            for (size_t i = 0; i < n; i++) in[i] = m->numeric_tokens ? random_real(m, &seed)
-                                                                      : m->vocab[splitmix64(&seed) % m->n_vocab];
-            verify_one(r, in, n);
-            progress(++done, total, tty);
-        }
+        so.random = o->random;
+        so.seed = o->seed;
     } else if (m->numeric_tokens) {
         fprintf(stderr, "rasprun: the model reads real-valued tokens (%g..%g): use --verify --random K\n", m->token_lo,
                 m->token_hi);
-        free(in);
-        free(digits);
         return 2;
     } else {
         size_t N = o->have_max_len ? o->max_len : m->max_len;
         if (N > m->max_len) {
             fprintf(stderr, "rasprun: --max-len %zu exceeds the model's max length %zu\n", N, m->max_len);
-            free(in);
-            free(digits);
             return 2;
         }
-        double count = 0;
-        for (size_t len = 1; len <= N; len++) count += pow((double)m->n_vocab, (double)len);
+        size_t count = verify_count_inputs(m->n_vocab, N);
         if (count > VERIFY_LIMIT) {
             fprintf(stderr, "rasprun: --verify would run %.3g inputs (vocabulary %zu, lengths 1..%zu); "
-                    "use --max-len N with a smaller N or --random K\n", count, m->n_vocab, N);
-            free(in);
-            free(digits);
+                    "use --max-len N with a smaller N or --random K\n",
+                    count == SIZE_MAX ? HUGE_VAL : (double)count, m->n_vocab, N);
             return 2;
         }
-        total = (size_t)count;
-        for (size_t len = 1; len <= N && m->n_vocab; len++) {
-            memset(digits, 0, len * sizeof *digits);
-            for (;;) {
-                for (size_t i = 0; i < len; i++) in[i] = m->vocab[digits[i]];
-                verify_one(r, in, len);
-                progress(++done, total, tty);
-                size_t i = len;
-                while (i > 0 && ++digits[i - 1] == m->n_vocab) digits[--i] = 0;
-                if (i == 0) break;
-            }
-        }
+        so.exhaustive_len = N;
     }
-    free(in);
-    free(digits);
-    printf("verify: %zu inputs, %zu mismatches, %zu errors agreed\n", done, r->mismatches, r->errors_agreed);
-    return r->mismatches ? 1 : 0;
+    VerifySampleResult res;
+    verify_sample(&r->pair, &so, &res);
+    printf("verify: %zu inputs, %zu mismatches, %zu errors agreed\n", res.inputs, res.mismatches, res.errors_agreed);
+    verify_sample_result_free(&res);
+    return res.mismatches ? 1 : 0;
 }
 
 /* ---- --info, --bench ---- */
@@ -359,8 +302,14 @@ static void info(const Model *m) {
     printf("compile flags: %s\n", m->compile_flags ? m->compile_flags : "");
     printf("output:        %s (%s", m->output_name,
            m->output_kind == MODEL_OUT_CATEGORICAL ? "categorical" : "numerical");
-    if (m->output_kind == MODEL_OUT_CATEGORICAL) printf(", dims %zu..%zu", m->out_dim, m->out_dim + m->out_count - 1);
-    else printf(", %s", m->out_integral ? "integral" : "float");
+    if (m->output_kind == MODEL_OUT_CATEGORICAL) {
+        printf(", dims %zu..%zu", m->out_dim, m->out_dim + m->out_count - 1);
+    } else if (m->out_count) {
+        printf(", %zu value%s decoded within %g", m->out_count, m->out_count == 1 ? "" : "s", m->out_margin);
+        if (m->out_kind_count) printf(", kind dims %zu..%zu", m->out_kind_dim, m->out_kind_dim + m->out_kind_count - 1);
+    } else {
+        printf(", real-valued, error bound %g", m->out_error_bound);
+    }
     printf(")\n");
     static const char *const tt[] = {"tokens_str", "tokens_int", "tokens_float", "tokens_bool"};
     printf("tokens:        %s, vocabulary of %zu: ", m->token_type >= 0 && m->token_type < 4 ? tt[m->token_type] : "?",
@@ -371,11 +320,11 @@ static void info(const Model *m) {
         const ModelLayer *L = &m->layers[l];
         printf("  layer %zu: %zu head%s, MLP hidden %zu\n", l, L->n_heads, L->n_heads == 1 ? "" : "s", L->mlp.w1.cols);
         for (size_t h = 0; h < L->n_heads; h++)
-            printf("    head %zu: dk %zu, dv %zu%s  %s\n", h, L->heads[h].wq.cols, L->heads[h].wv.cols,
-                   L->heads[h].causal ? ", causal" : "", L->heads[h].label);
+            printf("    head %zu: dk %zu, dv %zu, tie tolerance %g%s  %s\n", h, L->heads[h].wq.cols,
+                   L->heads[h].wv.cols, model_head_tie_tol(m, &L->heads[h]), L->heads[h].causal ? ", causal" : "",
+                   L->heads[h].label);
     }
     printf("checks:        %zu\n", m->n_checks);
-    printf("tie tolerance: %g\n", m->tie_tolerance);
     size_t all = model_param_count(m), nz = model_nonzero_count(m);
     printf("parameters:    %zu (%zu non-zero, %.2f%%)\n", all, nz, all ? 100.0 * (double)nz / (double)all : 0.0);
 }
@@ -392,8 +341,8 @@ static int bench(Runner *r, size_t k) {
     double *X = calloc((n + 1) * m->d_model, sizeof *X), secs[2];
     uint64_t seed = 1;
     for (size_t i = 0; i < n; i++) {
-        ids[i] = m->n_vocab && !m->numeric_tokens ? splitmix64(&seed) % m->n_vocab : 0;
-        if (m->numeric_tokens) r->ws.token_values[i] = random_real(m, &seed).as.f;
+        ids[i] = m->n_vocab && !m->numeric_tokens ? verify_rng_next(&seed) % m->n_vocab : 0;
+        if (m->numeric_tokens) r->ws.token_values[i] = verify_random_real(m, &seed).as.f;
     }
     for (int sparse = 0; sparse < 2; sparse++) {
         r->ws.sparse = sparse;
@@ -439,7 +388,7 @@ int main(int argc, char **argv) {
     else if (need_ref && !load_reference(&r)) rc = 2;
     else if (o.verify) rc = verify(&r, &o);
     else rc = run_inputs(&r, &o);
-    if (need_ref) arena_free(&r.prog_arena);
+    if (need_ref) verify_reference_free(&r.ref);
     workspace_free(&r.ws);
     model_free(&r.model);
     free(o.inputs);
