@@ -377,11 +377,21 @@ static void need_selector(Plan *p, const IrNode *sel) {
 }
 
 void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
-    p->info[out->id].needed = true;
+    SopInfo *o = &p->info[out->id];
+    o->needed = true;
+    /* the readout: a number decoded against its value set where that is exact, else one-hot */
+    if (vs_decodable(&o->vs, false, NULL) && !o->may_fail) {
+        o->want_num = true;
+    } else if (vs_decodable(&o->vs, true, NULL) && !o->may_fail) {
+        o->want_num = o->want_kind = true; /* 1 and 1.0: a kind block tells them apart */
+    } else if (!(p->numeric_tokens && o->vs.unbounded)) {
+        o->want_cat = true;
+    }
     for (size_t id = out->id + 1; id-- > 0;) {
         SopInfo *info = &p->info[id];
         const IrNode *n = info->node;
         if (!info->needed || ir_is_selector(n)) continue;
+        if (info->want_kind) kinds_demand(p, info);
         if (info->pos_free) { /* a view of the index one-hot */
             p->info[p->indices->id].needed = p->info[p->indices->id].want_cat = true;
             continue;

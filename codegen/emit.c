@@ -27,6 +27,7 @@ static bool emit_head(Plan *p, Model *m, const HeadOp *op, ModelHead *h, const d
     h->wv = model_matrix(m, D, dv);
     h->wo = model_matrix(m, dv, D);
     h->causal = false;
+    h->tie_tol = op->tie_tol;
     h->label = arena_strdup(&m->arena, op->label);
     for (size_t c = 0; c < op->n_cols; c++) {
         put_view(&h->wq, c, op->cols[c].q, 1);
@@ -106,14 +107,32 @@ static bool emit_output(Plan *p, const IrNode *out, const char *output_name, Mod
         }
         return true;
     }
-    if (o->has_num) {
+    double gap;
+    bool real = p->numeric_tokens && o->vs.unbounded;
+    if (o->has_num && (real || vs_decodable(&o->vs, o->has_kind, &gap))) {
         m->output_kind = MODEL_OUT_NUMERICAL;
         m->out_readout = ARENA_ARRAY(&m->arena, double, p->n_dims);
         for (size_t t = 0; t < o->num.n; t++) m->out_readout[o->num.terms[t].dim] += o->num.terms[t].coef;
-        m->out_integral = !o->vs.unbounded && o->vs.all_int;
+        if (real) { /* linear in the tokens: float64 rounding only (docs/compiler.md) */
+            m->out_error_bound = 1e-9 * (1 + fmax(fabs(p->token_lo), fabs(p->token_hi)));
+            return true;
+        }
+        m->out_count = o->vs.n;
+        m->out_values = ARENA_ARRAY(&m->arena, Value, o->vs.n);
+        memcpy(m->out_values, o->vs.vals, o->vs.n * sizeof *m->out_values);
+        m->out_margin = gap / 4;
+        if (o->has_kind) {
+            m->out_kind_dim = o->kind_dim;
+            m->out_kind_count = o->n_kinds;
+            m->out_kinds = ARENA_ARRAY(&m->arena, ValueKind, o->n_kinds);
+            memcpy(m->out_kinds, o->kinds, o->n_kinds * sizeof *o->kinds);
+        }
         return true;
     }
-    diag_error(p->diags, out->loc, "internal: the output has no readable encoding");
+    char d[128];
+    vs_describe(out, d, sizeof d);
+    diag_error(p->diags, out->loc, "%s cannot be read out exactly: %s", d,
+               o->vs.unbounded ? "it has too many possible values" : "its values are too close to tell apart as numbers");
     return false;
 }
 
@@ -128,7 +147,6 @@ bool emit_model(Plan *p, const IrNode *out, const char *output_name, const Codeg
         if (m->vocab[i].kind == VAL_STR) m->vocab[i].as.s = arena_strdup(&m->arena, p->vocab[i].as.s);
     }
     m->token_type = (int)p->token_type;
-    m->tie_tolerance = 1e-6;
     m->labels = ARENA_ARRAY(&m->arena, char *, D);
     for (size_t d = 0; d < D; d++) m->labels[d] = arena_strdup(&m->arena, p->labels[d]);
     m->token_embed = model_matrix(m, p->n_vocab + 1, D);

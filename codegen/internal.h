@@ -124,6 +124,12 @@ typedef struct SopInfo {
      * its views are sums over the index one-hot, free (classify.c) */
     bool pos_free;
     bool kind_matters; /* some consumer tells 1, 1.0 and True apart (valueset.c) */
+    /* kinds.c: the kind block of a number whose kinds collide (1 and 1.0) where that matters */
+    bool want_kind, has_kind, kind_block; /* kind_block: unit views on [kind_dim, +n_kinds) */
+    uint32_t n_kinds, kind_dim;
+    ValueKind kinds[3];          /* ascending: bool, int, float (those present) */
+    LinView kind_cat[3];
+    int kind_time;
     bool has_cat, has_num;
     LinView *cat;     /* vs.n views when has_cat */
     LinView num;      /* when has_num */
@@ -161,6 +167,7 @@ typedef struct ScoreColumn {
 
 typedef struct HeadOp {
     int layer;
+    double tie_tol;            /* absolute: half the smallest gap between distinct scores */
     const IrNode *node;        /* aggregate, selector_width or length node */
     ScoreColumn *cols;
     size_t n_cols;
@@ -187,6 +194,10 @@ typedef struct GridArg {
  * enumerates w_i = base_i .. N (base 1 for length, which is never 0). */
 typedef struct LeafMap {
     const IrNode *node;                 /* the leaf s-op */
+    bool has_kind_axis;                 /* a second input: the leaf's kind block (kinds.c) */
+    uint32_t kind_arg;                  /* its axis, enumerating kinds[0..] */
+    const ValueKind *kinds;
+    bool vs_zero;                       /* width: 0 counts as reachable too (vs holds 1..N) */
     bool width;
     uint32_t arg;                       /* direct */
     const ValueSet *vs;                 /* direct: value at each grid index */
@@ -206,14 +217,20 @@ typedef struct MlpOp {
     size_t n_leaves;
     LeafMap leaf[CG_MAX_LEAVES];
     const IrNode *const *leaves; /* MLP_FN_MAP: the leaf s-ops (the node's fused leaves) */
-    int fn;                    /* MLP_FN_MAP, MLP_FN_IDENTITY (value of leaf 0) */
+    int fn;                    /* MLP_FN_* */
+    bool kind_of;              /* the output is the kind of the result (a kind block, kinds.c) */
     /* output: categorical block or a numerical dim */
     bool out_cat;
     const ValueSet *out_vs;
     uint32_t out_dim;
 } MlpOp;
 
-enum { MLP_FN_MAP, MLP_FN_IDENTITY };
+enum {
+    MLP_FN_MAP,           /* the node's map over its leaves (plan_fused_apply) */
+    MLP_FN_IDENTITY,      /* the value of leaf 0 */
+    MLP_FN_AGG_KIND,      /* an aggregate's kind from its number of keys (leaf 0, a width) */
+    MLP_FN_KIND_IDENTITY, /* the kind on leaf 0's kind axis */
+};
 
 typedef struct Plan {
     const IrGraph *g;
@@ -263,6 +280,11 @@ bool vs_compute(Plan *p, const IrNode *out);
 /* Sorts and deduplicates vals[0..n) in place (a set of exact atoms). */
 ValueSet vs_from_values(Value *vals, size_t n);
 bool vs_contains(const ValueSet *vs, Value v, size_t *index);
+/* Whether a numerical encoding of the s-op can be read back exactly: finite, numbers only, no
+ * two members equal as numbers (1 and 1.0) unless with_kinds (a kind block tells them apart),
+ * distinct numbers at least 1e-9 of their magnitude apart; *gap gets the smallest distance
+ * between distinct numbers. */
+bool vs_decodable(const ValueSet *vs, bool with_kinds, double *gap);
 /* Numbers that differ only by rounding: the same rational reached along different paths. */
 bool scalar_twins(double a, double b);
 void vs_describe(const IrNode *n, char *buf, size_t size);
@@ -288,10 +310,43 @@ void pos_leaves(Plan *p, const SopInfo *info, const IrNode *out[2]);
 
 /* plan.c */
 bool plan_build(Plan *p, const IrNode *out);
+/* The heads of a width: one per inclusion-exclusion term of `selector` (NULL: every key, which
+ * is length), each averaging the BOS flag over its selected keys and BOS: u = 1/(w_t + 1), and
+ * width = sum_t coef_t (1/u_t - 1). They sit in the first attention slot after the selector. */
+typedef struct WidthHeads {
+    uint32_t n_u;
+    uint32_t u_dims[CG_MAX_WIDTH_TERMS];
+    double u_coef[CG_MAX_WIDTH_TERMS];
+    int time;
+} WidthHeads;
+bool plan_width_heads(Plan *p, const IrNode *node, const IrNode *selector, WidthHeads *w);
+
+/* ops.c: the plan's toolkit */
+const char *plan_node_name(Plan *p, const IrNode *n);
 uint32_t plan_alloc_dims(Plan *p, size_t count, const char *name, const ValueSet *vs);
+/* A located error "<s-op> <what>" (with the real-valued-token hint where it applies); false. */
+bool plan_error(Plan *p, const IrNode *n, const char *what);
 /* sum_i i^power * indices:i, the numerical view of indices raised to a power (1 or 2) */
 LinView plan_index_power(Plan *p, unsigned power);
-const char *plan_node_name(Plan *p, const IrNode *n);
+HeadOp *plan_new_head(Plan *p);
+MlpOp *plan_new_mlp(Plan *p);
+/* A one-hot check of the block [dim, dim + count) after `layer` */
+ModelCheck *plan_add_check(Plan *p, int layer, uint32_t dim, size_t count, const char *what);
+/* After the layer that writes a block mixing strings and other atoms: one kind per sequence */
+void plan_check_one_kind(Plan *p, SopInfo *info, int layer);
+/* Fresh dims for a categorical block of the s-op; its cat views become unit vectors */
+void plan_own_cat_block(Plan *p, SopInfo *info);
+/* The numerical view of a categorical s-op with numeric values: sum of value * one-hot */
+void plan_num_from_cat(Plan *p, SopInfo *info);
+/* Adds a scalar input to m: a view and the n values it takes (*scalar, to fill ascending) */
+bool plan_add_grid(Plan *p, MlpOp *m, LinView view, size_t n, double **scalar, uint32_t *index);
+/* Adds leaf j of m: a width through its heads' u (via_u), a number through its numerical view,
+ * anything else through the rank of its value */
+bool plan_scalar_arg(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u);
+/* m's output: a categorical block (checked one-hot where the map raises) or a numerical dim */
+void plan_mlp_output(Plan *p, MlpOp *m, SopInfo *info, bool want_cat_out);
+/* A categorical encoding for an s-op that only has a numerical one (one MLP later) */
+bool plan_convert_to_cat(Plan *p, SopInfo *info);
 
 /* selector.c: selectors as signed sums of "terms", each an `and` of single-pair conjuncts
  * (inclusion-exclusion), and the score columns of a term. */
@@ -325,6 +380,14 @@ typedef struct HiddenBuf {
 size_t hidden_add(Plan *p, HiddenBuf *hb, LinView in, double scale, double bias);
 /* Appends op's units to hb and its constant output to b2 (the layer's output bias). */
 bool mlp_tabulate(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2);
+
+/* kinds.c */
+bool vs_kind_collisions(const ValueSet *vs);
+/* Demand of x's kind block (called when x->want_kind, as the demand sweep reaches x). */
+void kinds_demand(Plan *p, SopInfo *x);
+/* Plans x's kind block after x itself; kinds_materialise gives it dims of its own (readout). */
+bool kinds_plan(Plan *p, SopInfo *x);
+bool kinds_materialise(Plan *p, SopInfo *x);
 
 /* emit.c */
 bool emit_model(Plan *p, const IrNode *out, const char *output_name, const CodegenOptions *opt, Model *m);

@@ -125,8 +125,23 @@ static bool build_axis(Tab *t, size_t j, bool approx) {
     return true;
 }
 
+/* The result at a point, from the leaves' values (before the output encoding). */
+static ValueResult evaluate(Plan *p, const MlpOp *op, const Value *vals, char *msg, size_t msgsize) {
+    switch (op->fn) {
+    case MLP_FN_MAP: return plan_fused_apply(p, op->node, op->leaves, op->n_leaves, vals, msg, msgsize);
+    case MLP_FN_AGG_KIND: { /* none: the default's kind; one: the source's; several: a mean */
+        int64_t w = vals[0].as.i;
+        const IrNode *n = op->node;
+        if (w == 0) return (ValueResult){true, n->u.aggregate.default_value, NULL};
+        const ValueSet *src = &p->info[n->u.aggregate.sop->id].vs;
+        return (ValueResult){true, w == 1 && src->n ? src->vals[0] : value_float(0), NULL};
+    }
+    default: return (ValueResult){true, vals[0], NULL};
+    }
+}
+
 /* f at the grid point given by each input's distinct-scalar index; every value of a shared
- * scalar is tried, and they must agree. */
+ * scalar is tried (or, with a kind axis, the one of that kind), and they must agree. */
 static bool point_output(Tab *t, const size_t *idx, GridOut *out, bool *reachable) {
     const MlpOp *op = t->op;
     Plan *p = t->p;
@@ -135,34 +150,48 @@ static bool point_output(Tab *t, const size_t *idx, GridOut *out, bool *reachabl
     *reachable = true;
     for (size_t l = 0; l < op->n_leaves; l++) {
         const LeafMap *lm = &op->leaf[l];
-        if (!lm->width) continue;
-        double w = 0;
-        for (uint32_t i = 0; i < lm->n_u; i++) w += lm->coef[i] * (lm->base[i] + (double)idx[lm->args[i]]);
-        vals[l] = value_int((int64_t)llround(w));
-        /* decomposed widths: combinations of term widths that no input produces */
-        if (lm->vs && !vs_contains(lm->vs, vals[l], NULL)) *reachable = false;
+        if (lm->width) {
+            double w = 0;
+            for (uint32_t i = 0; i < lm->n_u; i++) w += lm->coef[i] * (lm->base[i] + (double)idx[lm->args[i]]);
+            vals[l] = value_int((int64_t)llround(w));
+            /* decomposed widths: combinations of term widths that no input produces */
+            if (lm->vs && !vs_contains(lm->vs, vals[l], NULL) && !(lm->vs_zero && w == 0)) *reachable = false;
+        } else if (lm->has_kind_axis && !lm->vs) { /* a kind alone */
+            vals[l] = lm->kinds[idx[lm->kind_arg]] == VAL_FLOAT ? value_float(0)
+                      : lm->kinds[idx[lm->kind_arg]] == VAL_BOOL ? value_bool(false) : value_int(0);
+        } else if (lm->has_kind_axis) { /* the member of this number with this kind */
+            const Axis *a = &t->ax[lm->arg];
+            size_t s = a->start[idx[lm->arg]], k = 0;
+            while (k < a->count[idx[lm->arg]] && lm->vs->vals[s + k].kind != lm->kinds[idx[lm->kind_arg]]) k++;
+            if (k == a->count[idx[lm->arg]]) *reachable = false;
+            else vals[l] = lm->vs->vals[s + k];
+        }
     }
+    if (!*reachable) return true;
     for (bool first = true;; first = false) {
         for (size_t l = 0; l < op->n_leaves; l++) {
             const LeafMap *lm = &op->leaf[l];
-            if (!lm->width) vals[l] = lm->vs->vals[t->ax[lm->arg].start[idx[lm->arg]] + pick[l]];
+            if (!lm->width && !lm->has_kind_axis) vals[l] = lm->vs->vals[t->ax[lm->arg].start[idx[lm->arg]] + pick[l]];
         }
         if (t->pos_i >= 0 && t->pos_n >= 0 && vals[t->pos_i].as.i >= vals[t->pos_n].as.i) *reachable = false;
         if (!*reachable) return true;
         char msg[160];
-        ValueResult r = op->fn == MLP_FN_MAP
-                            ? plan_fused_apply(p, op->node, op->leaves, op->n_leaves, vals, msg, sizeof msg)
-                            : (ValueResult){true, vals[0], NULL};
+        ValueResult r = evaluate(p, op, vals, msg, sizeof msg);
+        if (r.ok && op->kind_of) r.value = value_int(r.value.kind);
         GridOut g = {r.ok, 0, 0, r.ok ? r.value : value_int(0)};
         /* a positional s-op's table is exact and never raises: a point where it raises or leaves
          * its value set combines leaf values that never occur together */
         const PosTable *pt = p->info[op->node->id].pos;
-        if (op->fn == MLP_FN_MAP && pt && pt->val && !pt->any_fail &&
+        if (op->fn == MLP_FN_MAP && !op->kind_of && pt && pt->val && !pt->any_fail &&
             (!r.ok || !vs_contains(&p->info[op->node->id].vs, r.value, NULL))) {
             *reachable = false;
             return true;
         }
         if (r.ok && op->out_cat && !vs_contains(op->out_vs, r.value, &g.index)) {
+            if (op->kind_of) { /* a kind the s-op never has here: those leaf values never meet */
+                *reachable = false;
+                return true;
+            }
             char v[96];
             value_format(r.value, v, sizeof v);
             return refuse(p, op, "takes the value %s, which is missing from its value set (internal compiler error)", v);
@@ -192,7 +221,7 @@ static bool point_output(Tab *t, const size_t *idx, GridOut *out, bool *reachabl
         size_t l = 0;
         for (; l < op->n_leaves; l++) {
             const LeafMap *lm = &op->leaf[l];
-            if (lm->width) continue;
+            if (lm->width || lm->has_kind_axis) continue;
             if (++pick[l] < t->ax[lm->arg].count[idx[lm->arg]]) break;
             pick[l] = 0;
         }

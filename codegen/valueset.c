@@ -48,6 +48,23 @@ static int member_order(const ValueSet *vs, Value a, Value b) {
     return value_order(a, b);
 }
 
+bool vs_decodable(const ValueSet *vs, bool with_kinds, double *gap) {
+    if (vs->unbounded || !vs->numeric || vs->n == 0 || vs->approx) return false;
+    double g = INFINITY, mag = 0;
+    for (size_t i = 0; i < vs->n; i++) {
+        double x = value_as_double(vs->vals[i]);
+        if (!isfinite(x)) return false;
+        mag = fmax(mag, fabs(x));
+        if (i == 0) continue;
+        double d = x - value_as_double(vs->vals[i - 1]);
+        if (d == 0 && !with_kinds) return false; /* 1 and 1.0: a kind the number cannot carry */
+        if (d > 0) g = fmin(g, d);
+    }
+    if (g < 1e-9 * fmax(1, mag)) return false;
+    if (gap) *gap = isfinite(g) ? g : 1;
+    return true;
+}
+
 bool vs_contains(const ValueSet *vs, Value v, size_t *index) {
     size_t lo = 0, hi = vs->n;
     while (lo < hi) {
