@@ -219,6 +219,7 @@ typedef struct MlpOp {
     const IrNode *const *leaves; /* MLP_FN_MAP: the leaf s-ops (the node's fused leaves) */
     int fn;                    /* MLP_FN_* */
     bool kind_of;              /* the output is the kind of the result (a kind block, kinds.c) */
+    const PosTable *table;     /* MLP_FN_TABLE */
     /* output: categorical block or a numerical dim */
     bool out_cat;
     const ValueSet *out_vs;
@@ -230,6 +231,7 @@ enum {
     MLP_FN_IDENTITY,      /* the value of leaf 0 */
     MLP_FN_AGG_KIND,      /* an aggregate's kind from its number of keys (leaf 0, a width) */
     MLP_FN_KIND_IDENTITY, /* the kind on leaf 0's kind axis */
+    MLP_FN_TABLE,         /* MlpOp.table at the index and length leaves 0 and 1 */
 };
 
 typedef struct Plan {
@@ -245,6 +247,7 @@ typedef struct Plan {
     SopInfo *info;             /* per node id */
     const IrNode *indices, *length; /* always in the graph (rewrite.c), always reachable */
     bool have_pos;             /* positional tables were computed (positional.c) */
+    bool numbers_only;         /* CodegenOptions.numbers_only */
     uint32_t n_dims;
     char **labels;             /* per dim, grown as dims are allocated */
     size_t labels_cap;
@@ -272,6 +275,8 @@ double lv_eval(LinView v, const double *row);
 /* positional.c: tables of the reachable positional s-ops and selectors (after reachability) */
 bool pos_compute(Plan *p, const IrNode *out);
 ValueSet pos_value_set(Plan *p, const PosTable *t);
+/* How a table's atoms depend on the index and the length. */
+PosDep pos_classify(const PosTable *t, size_t max_len);
 /* The value at (i, n); false when the cell does not exist or raises. */
 bool pos_lookup(const PosTable *t, int64_t i, int64_t n, size_t max_len, Value *v);
 

@@ -73,8 +73,14 @@ void kinds_demand(Plan *p, SopInfo *x) {
         p->info[p->length->id].needed = true;
         return;
     }
-    if (n->kind == IR_AGGREGATE) { /* a width head on its selector */
-        selector_want(p, n->u.aggregate.selector, true);
+    if (n->kind == IR_AGGREGATE) { /* a width head on its selector, or its positional counts */
+        const PosTable *t = p->info[n->u.aggregate.selector->id].pos;
+        if (t && t->count) {
+            p->info[p->indices->id].needed = p->info[p->indices->id].want_cat = true;
+            p->info[p->length->id].needed = true;
+        } else {
+            selector_want(p, n->u.aggregate.selector, true);
+        }
         return;
     }
     if (n->kind != IR_MAP) return;
@@ -117,15 +123,14 @@ static void kind_output(Plan *p, MlpOp *m, SopInfo *x) {
     x->has_kind = true;
 }
 
-bool kinds_plan(Plan *p, SopInfo *x) {
-    const IrNode *n = x->node;
-    if (x->n_kinds == 0) x->n_kinds = kinds_present(&x->vs, x->kinds);
-    if (x->pos && x->pos->val && x->pos->dep != POS_IN && x->pos->dep != POS_N && !x->pos->any_fail) {
-        /* free: the kind at each index, over the index one-hot */
+/* x's kind block from a table of atoms whose kinds are x's kinds at each (i, n): free over the
+ * index one-hot when it depends on the index alone, else an MLP from the index and the length. */
+static bool kinds_from_table(Plan *p, SopInfo *x, const PosTable *t) {
+    if (t->dep != POS_IN && t->dep != POS_N && !t->any_fail) {
         const SopInfo *ix = &p->info[p->indices->id];
         for (size_t i = 0; i < p->max_len; i++) {
             Value v;
-            if (!pos_lookup(x->pos, (int64_t)i, (int64_t)i + 1, p->max_len, &v)) continue;
+            if (!pos_lookup(t, (int64_t)i, (int64_t)i + 1, p->max_len, &v)) continue;
             uint32_t k = 0;
             while (k < x->n_kinds && x->kinds[k] != v.kind) k++;
             if (k < x->n_kinds) x->kind_cat[k] = lv_combine(p->arena, 1, x->kind_cat[k], 1, ix->cat[i]);
@@ -135,18 +140,47 @@ bool kinds_plan(Plan *p, SopInfo *x) {
         return true;
     }
     MlpOp *m = plan_new_mlp(p);
+    m->node = x->node;
+    m->fn = MLP_FN_TABLE;
+    m->table = t;
+    const IrNode **lv = ARENA_ARRAY(p->arena, const IrNode *, 2);
+    lv[0] = p->indices;
+    lv[1] = p->length;
+    m->leaves = lv;
+    SopInfo *ix = &p->info[p->indices->id], *len = &p->info[p->length->id];
+    if (!plan_scalar_arg(p, m, 0, ix, true) || !plan_scalar_arg(p, m, 1, len, true)) return false;
+    int slot = next_slot(len->u_time > ix->time ? len->u_time : ix->time, false);
+    m->layer = slot_layer(slot);
+    kind_output(p, m, x);
+    x->kind_time = slot;
+    return true;
+}
+
+bool kinds_plan(Plan *p, SopInfo *x) {
+    const IrNode *n = x->node;
+    if (x->n_kinds == 0) x->n_kinds = kinds_present(&x->vs, x->kinds);
+    if (x->pos && x->pos->val) return kinds_from_table(p, x, x->pos);
+    const PosTable *sel_pos = n->kind == IR_AGGREGATE ? p->info[n->u.aggregate.selector->id].pos : NULL;
+    if (!x->pos && sel_pos && sel_pos->count) { /* a positional selector: the kind is positional too */
+        const ValueSet *src = &p->info[n->u.aggregate.sop->id].vs;
+        if (kinds_present(src, (ValueKind[3]){0}) > 1)
+            return plan_error(p, n, "averages values of several kinds; the compiler cannot track which kind one key gives");
+        size_t cells = p->max_len * (p->max_len + 1) / 2;
+        PosTable *kt = ARENA_NEW(p->arena, PosTable);
+        kt->val = ARENA_ARRAY(p->arena, Value, cells);
+        kt->fail = sel_pos->fail;
+        kt->any_fail = sel_pos->any_fail;
+        for (size_t c = 0; c < cells; c++) {
+            int32_t w = sel_pos->count[c];
+            kt->val[c] = w == 0 ? n->u.aggregate.default_value : w == 1 && src->n ? src->vals[0] : value_float(0);
+        }
+        kt->dep = pos_classify(kt, p->max_len);
+        return kinds_from_table(p, x, kt);
+    }
+    MlpOp *m = plan_new_mlp(p);
     m->node = n;
     int t = 0;
-    if (x->pos && x->pos->val) { /* from the table */
-        m->fn = MLP_FN_MAP;
-        const IrNode **lv = ARENA_ARRAY(p->arena, const IrNode *, 2);
-        lv[0] = p->indices;
-        lv[1] = p->length;
-        m->leaves = lv;
-        SopInfo *ix = &p->info[p->indices->id], *len = &p->info[p->length->id];
-        if (!plan_scalar_arg(p, m, 0, ix, true) || !plan_scalar_arg(p, m, 1, len, true)) return false;
-        t = len->u_time > ix->time ? len->u_time : ix->time;
-    } else if (n->kind == IR_AGGREGATE) { /* from the number of keys */
+    if (n->kind == IR_AGGREGATE) { /* from the number of keys */
         const ValueSet *src = &p->info[n->u.aggregate.sop->id].vs;
         if (vs_kind_collisions(src) || kinds_present(src, (ValueKind[3]){0}) > 1)
             return plan_error(p, n, "averages values of several kinds; the compiler cannot track which kind one key gives");

@@ -28,7 +28,7 @@ static int node_deps(const IrNode *n, const IrNode *deps[3]) {
     }
 }
 
-static PosDep classify_table(const PosTable *t, size_t N) {
+PosDep pos_classify(const PosTable *t, size_t N) {
     bool by_i = true, by_n = true; /* the same value for every n (per i) / every i (per n) */
     for (size_t n = 1; n <= N; n++)
         for (size_t i = 0; i < n; i++) {
@@ -118,7 +118,7 @@ bool pos_compute(Plan *p, const IrNode *out) {
             t->at_most_one = true;
             for (size_t c = 2; c <= N; c++) t->at_most_one = t->at_most_one && !t->counts_seen[c];
         } else {
-            t->dep = classify_table(t, N);
+            t->dep = pos_classify(t, N);
         }
     }
     return true;

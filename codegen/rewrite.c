@@ -88,7 +88,9 @@ static IrNode *copy_node(Rewriter *r, const IrNode *n) {
     case IR_AGGREGATE:
         if (diagonal(n->u.aggregate.selector)) {
             IrNode *d = ir_const(g, n->u.aggregate.default_value, n->loc);
-            c = ir_map_cond(g, diagonal_formula(r, n->u.aggregate.selector), arg(r, n->u.aggregate.sop), d, n->loc);
+            IrNode *f = diagonal_formula(r, n->u.aggregate.selector);
+            c = f->kind == IR_CONST ? (value_truthy(f->u.constant) ? arg(r, n->u.aggregate.sop) : d)
+                                    : ir_map_cond(g, f, arg(r, n->u.aggregate.sop), d, n->loc);
         } else {
             c = ir_aggregate(g, arg(r, n->u.aggregate.selector), arg(r, n->u.aggregate.sop), n->u.aggregate.default_value,
                              n->loc);

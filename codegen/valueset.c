@@ -114,7 +114,7 @@ static bool map_arg_kind_flows(const IrNode *n, uint32_t j) {
  * tells 1, 1.0 and True apart. Elsewhere the s-op's numbers are collapsed to one atom per value:
  * its consumers cannot see the difference, and a numerical encoding could not make it. */
 static void kinds_compute(Plan *p, const IrNode *out) {
-    p->info[out->id].kind_matters = true;
+    p->info[out->id].kind_matters = !p->numbers_only;
     for (size_t id = out->id + 1; id-- > 0;) {
         SopInfo *info = &p->info[id];
         const IrNode *n = info->node;
