@@ -3,6 +3,7 @@
  * A map is a free categorical view (one categorical argument), a free affine numerical view, or
  * tabulated by an MLP from chosen leaves; demand records which views each consumer reads. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "codegen/internal.h"
@@ -37,9 +38,10 @@ bool aggregate_averages(Plan *p, const IrNode *agg) {
 }
 
 static bool cat_capable(Plan *p, const IrNode *x, const MapClass *cls) {
+    if (p->info[x->id].pos_free) return true;
     switch (x->kind) {
     case IR_TOKENS: case IR_INDICES: case IR_CONST: case IR_LENGTH: case IR_SELECTOR_WIDTH: return true;
-    case IR_AGGREGATE: return !aggregate_averages(p, x) || selector_at_most_one(x->u.aggregate.selector);
+    case IR_AGGREGATE: return !aggregate_averages(p, x) || selector_at_most_one(p, x->u.aggregate.selector);
     case IR_MAP: return cls[x->id] == MAP_UNARY_CAT;
     default: return false;
     }
@@ -92,6 +94,7 @@ static bool reads_width(const IrNode *n) {
 /* Whether reading map `n` would wait for an MLP of its own or a width's discretisation:
  * a tabulated map, a selector width, or a free view of one of those. */
 static bool costly(Plan *p, const IrNode *n, const MapClass *cls) {
+    if (p->info[n->id].pos_free) return false;
     if (n->kind == IR_LENGTH || n->kind == IR_SELECTOR_WIDTH) return true;
     if (n->kind != IR_MAP) return false;
     SopInfo *info = &p->info[n->id];
@@ -101,6 +104,19 @@ static bool costly(Plan *p, const IrNode *n, const MapClass *cls) {
     info->costly_known = true;
     info->costly = c;
     return c;
+}
+
+void pos_leaves(Plan *p, const SopInfo *info, const IrNode *out[2]) {
+    out[0] = info->pos->dep == POS_I || info->pos->dep == POS_IN ? p->indices : NULL;
+    out[1] = info->pos->dep == POS_N || info->pos->dep == POS_IN ? p->length : NULL;
+}
+
+/* Whether a tabulation reading `n` may read indices and length instead, and look n up in its
+ * table: a positional s-op (other than those two) that is not free anyway. */
+static bool expands_to_position(Plan *p, const IrNode *n) {
+    const SopInfo *info = &p->info[n->id];
+    return info->pos && info->pos->val && !info->pos_free && n->kind != IR_INDICES && n->kind != IR_LENGTH &&
+           n->kind != IR_CONST;
 }
 
 /* Adds `n` to a leaf set unless it is a constant or already there. */
@@ -125,6 +141,13 @@ static double grid_size(Plan *p, const IrNode *const *set, uint32_t n) {
 static bool map_sources(Plan *p, const IrNode *n, const MapClass *cls, bool all_maps, const IrNode **out,
                         uint32_t *count) {
     if (n->kind == IR_CONST) return true;
+    if (expands_to_position(p, n)) { /* computed from its table: from indices and length */
+        const IrNode *pl[2];
+        pos_leaves(p, &p->info[n->id], pl);
+        for (int j = 0; j < 2; j++)
+            if (pl[j] && !map_sources(p, pl[j], cls, all_maps, out, count)) return false;
+        return true;
+    }
     if (n->kind == IR_MAP && (all_maps || costly(p, n, cls))) {
         for (uint32_t j = 0; j < n->u.map.nargs; j++)
             if (!map_sources(p, n->u.map.args[j], cls, all_maps, out, count)) return false;
@@ -164,6 +187,7 @@ static int est_selector_time(Plan *p, const IrNode *sel, const MapClass *cls) {
 
 static int est_time(Plan *p, const IrNode *x, const MapClass *cls, bool as_leaf) {
     SopInfo *info = &p->info[x->id];
+    if (info->pos_free) return 0;
     int leaf = as_leaf && (x->kind == IR_LENGTH || x->kind == IR_SELECTOR_WIDTH);
     if (info->est_known[leaf]) return info->est[leaf];
     int t = 0;
@@ -230,12 +254,18 @@ static void descend(Plan *p, const IrNode **set, uint32_t *n, LeafCost *cost, co
         improved = false;
         for (uint32_t k = 0; k < *n && !improved; k++) {
             const IrNode *l = set[k];
-            if (l->kind != IR_MAP) continue;
+            bool positional = expands_to_position(p, l);
+            if (l->kind != IR_MAP && !positional) continue;
             const IrNode *cand[3 * CG_MAX_LEAVES];
             uint32_t nc = 0;
             for (uint32_t j = 0; j < *n; j++)
                 if (j != k) add_leaf(cand, &nc, set[j]);
-            if (cls[l->id] == MAP_MLP)
+            if (positional) { /* never into its arguments: its table is exact, their product is not */
+                const IrNode *pl[2];
+                pos_leaves(p, &p->info[l->id], pl);
+                for (int j = 0; j < 2; j++)
+                    if (pl[j]) add_leaf(cand, &nc, pl[j]);
+            } else if (cls[l->id] == MAP_MLP)
                 for (uint32_t j = 0; j < p->info[l->id].n_leaves; j++) add_leaf(cand, &nc, p->info[l->id].leaves[j]);
             else
                 for (uint32_t j = 0; j < l->u.map.nargs; j++) add_leaf(cand, &nc, l->u.map.args[j]);
@@ -279,6 +309,7 @@ static void choose_leaves(Plan *p, SopInfo *info, const MapClass *cls) {
 
 MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls) {
     SopInfo *info = &p->info[n->id];
+    if (info->pos_free) return MAP_POS_FREE;
     const IrNode *x = map_single_varying_arg(n);
     MapClass c = MAP_MLP;
     bool fails = info->may_fail;
@@ -301,6 +332,22 @@ ValueResult plan_fused_apply(Plan *p, const IrNode *n, const IrNode *const *leav
     for (size_t k = 0; k < n_leaves; k++)
         if (leaves[k] == n) return (ValueResult){true, leaf_vals[k], NULL};
     if (n->kind == IR_CONST) return (ValueResult){true, n->u.constant, NULL};
+    const PosTable *t = p->info[n->id].pos;
+    if (t && t->val) { /* positional: its table, at the index and length the leaves give */
+        int64_t i = -1, len = -1;
+        for (size_t k = 0; k < n_leaves; k++) {
+            if (leaves[k]->kind == IR_INDICES) i = leaf_vals[k].as.i;
+            if (leaves[k]->kind == IR_LENGTH) len = leaf_vals[k].as.i;
+        }
+        if (t->dep == POS_N || t->dep == POS_CONST) i = i < 0 ? 0 : i;
+        if ((t->dep == POS_I || t->dep == POS_CONST) && len < 0) len = i + 1;
+        if (i >= 0 && len >= 0) {
+            Value v;
+            if (pos_lookup(t, i, len, p->max_len, &v)) return (ValueResult){true, v, NULL};
+            snprintf(msg, msgsize, "raises at position %lld of length %lld", (long long)i, (long long)len);
+            return (ValueResult){false, value_int(0), msg};
+        }
+    }
     if (n->kind != IR_MAP) {
         /* classify() guarantees this cannot happen; if it did, stop rather than tabulate garbage */
         diag_error(p->diags, n->loc, "internal compiler error: fused map reaches a non-map s-op");
@@ -330,11 +377,25 @@ static void need_selector(Plan *p, const IrNode *sel) {
 }
 
 void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
-    p->info[out->id].needed = true;
+    SopInfo *o = &p->info[out->id];
+    o->needed = true;
+    /* the readout: a number decoded against its value set where that is exact, else one-hot */
+    if (vs_decodable(&o->vs, false, NULL) && !o->may_fail) {
+        o->want_num = true;
+    } else if (vs_decodable(&o->vs, true, NULL) && !o->may_fail) {
+        o->want_num = o->want_kind = true; /* 1 and 1.0: a kind block tells them apart */
+    } else if (!(p->numeric_tokens && o->vs.unbounded)) {
+        o->want_cat = true;
+    }
     for (size_t id = out->id + 1; id-- > 0;) {
         SopInfo *info = &p->info[id];
         const IrNode *n = info->node;
         if (!info->needed || ir_is_selector(n)) continue;
+        if (info->want_kind) kinds_demand(p, info);
+        if (info->pos_free) { /* a view of the index one-hot */
+            p->info[p->indices->id].needed = p->info[p->indices->id].want_cat = true;
+            continue;
+        }
         switch (n->kind) {
         case IR_AGGREGATE: need_selector(p, n->u.aggregate.selector); p->info[n->u.aggregate.sop->id].needed = true; break;
         case IR_SELECTOR_WIDTH: need_selector(p, n->u.width.selector); break;
@@ -350,7 +411,7 @@ void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
         case IR_AGGREGATE: {
             selector_want(p, n->u.aggregate.selector, false);
             SopInfo *src = &p->info[n->u.aggregate.sop->id];
-            bool copy = !aggregate_averages(p, n) || (selector_at_most_one(n->u.aggregate.selector) && !src->vs.unbounded &&
+            bool copy = !aggregate_averages(p, n) || (selector_at_most_one(p, n->u.aggregate.selector) && !src->vs.unbounded &&
                                             (info->want_cat || n == out));
             if (copy) src->want_cat = true;
             else src->want_num = true;

@@ -57,6 +57,7 @@ bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_
     p.arena = &scratch;
     p.diags = diags;
     p.max_len = opt->max_len ? opt->max_len : 8;
+    p.numbers_only = opt->numbers_only;
     bool reads_tokens, ok = find_token_type(g, output, &p.token_type, &reads_tokens, diags);
     char err[256];
     if (ok && !opt->vocab_spec && p.token_type == IR_TOKENS_FLOAT && opt->have_range) {
@@ -83,8 +84,12 @@ bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_
         ok = false;
     }
     if (ok) {
-        p.info = ARENA_ARRAY(&scratch, SopInfo, g->count ? g->count : 1);
-        ok = vs_compute(&p, output) && plan_build(&p, output) && emit_model(&p, output, output_name, opt, model);
+        IrGraph lowered; /* the program after rewrite.c, in the compiler's own arena */
+        ir_graph_init(&lowered, &scratch);
+        const IrNode *out = rewrite_program(g, output, &lowered);
+        p.g = &lowered;
+        p.info = ARENA_ARRAY(&scratch, SopInfo, lowered.count ? lowered.count : 1);
+        ok = vs_compute(&p, out) && plan_build(&p, out) && emit_model(&p, out, output_name, opt, model);
     }
     arena_free(&scratch);
     return ok;

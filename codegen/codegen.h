@@ -29,6 +29,10 @@ typedef struct CodegenOptions {
     const char *program_source; /* stored in the model for --check */
     const char *program_name;
     const char *compile_flags;
+    /* The output is compared as numbers only (1, 1.0 and True alike): no kind block is built.
+     * For exporting the attention computation (raspcc --fut-target); a model compiled so
+     * prints a representative kind where the program's kinds collide. */
+    bool numbers_only;
 } CodegenOptions;
 
 /* Compiles `output` (an s-op of g) into *model (initialised by the caller with model_init).

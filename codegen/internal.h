@@ -36,6 +36,10 @@ enum {
      * of its terms while that grid is at most this large; beyond, in two steps (a numerical sum,
      * then a 1-D discretisation one layer later): one more layer, far fewer hidden units. */
     CG_MAX_WIDTH_JOINT = 1 << 14,
+    /* Positional tables (positional.c): entries of all tables together, and comparisons spent
+     * evaluating positional selectors at every length. Beyond, no tables (and less precision). */
+    CG_MAX_POS_ENTRIES = 1 << 23,
+    CG_MAX_POS_WORK = 1 << 30,
 };
 
 typedef struct Term {
@@ -59,6 +63,13 @@ typedef struct ValueSet {
     bool unbounded;
     bool numeric;       /* every value is a number (bools count) */
     bool all_int;       /* every value is an int or bool */
+    /* The members are exact rationals and the reference's doubles lie within a few ulps of them
+     * (combinations of means, see LinMean); lookups then match rounding twins. Otherwise every
+     * member is exactly a double (or atom) the reference can produce. */
+    bool approx;
+    /* Numbers equal in value are one member (1, 1.0 and True): no consumer tells them apart
+     * (valueset.c, kinds). Lookups compare numbers by value. */
+    bool by_number;
 } ValueSet;
 
 /* c0 + sum_j coef[j] * agg[j], numerical aggregates that all average over one selector: the
@@ -79,12 +90,46 @@ typedef struct Affine {
     double a, b, c;
 } Affine;
 
+/* How a positional s-op's value depends on the position i and the length n (positional.c). */
+typedef enum PosDep { POS_CONST, POS_I, POS_N, POS_IN } PosDep;
+
+/* The exact table of a positional s-op or selector over every length n = 1..N and position
+ * i < n, at cell pos_at(n, i). */
+typedef struct PosTable {
+    PosDep dep;        /* s-ops */
+    Value *val;        /* s-ops: the value */
+    bool *fail;        /* the reference raises there (every cell of a length whose evaluation raised) */
+    bool any_fail;
+    int32_t *count;    /* selectors: keys selected for query i */
+    bool *counts_seen; /* selectors: counts_seen[c] for c = 0..N */
+    bool at_most_one;  /* selectors: never more than one key */
+} PosTable;
+
+static inline size_t pos_at(size_t n, size_t i) { return n * (n - 1) / 2 + i; }
+
 typedef struct SopInfo {
     const IrNode *node;
     bool reachable;
     ValueSet vs;
     Affine affine;
     LinMean *linmean; /* when the s-op is such a combination (valueset.c), else NULL */
+    PosTable *pos;    /* positional s-ops and selectors (positional.c), else NULL */
+    /* Where the s-op can differ from the constant `rest`: a cell set over (n, i) as in PosTable,
+     * or NULL (anywhere). An aggregate over a positional selector is its default wherever the
+     * selector selects nothing; sums of such terms with disjoint supports take the union of
+     * their terms' values, not the product (valueset.c). */
+    bool *support;
+    Value rest;
+    /* a positional s-op whose value depends on the index alone (or on nothing) and never raises:
+     * its views are sums over the index one-hot, free (classify.c) */
+    bool pos_free;
+    bool kind_matters; /* some consumer tells 1, 1.0 and True apart (valueset.c) */
+    /* kinds.c: the kind block of a number whose kinds collide (1 and 1.0) where that matters */
+    bool want_kind, has_kind, kind_block; /* kind_block: unit views on [kind_dim, +n_kinds) */
+    uint32_t n_kinds, kind_dim;
+    ValueKind kinds[3];          /* ascending: bool, int, float (those present) */
+    LinView kind_cat[3];
+    int kind_time;
     bool has_cat, has_num;
     LinView *cat;     /* vs.n views when has_cat */
     LinView num;      /* when has_num */
@@ -112,7 +157,8 @@ typedef struct SopInfo {
     size_t n_terms;            /* memo of classify.c width_terms() */
 } SopInfo;
 
-typedef enum MapClass { MAP_UNARY_CAT, MAP_AFFINE, MAP_MLP } MapClass;
+typedef enum MapClass { MAP_UNARY_CAT, MAP_AFFINE, MAP_MLP, MAP_POS_FREE } MapClass;
+
 
 /* One column of an attention head's score: score += (q . r_query) * (k . r_key). */
 typedef struct ScoreColumn {
@@ -121,6 +167,7 @@ typedef struct ScoreColumn {
 
 typedef struct HeadOp {
     int layer;
+    double tie_tol;            /* absolute: half the smallest gap between distinct scores */
     const IrNode *node;        /* aggregate, selector_width or length node */
     ScoreColumn *cols;
     size_t n_cols;
@@ -139,12 +186,18 @@ typedef struct GridArg {
     LinView view;
     size_t n;
     double *scalar;
+    const LinView *onehot; /* n exact one-hot views (embedding blocks), when the input can gate */
 } GridArg;
 
 /* How a leaf s-op's value is recovered from grid indices: directly (the leaf's value set is
  * the grid axis, in order), or as a decomposed width sum coef_i * w_i where axis args[i]
  * enumerates w_i = base_i .. N (base 1 for length, which is never 0). */
 typedef struct LeafMap {
+    const IrNode *node;                 /* the leaf s-op */
+    bool has_kind_axis;                 /* a second input: the leaf's kind block (kinds.c) */
+    uint32_t kind_arg;                  /* its axis, enumerating kinds[0..] */
+    const ValueKind *kinds;
+    bool vs_zero;                       /* width: 0 counts as reachable too (vs holds 1..N) */
     bool width;
     uint32_t arg;                       /* direct */
     const ValueSet *vs;                 /* direct: value at each grid index */
@@ -164,14 +217,22 @@ typedef struct MlpOp {
     size_t n_leaves;
     LeafMap leaf[CG_MAX_LEAVES];
     const IrNode *const *leaves; /* MLP_FN_MAP: the leaf s-ops (the node's fused leaves) */
-    int fn;                    /* MLP_FN_MAP, MLP_FN_IDENTITY (value of leaf 0) */
+    int fn;                    /* MLP_FN_* */
+    bool kind_of;              /* the output is the kind of the result (a kind block, kinds.c) */
+    const PosTable *table;     /* MLP_FN_TABLE */
     /* output: categorical block or a numerical dim */
     bool out_cat;
     const ValueSet *out_vs;
     uint32_t out_dim;
 } MlpOp;
 
-enum { MLP_FN_MAP, MLP_FN_IDENTITY };
+enum {
+    MLP_FN_MAP,           /* the node's map over its leaves (plan_fused_apply) */
+    MLP_FN_IDENTITY,      /* the value of leaf 0 */
+    MLP_FN_AGG_KIND,      /* an aggregate's kind from its number of keys (leaf 0, a width) */
+    MLP_FN_KIND_IDENTITY, /* the kind on leaf 0's kind axis */
+    MLP_FN_TABLE,         /* MlpOp.table at the index and length leaves 0 and 1 */
+};
 
 typedef struct Plan {
     const IrGraph *g;
@@ -184,6 +245,9 @@ typedef struct Plan {
     bool numeric_tokens;       /* real-valued tokens in [token_lo, token_hi] (--range) */
     double token_lo, token_hi;
     SopInfo *info;             /* per node id */
+    const IrNode *indices, *length; /* always in the graph (rewrite.c), always reachable */
+    bool have_pos;             /* positional tables were computed (positional.c) */
+    bool numbers_only;         /* CodegenOptions.numbers_only */
     uint32_t n_dims;
     char **labels;             /* per dim, grown as dims are allocated */
     size_t labels_cap;
@@ -197,6 +261,10 @@ typedef struct Plan {
     int n_layers;
 } Plan;
 
+/* rewrite.c: copies the part of `src` that `out` depends on into `dst` (an empty graph),
+ * simplified (see the file); returns the copy of `out`. */
+const IrNode *rewrite_program(const IrGraph *src, const IrNode *out, IrGraph *dst);
+
 /* linview.c */
 LinView lv_unit(Arena *a, uint32_t dim, double coef);
 LinView lv_empty(void);
@@ -204,9 +272,24 @@ LinView lv_empty(void);
 LinView lv_combine(Arena *a, double alpha, LinView x, double beta, LinView y);
 double lv_eval(LinView v, const double *row);
 
+/* positional.c: tables of the reachable positional s-ops and selectors (after reachability) */
+bool pos_compute(Plan *p, const IrNode *out);
+ValueSet pos_value_set(Plan *p, const PosTable *t);
+/* How a table's atoms depend on the index and the length. */
+PosDep pos_classify(const PosTable *t, size_t max_len);
+/* The value at (i, n); false when the cell does not exist or raises. */
+bool pos_lookup(const PosTable *t, int64_t i, int64_t n, size_t max_len, Value *v);
+
 /* valueset.c */
 bool vs_compute(Plan *p, const IrNode *out);
+/* Sorts and deduplicates vals[0..n) in place (a set of exact atoms). */
+ValueSet vs_from_values(Value *vals, size_t n);
 bool vs_contains(const ValueSet *vs, Value v, size_t *index);
+/* Whether a numerical encoding of the s-op can be read back exactly: finite, numbers only, no
+ * two members equal as numbers (1 and 1.0) unless with_kinds (a kind block tells them apart),
+ * distinct numbers at least 1e-9 of their magnitude apart; *gap gets the smallest distance
+ * between distinct numbers. */
+bool vs_decodable(const ValueSet *vs, bool with_kinds, double *gap);
 /* Numbers that differ only by rounding: the same rational reached along different paths. */
 bool scalar_twins(double a, double b);
 void vs_describe(const IrNode *n, char *buf, size_t size);
@@ -226,13 +309,49 @@ bool aggregate_averages(Plan *p, const IrNode *agg);
 bool map_subtree_may_fail(Plan *p, const IrNode *n, const IrNode *const *leaves, uint32_t n_leaves);
 MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls);
 void plan_demand(Plan *p, const IrNode *out, const MapClass *cls);
+/* The leaves that stand for a positional s-op with a table in a tabulation: indices and/or
+ * length, as its table depends on them (NULL entries when not needed). */
+void pos_leaves(Plan *p, const SopInfo *info, const IrNode *out[2]);
 
 /* plan.c */
 bool plan_build(Plan *p, const IrNode *out);
+/* The heads of a width: one per inclusion-exclusion term of `selector` (NULL: every key, which
+ * is length), each averaging the BOS flag over its selected keys and BOS: u = 1/(w_t + 1), and
+ * width = sum_t coef_t (1/u_t - 1). They sit in the first attention slot after the selector. */
+typedef struct WidthHeads {
+    uint32_t n_u;
+    uint32_t u_dims[CG_MAX_WIDTH_TERMS];
+    double u_coef[CG_MAX_WIDTH_TERMS];
+    int time;
+} WidthHeads;
+bool plan_width_heads(Plan *p, const IrNode *node, const IrNode *selector, WidthHeads *w);
+
+/* ops.c: the plan's toolkit */
+const char *plan_node_name(Plan *p, const IrNode *n);
 uint32_t plan_alloc_dims(Plan *p, size_t count, const char *name, const ValueSet *vs);
+/* A located error "<s-op> <what>" (with the real-valued-token hint where it applies); false. */
+bool plan_error(Plan *p, const IrNode *n, const char *what);
 /* sum_i i^power * indices:i, the numerical view of indices raised to a power (1 or 2) */
 LinView plan_index_power(Plan *p, unsigned power);
-const char *plan_node_name(Plan *p, const IrNode *n);
+HeadOp *plan_new_head(Plan *p);
+MlpOp *plan_new_mlp(Plan *p);
+/* A one-hot check of the block [dim, dim + count) after `layer` */
+ModelCheck *plan_add_check(Plan *p, int layer, uint32_t dim, size_t count, const char *what);
+/* After the layer that writes a block mixing strings and other atoms: one kind per sequence */
+void plan_check_one_kind(Plan *p, SopInfo *info, int layer);
+/* Fresh dims for a categorical block of the s-op; its cat views become unit vectors */
+void plan_own_cat_block(Plan *p, SopInfo *info);
+/* The numerical view of a categorical s-op with numeric values: sum of value * one-hot */
+void plan_num_from_cat(Plan *p, SopInfo *info);
+/* Adds a scalar input to m: a view and the n values it takes (*scalar, to fill ascending) */
+bool plan_add_grid(Plan *p, MlpOp *m, LinView view, size_t n, double **scalar, uint32_t *index);
+/* Adds leaf j of m: a width through its heads' u (via_u), a number through its numerical view,
+ * anything else through the rank of its value */
+bool plan_scalar_arg(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u);
+/* m's output: a categorical block (checked one-hot where the map raises) or a numerical dim */
+void plan_mlp_output(Plan *p, MlpOp *m, SopInfo *info, bool want_cat_out);
+/* A categorical encoding for an s-op that only has a numerical one (one MLP later) */
+bool plan_convert_to_cat(Plan *p, SopInfo *info);
 
 /* selector.c: selectors as signed sums of "terms", each an `and` of single-pair conjuncts
  * (inclusion-exclusion), and the score columns of a term. */
@@ -246,12 +365,34 @@ bool selector_lower_term(Plan *p, const SelTerm *t, bool for_width, ScoreColumn 
                          double *bos_level, int *time);
 /* The columns of a selector that is a single term (aggregates need one head). */
 bool selector_lower(Plan *p, const IrNode *sel, ScoreColumn **cols, size_t *n, double *bos_level, int *time);
-bool selector_at_most_one(const IrNode *sel);
+bool selector_at_most_one(Plan *p, const IrNode *sel);
 void selector_want(Plan *p, const IrNode *sel, bool for_width);
 
 /* Evaluates map `n` given values of the fused leaves (plan.c). */
 ValueResult plan_fused_apply(Plan *p, const IrNode *n, const IrNode *const *leaves, size_t n_leaves,
                              const Value *leaf_vals, char *msg, size_t msgsize);
+
+/* mlp.c: the hidden units of MLP ops, collected per layer before the matrices are written */
+typedef struct HiddenBuf {
+    size_t n, cap;
+    LinView *in;       /* W1 column (before scaling) */
+    double *scale, *bias;
+    uint32_t *out_dim; /* W2 row entries: up to two per unit */
+    double *out_coef;
+    uint32_t *out_dim2;
+    double *out_coef2;
+} HiddenBuf;
+size_t hidden_add(Plan *p, HiddenBuf *hb, LinView in, double scale, double bias);
+/* Appends op's units to hb and its constant output to b2 (the layer's output bias). */
+bool mlp_tabulate(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2);
+
+/* kinds.c */
+bool vs_kind_collisions(const ValueSet *vs);
+/* Demand of x's kind block (called when x->want_kind, as the demand sweep reaches x). */
+void kinds_demand(Plan *p, SopInfo *x);
+/* Plans x's kind block after x itself; kinds_materialise gives it dims of its own (readout). */
+bool kinds_plan(Plan *p, SopInfo *x);
+bool kinds_materialise(Plan *p, SopInfo *x);
 
 /* emit.c */
 bool emit_model(Plan *p, const IrNode *out, const char *output_name, const CodegenOptions *opt, Model *m);

@@ -6,201 +6,57 @@
 
 #include "codegen/internal.h"
 
-const char *plan_node_name(Plan *p, const IrNode *n) {
-    if (n->name) return n->name;
-    return arena_printf(p->arena, "%s@%d:%d", ir_kind_name(n->kind), n->loc.line, n->loc.col);
-}
 
-uint32_t plan_alloc_dims(Plan *p, size_t count, const char *name, const ValueSet *vs) {
-    uint32_t first = p->n_dims;
-    if (p->n_dims + count > p->labels_cap) {
-        size_t cap = p->labels_cap ? p->labels_cap * 2 : 256;
-        while (cap < p->n_dims + count) cap *= 2;
-        p->labels = arena_grow(p->arena, p->labels, p->n_dims, cap, sizeof(char *));
-        p->labels_cap = cap;
-    }
-    for (size_t i = 0; i < count; i++) {
-        char v[96];
-        if (vs) value_format(vs->vals[i], v, sizeof v);
-        p->labels[p->n_dims++] = vs ? arena_printf(p->arena, "%s:%s", name, v) : arena_strdup(p->arena, name);
-    }
-    return first;
-}
 
-static bool located_error(Plan *p, const IrNode *n, const char *what) {
-    char d[160];
-    vs_describe(n, d, sizeof d);
-    /* with real-valued tokens, unbounded value sets come from them: say so */
-    const char *why = p->numeric_tokens && p->info[n->id].vs.unbounded
-                          ? "; it depends on real-valued tokens, which compile only where they are copied, "
-                            "averaged, added or scaled by constants"
-                          : "";
-    diag_error(p->diags, n->loc, "%s %s%s", d, what, why);
-    return false;
-}
 
-LinView plan_index_power(Plan *p, unsigned power) {
-    Term *t = ARENA_ARRAY(p->arena, Term, p->max_len ? p->max_len : 1);
-    size_t n = 0;
-    for (size_t i = 1; i < p->max_len; i++) /* i = 0 contributes nothing */
-        t[n++] = (Term){p->pos_dim + (uint32_t)i, power == 1 ? (double)i : (double)(i * i)};
-    return (LinView){t, n};
-}
 
 /* ---- forward pass: views, dims, slots, ops ---- */
 
-static HeadOp *new_head(Plan *p) {
-    if (p->n_heads == p->heads_cap) {
-        size_t cap = p->heads_cap ? p->heads_cap * 2 : 16;
-        p->heads = arena_grow(p->arena, p->heads, p->n_heads, cap, sizeof(HeadOp));
-        p->heads_cap = cap;
-    }
-    HeadOp *h = &p->heads[p->n_heads++];
-    memset(h, 0, sizeof *h);
-    return h;
-}
 
-static MlpOp *new_mlp(Plan *p) {
-    if (p->n_mlps == p->mlps_cap) {
-        size_t cap = p->mlps_cap ? p->mlps_cap * 2 : 16;
-        p->mlps = arena_grow(p->arena, p->mlps, p->n_mlps, cap, sizeof(MlpOp));
-        p->mlps_cap = cap;
-    }
-    MlpOp *m = &p->mlps[p->n_mlps++];
-    memset(m, 0, sizeof *m);
-    return m;
-}
 
-static ModelCheck *add_check(Plan *p, int layer, uint32_t dim, size_t count, const char *what) {
-    if (p->n_checks == p->checks_cap) {
-        size_t cap = p->checks_cap ? p->checks_cap * 2 : 8;
-        p->checks = arena_grow(p->arena, p->checks, p->n_checks, cap, sizeof(ModelCheck));
-        p->checks_cap = cap;
-    }
-    p->checks[p->n_checks] = (ModelCheck){(size_t)layer, dim, count, what, MODEL_CHECK_ONE_HOT, NULL};
-    return &p->checks[p->n_checks++];
-}
 
-/* After the layer that writes a block: all positions must hold one kind of value. */
-static void check_one_kind(Plan *p, SopInfo *info, int layer) {
-    if (!vs_mixed_kinds(&info->vs)) return;
-    ModelCheck *c = add_check(p, layer, info->cat_dim, info->vs.n, plan_node_name(p, info->node));
-    c->kind = MODEL_CHECK_ONE_KIND;
-    c->is_string = ARENA_ARRAY(p->arena, bool, info->vs.n);
-    for (size_t i = 0; i < info->vs.n; i++) c->is_string[i] = info->vs.vals[i].kind == VAL_STR;
-}
 
-/* Gives s-op `info` a categorical block of fresh dims (its views become unit vectors). */
-static void own_cat_block(Plan *p, SopInfo *info) {
-    info->cat_dim = plan_alloc_dims(p, info->vs.n, plan_node_name(p, info->node), &info->vs);
-    info->cat_block = info->has_cat = true;
+
+
+
+
+/* A positional s-op that depends on the index alone: its views are sums over the index
+ * one-hot (a constant's are multiples of `one`). */
+static bool plan_pos_free(Plan *p, SopInfo *info, const SopInfo *indices) {
+    const PosTable *t = info->pos;
     info->cat = ARENA_ARRAY(p->arena, LinView, info->vs.n ? info->vs.n : 1);
-    for (size_t i = 0; i < info->vs.n; i++) info->cat[i] = lv_unit(p->arena, info->cat_dim + (uint32_t)i, 1);
-}
-
-/* The numerical view of a categorical s-op with numeric values: sum of value * one-hot. */
-static void num_from_cat(Plan *p, SopInfo *info) {
-    if (!info->has_cat || !info->vs.numeric || info->has_num) return;
-    LinView v = lv_empty();
-    for (size_t i = 0; i < info->vs.n; i++) v = lv_combine(p->arena, 1, v, value_as_double(info->vs.vals[i]), info->cat[i]);
-    info->num = v;
-    info->has_num = true;
-}
-
-static bool add_grid(Plan *p, MlpOp *m, LinView view, size_t n, double **scalar, uint32_t *index) {
-    if (m->n_grid == CG_MAX_GRID_ARGS)
-        return located_error(p, m->node, "reads too many s-ops for one MLP (internal limit)");
-    *index = (uint32_t)m->n_grid;
-    GridArg *g = &m->grid[m->n_grid++];
-    g->view = view;
-    g->n = n;
-    g->scalar = *scalar = ARENA_ARRAY(p->arena, double, n ? n : 1);
-    return true;
-}
-
-/* Adds leaf `a` of an MLP: a selector width through its heads' outputs u (-1/(w+1) ascends
- * with w), a number through its numerical view, anything else through the rank of its value. */
-static bool scalar_arg(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u) {
-    if (a->vs.unbounded) return located_error(p, a->node, "has too many possible values to tabulate in an MLP (lower --max-len or --vocab)");
-    LeafMap *leaf = &m->leaf[j];
-    m->n_leaves = j + 1 > m->n_leaves ? j + 1 : m->n_leaves;
-    double *sc = NULL;
-    if (a->has_u && via_u) {
-        leaf->width = true;
-        leaf->vs = &a->vs;
-        leaf->n_u = a->n_u;
-        size_t base = a->node->kind == IR_LENGTH ? 1 : 0;
-        for (uint32_t i = 0; i < a->n_u; i++) {
-            if (!add_grid(p, m, lv_unit(p->arena, a->u_dims[i], -1), p->max_len + 1 - base, &sc, &leaf->args[i]))
-                return false;
-            for (size_t w = base; w <= p->max_len; w++) sc[w - base] = -1.0 / ((double)w + 1.0);
-            leaf->coef[i] = a->u_coef[i];
-            leaf->base[i] = (double)base;
-        }
-        return true;
+    LinView num = lv_empty();
+    for (size_t i = 0; i < p->max_len; i++) {
+        Value v;
+        size_t w;
+        if (!pos_lookup(t, (int64_t)i, (int64_t)i + 1, p->max_len, &v) || !vs_contains(&info->vs, v, &w))
+            return plan_error(p, info->node, "has no value at an index (internal compiler error)");
+        LinView e = t->dep == POS_CONST ? lv_unit(p->arena, DIM_ONE, 1) : indices->cat[i];
+        if (t->dep == POS_CONST && i > 0) break;
+        info->cat[w] = lv_combine(p->arena, 1, info->cat[w], 1, e);
+        if (value_is_number(v)) num = lv_combine(p->arena, 1, num, value_as_double(v), e);
     }
-    leaf->vs = &a->vs;
-    if (a->vs.numeric && a->has_num) {
-        if (!add_grid(p, m, a->num, a->vs.n, &sc, &leaf->arg)) return false;
-        for (size_t i = 0; i < a->vs.n; i++) sc[i] = value_as_double(a->vs.vals[i]);
-        return true;
-    }
-    if (!a->has_cat) return located_error(p, a->node, "has no encoding an MLP can read (internal)");
-    LinView v = lv_empty();
-    for (size_t i = 0; i < a->vs.n; i++) v = lv_combine(p->arena, 1, v, (double)i, a->cat[i]);
-    if (!add_grid(p, m, v, a->vs.n, &sc, &leaf->arg)) return false;
-    for (size_t i = 0; i < a->vs.n; i++) sc[i] = (double)i;
-    return true;
-}
-
-/* Output of an MLP op: a categorical block (with a one-hot check when a combination fails) or
- * a numerical dim. */
-static void mlp_output(Plan *p, MlpOp *m, SopInfo *info, bool want_cat_out) {
-    m->out_vs = &info->vs;
-    if (want_cat_out) {
-        own_cat_block(p, info);
-        m->out_cat = true;
-        m->out_dim = info->cat_dim;
-        num_from_cat(p, info);
-        if (info->may_fail)
-            add_check(p, m->layer, info->cat_dim, info->vs.n, plan_node_name(p, info->node));
-        check_one_kind(p, info, m->layer);
-    } else {
-        m->out_dim = plan_alloc_dims(p, 1, plan_node_name(p, info->node), NULL);
-        info->num = lv_unit(p->arena, m->out_dim, 1);
+    info->has_cat = true;
+    if (info->vs.numeric) {
+        info->num = num;
         info->has_num = true;
     }
-}
-
-/* A categorical encoding for an s-op that only has a numerical one: an MLP discretises it. */
-static bool convert_to_cat(Plan *p, SopInfo *info) {
-    if (info->vs.unbounded)
-        return located_error(p, info->node, "is used categorically but has too many possible values (lower --max-len)");
-    MlpOp *m = new_mlp(p);
-    int slot = next_slot(info->time, false);
-    m->layer = slot_layer(slot);
-    m->node = info->node;
-    m->fn = MLP_FN_IDENTITY;
-    if (!scalar_arg(p, m, 0, info, false)) return false;
-    LinView keep = info->num;
-    mlp_output(p, m, info, true);
-    info->num = keep; /* the original numerical view stays exact and available earlier */
-    info->time = slot;
+    info->time = 0;
     return true;
 }
+
+
 
 /* selector_width (and length, the width of the full selector): one head per term of the
  * selector, each attending uniformly to its selected keys and BOS and averaging the BOS flag,
  * so u = 1/(w+1); width = sum coef * (1/u - 1). An MLP turns the u's into the width's own
  * encoding when a consumer needs one; consumer MLPs read the u's directly. */
-static bool plan_width(Plan *p, SopInfo *info, const IrNode *out) {
-    const IrNode *n = info->node;
+bool plan_width_heads(Plan *p, const IrNode *node, const IrNode *selector, WidthHeads *w) {
     SelTerm full = {1, NULL, 0}, *terms = &full;
     size_t n_terms = 1;
-    if (n->kind == IR_SELECTOR_WIDTH && !selector_terms(p, n->u.width.selector, &terms, &n_terms)) return false;
-    if (n_terms > CG_MAX_WIDTH_TERMS) {
-        return located_error(p, n, "decomposes into more than 3 attention heads (simplify the selector)");
-    }
+    if (selector && !selector_terms(p, selector, &terms, &n_terms)) return false;
+    if (n_terms > CG_MAX_WIDTH_TERMS)
+        return plan_error(p, selector ? selector : node, "decomposes into more than 3 attention heads (simplify the selector)");
     int slot = 1;
     ScoreColumn *cols[CG_MAX_WIDTH_TERMS];
     size_t n_cols[CG_MAX_WIDTH_TERMS];
@@ -210,17 +66,18 @@ static bool plan_width(Plan *p, SopInfo *info, const IrNode *out) {
         if (!selector_lower_term(p, &terms[t], true, &cols[t], &n_cols[t], &bos_level[t], &t_sel)) return false;
         if (next_slot(t_sel, true) > slot) slot = next_slot(t_sel, true);
     }
-    info->has_u = true;
-    info->n_u = (uint32_t)n_terms;
-    info->u_time = info->time = slot;
+    w->n_u = (uint32_t)n_terms;
+    w->time = slot;
     for (size_t t = 0; t < n_terms; t++) {
-        HeadOp *h = new_head(p);
+        HeadOp *h = plan_new_head(p);
+        h->tie_tol = 0.5; /* selected keys and BOS score m, the others at most m - 1 */
         h->cols = cols[t];
         h->n_cols = n_cols[t];
         h->bos_level = bos_level[t];
         h->layer = slot_layer(slot);
-        h->node = n;
-        h->label = arena_printf(p->arena, "%s: 1/(width+1)%s", plan_node_name(p, n),
+        h->node = node;
+        h->label = arena_printf(p->arena, "%s: 1/(%s+1)%s", plan_node_name(p, node),
+                                node->kind == IR_AGGREGATE ? "keys" : "width",
                                 n_terms > 1 ? arena_printf(p->arena, " term %zu", t + 1) : "");
         uint32_t u = plan_alloc_dims(p, 1, h->label, NULL);
         h->n_vals = 1;
@@ -230,9 +87,26 @@ static bool plan_width(Plan *p, SopInfo *info, const IrNode *out) {
         h->bos_value[0] = 1;
         h->out_dims = ARENA_NEW(p->arena, uint32_t);
         h->out_dims[0] = u;
-        info->u_dims[t] = u;
-        info->u_coef[t] = terms[t].coef;
+        w->u_dims[t] = u;
+        w->u_coef[t] = terms[t].coef;
     }
+    return true;
+}
+
+/* selector_width (and length, the width of the full selector): one head per term of the
+ * selector, each attending uniformly to its selected keys and BOS and averaging the BOS flag,
+ * so u = 1/(w+1); width = sum coef * (1/u - 1). An MLP turns the u's into the width's own
+ * encoding when a consumer needs one; consumer MLPs read the u's directly. */
+static bool plan_width(Plan *p, SopInfo *info, const IrNode *out) {
+    const IrNode *n = info->node;
+    WidthHeads w;
+    if (!plan_width_heads(p, n, n->kind == IR_SELECTOR_WIDTH ? n->u.width.selector : NULL, &w)) return false;
+    int slot = w.time;
+    info->has_u = true;
+    info->n_u = w.n_u;
+    info->u_time = info->time = slot;
+    memcpy(info->u_dims, w.u_dims, sizeof w.u_dims);
+    memcpy(info->u_coef, w.u_coef, sizeof w.u_coef);
     if (!info->want_cat && !info->want_num && n != out) return true; /* only read through u */
     bool joint = pow((double)p->max_len + 1, (double)info->n_u) <= CG_MAX_WIDTH_JOINT;
     if ((!info->want_cat && info->want_num) || (info->want_cat && !joint)) {
@@ -240,7 +114,7 @@ static bool plan_width(Plan *p, SopInfo *info, const IrNode *out) {
          * terms jointly would cost a hidden pair per grid point of all the u's) */
         uint32_t dim = plan_alloc_dims(p, 1, plan_node_name(p, n), NULL);
         for (uint32_t t = 0; t < info->n_u; t++) {
-            MlpOp *m = new_mlp(p);
+            MlpOp *m = plan_new_mlp(p);
             m->layer = slot_layer(slot);
             m->node = n;
             m->fn = MLP_FN_IDENTITY;
@@ -252,7 +126,7 @@ static bool plan_width(Plan *p, SopInfo *info, const IrNode *out) {
             leaf->base[0] = n->kind == IR_LENGTH ? 1 : 0; /* leaf->vs stays NULL: every w_i occurs */
             double *sc = NULL;
             size_t base = (size_t)leaf->base[0];
-            if (!add_grid(p, m, lv_unit(p->arena, info->u_dims[t], -1), p->max_len + 1 - base, &sc, &leaf->args[0]))
+            if (!plan_add_grid(p, m, lv_unit(p->arena, info->u_dims[t], -1), p->max_len + 1 - base, &sc, &leaf->args[0]))
                 return false;
             for (size_t w = base; w <= p->max_len; w++) sc[w - base] = -1.0 / ((double)w + 1.0);
             m->out_cat = false;
@@ -264,12 +138,12 @@ static bool plan_width(Plan *p, SopInfo *info, const IrNode *out) {
         info->time = slot + 1;
         return true; /* a categorical encoding, if wanted, is discretised from `num` (plan_build) */
     }
-    MlpOp *m = new_mlp(p);
+    MlpOp *m = plan_new_mlp(p);
     m->layer = slot_layer(slot);
     m->node = n;
     m->fn = MLP_FN_IDENTITY;
-    if (!scalar_arg(p, m, 0, info, true)) return false;
-    mlp_output(p, m, info, info->want_cat || !info->want_num);
+    if (!plan_scalar_arg(p, m, 0, info, true)) return false;
+    plan_mlp_output(p, m, info, info->want_cat || !info->want_num);
     info->time = slot + 1;
     return true;
 }
@@ -277,10 +151,11 @@ static bool plan_width(Plan *p, SopInfo *info, const IrNode *out) {
 static bool plan_aggregate(Plan *p, SopInfo *info, const IrNode *out) {
     const IrNode *n = info->node;
     SopInfo *src = &p->info[n->u.aggregate.sop->id];
-    HeadOp *h = new_head(p);
+    HeadOp *h = plan_new_head(p);
+    h->tie_tol = 0.25; /* scores m (selected), m - 1/2 (BOS), at most m - 1 (others); index match: gaps 1 */
     int t_sel;
     if (!selector_lower(p, n->u.aggregate.selector, &h->cols, &h->n_cols, &h->bos_level, &t_sel)) return false;
-    bool one = selector_at_most_one(n->u.aggregate.selector);
+    bool one = selector_at_most_one(p, n->u.aggregate.selector);
     bool copy = !aggregate_averages(p, n) || (one && (info->want_cat || n == out) && src->has_cat);
     int slot = next_slot(t_sel > src->time ? t_sel : src->time, true);
     h->layer = slot_layer(slot);
@@ -288,9 +163,9 @@ static bool plan_aggregate(Plan *p, SopInfo *info, const IrNode *out) {
     h->label = arena_printf(p->arena, "aggregate %s", plan_node_name(p, n));
     Value d = n->u.aggregate.default_value;
     if (copy) {
-        if (!src->has_cat) return located_error(p, src->node, "has no categorical encoding (internal)");
-        if (info->vs.unbounded) return located_error(p, n, "has too many possible values");
-        own_cat_block(p, info);
+        if (!src->has_cat) return plan_error(p, src->node, "has no categorical encoding (internal)");
+        if (info->vs.unbounded) return plan_error(p, n, "has too many possible values");
+        plan_own_cat_block(p, info);
         h->n_vals = info->vs.n;
         h->vals = ARENA_ARRAY(p->arena, LinView, h->n_vals ? h->n_vals : 1);
         h->bos_value = ARENA_ARRAY(p->arena, double, h->n_vals ? h->n_vals : 1);
@@ -301,8 +176,8 @@ static bool plan_aggregate(Plan *p, SopInfo *info, const IrNode *out) {
             h->bos_value[i] = value_order(info->vs.vals[i], d) == 0 && info->vs.vals[i].kind == d.kind;
             h->out_dims[i] = info->cat_dim + (uint32_t)i;
         }
-        num_from_cat(p, info);
-        check_one_kind(p, info, h->layer);
+        plan_num_from_cat(p, info);
+        plan_check_one_kind(p, info, h->layer);
         if (!one) { /* the reference raises when several keys are selected: so must we */
             const char *name = plan_node_name(p, n);
             uint32_t d = plan_alloc_dims(p, 1, arena_printf(p->arena, "%s:mean(i)", name), NULL);
@@ -316,11 +191,11 @@ static bool plan_aggregate(Plan *p, SopInfo *info, const IrNode *out) {
             h->out_dims[k] = d;
             h->out_dims[k + 1] = d + 1;
             h->n_vals = k + 2;
-            add_check(p, h->layer, d, 2, plan_node_name(p, n))->kind = MODEL_CHECK_SINGLE_KEY;
+            plan_add_check(p, h->layer, d, 2, plan_node_name(p, n))->kind = MODEL_CHECK_SINGLE_KEY;
         }
     } else {
-        if (!value_is_number(d)) return located_error(p, n, "averages numbers but has a non-numeric default");
-        if (!src->has_num) return located_error(p, src->node, "has no numerical encoding (internal)");
+        if (!value_is_number(d)) return plan_error(p, n, "averages numbers but has a non-numeric default");
+        if (!src->has_num) return plan_error(p, src->node, "has no numerical encoding (internal)");
         uint32_t dim = plan_alloc_dims(p, 1, plan_node_name(p, n), NULL);
         h->n_vals = 1;
         h->vals = ARENA_NEW(p->arena, LinView);
@@ -339,27 +214,27 @@ static bool plan_aggregate(Plan *p, SopInfo *info, const IrNode *out) {
 /* A map computed by an MLP from its leaves (see choose_leaves). */
 static bool tabulate(Plan *p, SopInfo *info, bool out_cat) {
     const IrNode *n = info->node;
-    if (info->vs.unbounded) return located_error(p, n, "has too many possible values to tabulate (lower --max-len or --vocab)");
+    if (info->vs.unbounded) return plan_error(p, n, "has too many possible values to tabulate (lower --max-len or --vocab)");
     int t = 0;
     for (uint32_t k = 0; k < info->n_leaves; k++) {
         const SopInfo *a = &p->info[info->leaves[k]->id];
         int tk = a->has_u ? a->u_time : a->time;
         if (tk > t) t = tk;
     }
-    MlpOp *m = new_mlp(p);
+    MlpOp *m = plan_new_mlp(p);
     int slot = next_slot(t, false);
     m->layer = slot_layer(slot);
     m->node = n;
     m->fn = MLP_FN_MAP;
     m->leaves = info->leaves;
     for (uint32_t k = 0; k < info->n_leaves; k++)
-        if (!scalar_arg(p, m, k, &p->info[info->leaves[k]->id], true)) return false;
+        if (!plan_scalar_arg(p, m, k, &p->info[info->leaves[k]->id], true)) return false;
     LinView keep = info->num;
     bool had_num = info->has_num;
     /* the tabulated subtree may raise even where this map itself cannot (x % y - 5) */
     info->may_fail = info->may_fail || map_subtree_may_fail(p, n, info->leaves, info->n_leaves);
     out_cat = out_cat || info->may_fail;
-    mlp_output(p, m, info, out_cat);
+    plan_mlp_output(p, m, info, out_cat);
     if (had_num) info->num = keep; /* a free numerical view stays the earlier one */
     info->time = slot;
     return true;
@@ -380,7 +255,7 @@ static bool plan_map(Plan *p, SopInfo *info, MapClass cls, const IrNode *out) {
     if (cls == MAP_UNARY_CAT) {
         const IrNode *x = map_single_varying_arg(n);
         SopInfo *X = &p->info[x->id];
-        if (!X->has_cat && !convert_to_cat(p, X)) return false;
+        if (!X->has_cat && !plan_convert_to_cat(p, X)) return false;
         if (X->time > info->time) info->time = X->time;
         info->cat = ARENA_ARRAY(p->arena, LinView, info->vs.n ? info->vs.n : 1);
         char msg[160];
@@ -390,11 +265,11 @@ static bool plan_map(Plan *p, SopInfo *info, MapClass cls, const IrNode *out) {
                 in[j] = n->u.map.args[j] == x ? X->vs.vals[i] : n->u.map.args[j]->u.constant;
             ValueResult r = ir_map_apply(n, in, p->arena, msg, sizeof msg);
             size_t w;
-            if (!r.ok || !vs_contains(&info->vs, r.value, &w)) return located_error(p, n, "could not be tabulated (internal)");
+            if (!r.ok || !vs_contains(&info->vs, r.value, &w)) return plan_error(p, n, "could not be tabulated (internal)");
             info->cat[w] = lv_combine(p->arena, 1, info->cat[w], 1, X->cat[i]);
         }
         info->has_cat = true;
-        num_from_cat(p, info);
+        plan_num_from_cat(p, info);
         return true;
     }
     if (cls == MAP_AFFINE) {
@@ -403,7 +278,7 @@ static bool plan_map(Plan *p, SopInfo *info, MapClass cls, const IrNode *out) {
             double c[2] = {0, 0};
             for (uint32_t j = 0; j < n->u.map.nargs; j++) {
                 SopInfo *a = &p->info[n->u.map.args[j]->id];
-                if (!a->has_num) return located_error(p, a->node, "has no numerical encoding (internal)");
+                if (!a->has_num) return plan_error(p, a->node, "has no numerical encoding (internal)");
                 v[j] = a->num;
                 if (a->node->kind == IR_CONST) c[j] = value_as_double(a->node->u.constant);
             }
@@ -417,7 +292,7 @@ static bool plan_map(Plan *p, SopInfo *info, MapClass cls, const IrNode *out) {
                                                                : lv_combine(p->arena, c[0], v[1], 0, lv_empty());
                 break;
             case VOP_DIV: info->num = lv_combine(p->arena, 1.0 / c[1], v[0], 0, lv_empty()); break;
-            default: return located_error(p, n, "is not affine (internal)");
+            default: return plan_error(p, n, "is not affine (internal)");
             }
             info->has_num = true;
         }
@@ -434,6 +309,14 @@ static bool plan_map(Plan *p, SopInfo *info, MapClass cls, const IrNode *out) {
 bool plan_build(Plan *p, const IrNode *out) {
     size_t count = (size_t)out->id + 1;
     MapClass *cls = ARENA_ARRAY(p->arena, MapClass, count);
+    const SopInfo *indices = &p->info[p->indices->id];
+    for (size_t id = 0; id < count; id++) {
+        SopInfo *info = &p->info[id];
+        const IrNode *n = info->node;
+        info->pos_free = info->reachable && info->pos && info->pos->val && !info->pos->any_fail &&
+                         (info->pos->dep == POS_CONST || info->pos->dep == POS_I) && n->kind != IR_INDICES &&
+                         n->kind != IR_CONST && n->kind != IR_LENGTH;
+    }
     for (size_t id = 0; id < count; id++) {
         SopInfo *info = &p->info[id];
         if (info->reachable && info->node->kind == IR_MAP) cls[id] = map_classify(p, info->node, cls);
@@ -443,9 +326,9 @@ bool plan_build(Plan *p, const IrNode *out) {
     /* fixed dims and the embedding blocks */
     plan_alloc_dims(p, 1, "one", NULL);
     plan_alloc_dims(p, 1, "bos", NULL);
-    ValueSet vocab = {p->vocab, p->n_vocab, false, true, true};
+    ValueSet vocab = {p->vocab, p->n_vocab, false, true, true, false, false};
     p->tok_dim = p->numeric_tokens ? plan_alloc_dims(p, 1, "tokens", NULL) : plan_alloc_dims(p, p->n_vocab, "tokens", &vocab);
-    ValueSet positions = {NULL, p->max_len, false, true, true};
+    ValueSet positions = {NULL, p->max_len, false, true, true, false, false};
     positions.vals = ARENA_ARRAY(p->arena, Value, p->max_len);
     for (size_t i = 0; i < p->max_len; i++) positions.vals[i] = value_int((int64_t)i);
     p->pos_dim = plan_alloc_dims(p, p->max_len, "indices", &positions);
@@ -455,6 +338,13 @@ bool plan_build(Plan *p, const IrNode *out) {
         const IrNode *n = info->node;
         if (!info->needed || ir_is_selector(n)) continue;
         bool ok = true;
+        if (info->pos_free) {
+            ok = plan_pos_free(p, info, indices);
+            if (ok && info->want_cat && !info->has_cat) ok = plan_convert_to_cat(p, info);
+            if (ok && info->want_kind) ok = kinds_plan(p, info);
+            if (!ok) return false;
+            continue;
+        }
         switch (n->kind) {
         case IR_TOKENS:
             if (p->numeric_tokens) { /* the embedding writes the value on one dim */
@@ -469,34 +359,36 @@ bool plan_build(Plan *p, const IrNode *out) {
             for (size_t i = 0; i < info->vs.n; i++) info->cat[i] = lv_unit(p->arena, base + (uint32_t)i, 1);
             info->has_cat = info->cat_block = true;
             info->cat_dim = base;
-            num_from_cat(p, info);
+            plan_num_from_cat(p, info);
             break;
         }
         case IR_CONST:
             info->cat = ARENA_NEW(p->arena, LinView);
             info->cat[0] = lv_unit(p->arena, DIM_ONE, 1);
             info->has_cat = true;
-            num_from_cat(p, info);
+            plan_num_from_cat(p, info);
             break;
         case IR_LENGTH: case IR_SELECTOR_WIDTH: ok = plan_width(p, info, out); break;
         case IR_AGGREGATE: ok = plan_aggregate(p, info, out); break;
         case IR_MAP: ok = plan_map(p, info, cls[id], out); break;
         default: break;
         }
-        if (ok && info->want_cat && !info->has_cat) ok = convert_to_cat(p, info);
+        if (ok && info->want_cat && !info->has_cat) ok = plan_convert_to_cat(p, info);
+        if (ok && info->want_kind) ok = kinds_plan(p, info);
         if (!ok) return false;
-        if (p->n_dims > CG_MAX_DIMS) return located_error(p, n, "needs more residual dims than supported");
+        if (p->n_dims > CG_MAX_DIMS) return plan_error(p, n, "needs more residual dims than supported");
     }
+    if (p->info[out->id].want_kind && !kinds_materialise(p, &p->info[out->id])) return false;
     /* the readout needs the output on its own dims: a categorical block or a numerical view */
     SopInfo *o = &p->info[out->id];
     if (!o->cat_block && !o->has_num) {
-        MlpOp *m = new_mlp(p);
+        MlpOp *m = plan_new_mlp(p);
         int slot = next_slot(o->time, false);
         m->layer = slot_layer(slot);
         m->node = out;
         m->fn = MLP_FN_IDENTITY;
-        if (!scalar_arg(p, m, 0, o, true)) return false;
-        mlp_output(p, m, o, true);
+        if (!plan_scalar_arg(p, m, 0, o, true)) return false;
+        plan_mlp_output(p, m, o, true);
         o->time = slot;
     }
     return true;

@@ -15,11 +15,13 @@
 
 #include "codegen/internal.h"
 
-bool selector_at_most_one(const IrNode *sel) {
+bool selector_at_most_one(Plan *p, const IrNode *sel) {
+    const PosTable *t = p->info[sel->id].pos;
+    if (t && t->at_most_one) return true;
     switch (sel->kind) {
     case IR_SELECT: return sel->u.select.cmp == IR_CMP_EQ && sel->u.select.keys->kind == IR_INDICES;
     case IR_SELECT_AND:
-        return selector_at_most_one(sel->u.combine.lhs) || selector_at_most_one(sel->u.combine.rhs);
+        return selector_at_most_one(p, sel->u.combine.lhs) || selector_at_most_one(p, sel->u.combine.rhs);
     default: return false;
     }
 }

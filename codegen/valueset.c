@@ -11,8 +11,7 @@
 static int cmp_values(const void *a, const void *b) { return value_order(*(const Value *)a, *(const Value *)b); }
 
 /* Two floats that differ only by rounding: the same rational reached along different paths
- * (3/7 - 2/7 vs 1/7). Values are exact rationals with small denominators, far apart compared
- * to this tolerance. */
+ * (3/7 - 2/7 vs 1/7). Only approximate sets (ValueSet.approx) identify them. */
 bool scalar_twins(double a, double b) {
     return fabs(a - b) <= 1e-12 * fmax(1.0, fmax(fabs(a), fabs(b)));
 }
@@ -21,14 +20,14 @@ static bool float_twins(Value a, Value b) {
     return a.kind == VAL_FLOAT && b.kind == VAL_FLOAT && scalar_twins(a.as.f, b.as.f);
 }
 
-/* Sorts and deduplicates vals[0..n) in place and fills in the flags. */
+/* Sorts and deduplicates vals[0..n) in place and fills in the flags. Distinct doubles stay
+ * distinct, however close: the program can tell them apart (==), so the compiler must too. */
 static ValueSet vs_make(Value *vals, size_t n) {
     if (n) qsort(vals, n, sizeof *vals, cmp_values);
     size_t u = 0;
     for (size_t i = 0; i < n; i++)
-        if (u == 0 || (value_order(vals[u - 1], vals[i]) != 0 && !float_twins(vals[u - 1], vals[i])))
-            vals[u++] = vals[i];
-    ValueSet vs = {vals, u, false, true, true};
+        if (u == 0 || value_order(vals[u - 1], vals[i]) != 0) vals[u++] = vals[i];
+    ValueSet vs = {vals, u, false, true, true, false, false};
     for (size_t i = 0; i < u; i++) {
         vs.numeric = vs.numeric && value_is_number(vals[i]);
         vs.all_int = vs.all_int && (vals[i].kind == VAL_INT || vals[i].kind == VAL_BOOL);
@@ -36,13 +35,41 @@ static ValueSet vs_make(Value *vals, size_t n) {
     return vs;
 }
 
-static ValueSet vs_unbounded(void) { return (ValueSet){NULL, 0, true, true, false}; }
+ValueSet vs_from_values(Value *vals, size_t n) { return vs_make(vals, n); }
+
+static ValueSet vs_unbounded(void) { return (ValueSet){NULL, 0, true, true, false, false, false}; }
+
+/* value_order, or for a set collapsed by number (see kinds_collapse) the order of the numbers */
+static int member_order(const ValueSet *vs, Value a, Value b) {
+    if (vs->by_number && value_is_number(a) && value_is_number(b)) {
+        double x = value_as_double(a), y = value_as_double(b);
+        return (x > y) - (x < y);
+    }
+    return value_order(a, b);
+}
+
+bool vs_decodable(const ValueSet *vs, bool with_kinds, double *gap) {
+    if (vs->unbounded || !vs->numeric || vs->n == 0 || vs->approx) return false;
+    double g = INFINITY, mag = 0;
+    for (size_t i = 0; i < vs->n; i++) {
+        double x = value_as_double(vs->vals[i]);
+        if (!isfinite(x)) return false;
+        mag = fmax(mag, fabs(x));
+        if (i == 0) continue;
+        double d = x - value_as_double(vs->vals[i - 1]);
+        if (d == 0 && !with_kinds) return false; /* 1 and 1.0: a kind the number cannot carry */
+        if (d > 0) g = fmin(g, d);
+    }
+    if (g < 1e-9 * fmax(1, mag)) return false;
+    if (gap) *gap = isfinite(g) ? g : 1;
+    return true;
+}
 
 bool vs_contains(const ValueSet *vs, Value v, size_t *index) {
     size_t lo = 0, hi = vs->n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        int c = value_order(vs->vals[mid], v);
+        int c = member_order(vs, vs->vals[mid], v);
         if (c == 0) {
             if (index) *index = mid;
             return true;
@@ -50,8 +77,8 @@ bool vs_contains(const ValueSet *vs, Value v, size_t *index) {
         if (c < 0) lo = mid + 1;
         else hi = mid;
     }
-    /* a rounding twin of v stands for it (vs_make kept only one of them) */
-    for (size_t i = lo > 0 ? lo - 1 : 0; i < vs->n && i <= lo; i++)
+    /* in an approximate set, a rounding twin of v stands for it */
+    for (size_t i = lo > 0 ? lo - 1 : 0; vs->approx && i < vs->n && i <= lo; i++)
         if (float_twins(vs->vals[i], v)) {
             if (index) *index = i;
             return true;
@@ -64,6 +91,64 @@ void vs_describe(const IrNode *n, char *buf, size_t size) {
     else snprintf(buf, size, "this %s", ir_kind_name(n->kind));
 }
 
+/* ---- kinds: where 1, 1.0 and True must be told apart ---- */
+
+/* Whether the kind of a map's result depends on the kind of its argument j (the values being
+ * equal as numbers): arithmetic keeps kinds (True + 1 is 2, 1 + 1.0 is 2.0), a comparison, a
+ * truth test or a division does not, and a list index raises on a float. */
+static bool map_arg_kind_flows(const IrNode *n, uint32_t j) {
+    switch (n->u.map.kind) {
+    case IR_MAP_UNARY: return n->u.map.op == VOP_NEG || n->u.map.op == VOP_POS;
+    case IR_MAP_BINARY:
+        switch (n->u.map.op) {
+        case VOP_ADD: case VOP_SUB: case VOP_MUL: case VOP_MOD: case VOP_POW: case VOP_AND: case VOP_OR: return true;
+        default: return false; /* comparisons (bool), / (always a float) */
+        }
+    case IR_MAP_COND: return j > 0;
+    case IR_MAP_INDEX: return true;
+    default: return false; /* in, dict lookup: by value */
+    }
+}
+
+/* kind_matters[id]: some consumer of the s-op (or the output, which is printed with its kind)
+ * tells 1, 1.0 and True apart. Elsewhere the s-op's numbers are collapsed to one atom per value:
+ * its consumers cannot see the difference, and a numerical encoding could not make it. */
+static void kinds_compute(Plan *p, const IrNode *out) {
+    p->info[out->id].kind_matters = !p->numbers_only;
+    for (size_t id = out->id + 1; id-- > 0;) {
+        SopInfo *info = &p->info[id];
+        const IrNode *n = info->node;
+        if (!info->reachable || !info->kind_matters) continue;
+        if (n->kind == IR_MAP) {
+            for (uint32_t j = 0; j < n->u.map.nargs; j++)
+                if (map_arg_kind_flows(n, j) || n->u.map.kind == IR_MAP_INDEX) p->info[n->u.map.args[j]->id].kind_matters = true;
+        } else if (n->kind == IR_AGGREGATE) { /* one key: the value itself */
+            p->info[n->u.aggregate.sop->id].kind_matters = true;
+        }
+    }
+}
+
+/* Keeps one atom per number (an int over a float over a bool: flags such as all_int stay as
+ * strong as they can) and marks the set as compared by number. */
+static void kinds_collapse(ValueSet *vs) {
+    if (vs->unbounded || vs->by_number) return;
+    static const int pref[] = {[VAL_BOOL] = 0, [VAL_INT] = 2, [VAL_FLOAT] = 1, [VAL_STR] = 0};
+    size_t u = 0;
+    for (size_t i = 0; i < vs->n; i++) {
+        Value v = vs->vals[i];
+        if (u && value_is_number(v) && value_is_number(vs->vals[u - 1]) &&
+            value_as_double(v) == value_as_double(vs->vals[u - 1])) {
+            if (pref[v.kind] > pref[vs->vals[u - 1].kind]) vs->vals[u - 1] = v;
+            continue;
+        }
+        vs->vals[u++] = v;
+    }
+    vs->n = u;
+    vs->by_number = true;
+    vs->all_int = true;
+    for (size_t i = 0; i < u; i++) vs->all_int = vs->all_int && (vs->vals[i].kind == VAL_INT || vs->vals[i].kind == VAL_BOOL);
+}
+
 static ValueSet range_set(Arena *a, int64_t lo, int64_t hi) {
     size_t n = hi >= lo ? (size_t)(hi - lo + 1) : 0;
     Value *v = ARENA_ARRAY(a, Value, n ? n : 1);
@@ -71,11 +156,106 @@ static ValueSet range_set(Arena *a, int64_t lo, int64_t hi) {
     return vs_make(v, n);
 }
 
+/* ---- supports ---- */
+
+static size_t n_cells(const Plan *p) { return p->max_len * (p->max_len + 1) / 2; }
+
+/* The support of an s-op (see SopInfo.support), from its selector or its arguments. */
+static void support_compute(Plan *p, SopInfo *info) {
+    const IrNode *n = info->node;
+    size_t cells = n_cells(p);
+    if (!p->have_pos || info->pos) return;
+    if (n->kind == IR_AGGREGATE) {
+        const PosTable *t = p->info[n->u.aggregate.selector->id].pos;
+        if (!t) return;
+        info->support = ARENA_ARRAY(p->arena, bool, cells);
+        for (size_t c = 0; c < cells; c++) info->support[c] = t->fail[c] || t->count[c] > 0;
+        info->rest = n->u.aggregate.default_value;
+        return;
+    }
+    if (n->kind != IR_MAP) return;
+    Value rest[3];
+    bool any = false;
+    for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+        const SopInfo *a = &p->info[n->u.map.args[j]->id];
+        if (a->node->kind == IR_CONST) rest[j] = a->node->u.constant;
+        else if (a->support) rest[j] = a->rest, any = true;
+        else return;
+    }
+    char msg[160];
+    ValueResult r = ir_map_apply(n, rest, p->arena, msg, sizeof msg);
+    if (!any || !r.ok) return;
+    info->rest = r.value;
+    info->support = ARENA_ARRAY(p->arena, bool, cells);
+    for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+        const SopInfo *a = &p->info[n->u.map.args[j]->id];
+        if (a->support)
+            for (size_t c = 0; c < cells; c++) info->support[c] = info->support[c] || a->support[c];
+    }
+}
+
+/* Whether the non-constant arguments of map n all have supports, pairwise disjoint; *covered
+ * tells whether their union is every cell. */
+static bool disjoint_args(Plan *p, const IrNode *n, bool *covered) {
+    size_t cells = n_cells(p), k = 0;
+    const bool *sup[3];
+    for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+        const SopInfo *a = &p->info[n->u.map.args[j]->id];
+        if (a->node->kind == IR_CONST) continue;
+        if (!a->support) return false;
+        sup[k++] = a->support;
+    }
+    if (k < 2) return false;
+    *covered = true;
+    for (size_t c = 0; c < cells; c++) {
+        int hits = 0;
+        for (size_t j = 0; j < k; j++) hits += sup[j][c];
+        if (hits > 1) return false;
+        if (hits == 0) *covered = false;
+    }
+    return true;
+}
+
+/* A map whose arguments have disjoint supports takes, at each position, at most one argument
+ * away from its rest value: the union of those cases. */
+static ValueSet map_values_disjoint(Plan *p, SopInfo *info, bool covered) {
+    const IrNode *n = info->node;
+    size_t nargs = n->u.map.nargs, total = covered ? 0 : 1;
+    Value rest[3];
+    for (size_t j = 0; j < nargs; j++) {
+        const SopInfo *a = &p->info[n->u.map.args[j]->id];
+        if (a->vs.unbounded) return vs_unbounded();
+        rest[j] = a->node->kind == IR_CONST ? a->node->u.constant : a->rest;
+        total += a->vs.n;
+    }
+    Value *out = ARENA_ARRAY(p->arena, Value, total ? total : 1);
+    size_t count = 0;
+    char msg[160];
+    ValueResult r;
+    if (!covered && (r = ir_map_apply(n, rest, p->arena, msg, sizeof msg)).ok) out[count++] = r.value;
+    for (size_t j = 0; j < nargs; j++) {
+        const SopInfo *a = &p->info[n->u.map.args[j]->id];
+        if (a->node->kind == IR_CONST) continue;
+        for (size_t i = 0; i < a->vs.n; i++) {
+            Value in[3] = {rest[0], rest[1], rest[2]};
+            in[j] = a->vs.vals[i];
+            r = ir_map_apply(n, in, p->arena, msg, sizeof msg);
+            if (r.ok) out[count++] = r.value;
+            else info->may_fail = true;
+        }
+    }
+    ValueSet vs = vs_make(out, count);
+    for (size_t j = 0; j < nargs; j++) vs.approx = vs.approx || p->info[n->u.map.args[j]->id].vs.approx;
+    return vs;
+}
+
 /* Tabulates a map over the product of its arguments' value sets. */
 static ValueSet map_values(Plan *p, SopInfo *info) {
     const IrNode *n = info->node;
     size_t nargs = n->u.map.nargs, total = 1;
     const ValueSet *args[3];
+    bool covered;
+    if (disjoint_args(p, n, &covered)) return map_values_disjoint(p, info, covered);
     for (size_t j = 0; j < nargs; j++) {
         args[j] = &p->info[n->u.map.args[j]->id].vs;
         if (args[j]->unbounded) return vs_unbounded();
@@ -97,14 +277,18 @@ static ValueSet map_values(Plan *p, SopInfo *info) {
         if (r.ok) out[count++] = r.value;
         else info->may_fail = true;
     }
-    return vs_make(out, count);
+    ValueSet vs = vs_make(out, count);
+    for (size_t j = 0; j < nargs; j++) vs.approx = vs.approx || args[j]->approx;
+    return vs;
 }
 
 /* c0 + s/k for k = 2..N and every integer s in [k*lo, k*hi] (the means of k integers from
  * [lo, hi]), into a fresh array with `extra` more free slots; false when over CG_MAX_VALUES. */
-static bool means_of_range(Plan *p, int64_t lo, int64_t hi, double c0, size_t extra, Value **out, size_t *count) {
+static bool means_of_range(Plan *p, int64_t lo, int64_t hi, double c0, const bool *counts, size_t extra, Value **out,
+                           size_t *count) {
     size_t total = extra;
     for (size_t k = 2; k <= p->max_len; k++) {
+        if (counts && !counts[k]) continue;
         double span = (double)k * (double)(hi - lo) + 1;
         if (span + (double)total > CG_MAX_VALUES) return false;
         total += (size_t)span;
@@ -112,34 +296,41 @@ static bool means_of_range(Plan *p, int64_t lo, int64_t hi, double c0, size_t ex
     Value *v = ARENA_ARRAY(p->arena, Value, total ? total : 1);
     size_t n = 0;
     for (int64_t k = 2; k <= (int64_t)p->max_len; k++)
-        for (int64_t s = k * lo; s <= k * hi; s++) v[n++] = value_float(c0 + (double)s / (double)k);
+        if (!counts || counts[k])
+            for (int64_t s = k * lo; s <= k * hi; s++) v[n++] = value_float(c0 + (double)s / (double)k);
     *out = v;
     *count = n;
     return true;
 }
 
-/* Means of k = 2..N integers from [lo, hi], the values themselves, and the default. */
+/* The values of an aggregate: the default (no key), the source's values (one key) and, for
+ * numbers, the means of k = 2..N integers from their range; a positional selector says exactly
+ * which numbers of keys occur. */
 static ValueSet aggregate_values(Plan *p, const IrNode *n, const ValueSet *src) {
     Value d = n->u.aggregate.default_value;
-    bool several = !selector_at_most_one(n->u.aggregate.selector);
+    const PosTable *t = p->info[n->u.aggregate.selector->id].pos;
+    const bool *counts = t ? t->counts_seen : NULL;
+    bool none = !counts || counts[0], one = !counts || counts[1];
+    bool several = !selector_at_most_one(p, n->u.aggregate.selector);
     bool averages = several && src->numeric;
     bool all_bool = true;
     for (size_t i = 0; i < src->n; i++) all_bool = all_bool && src->vals[i].kind == VAL_BOOL;
     if (src->unbounded) return vs_unbounded();
-    if (!averages || all_bool || src->n == 0) {
-        Value *v = ARENA_ARRAY(p->arena, Value, src->n + 1);
-        if (src->n) memcpy(v, src->vals, src->n * sizeof *v);
-        v[src->n] = d;
-        return vs_make(v, src->n + 1);
-    }
-    if (!src->all_int) return vs_unbounded();
-    int64_t lo = (int64_t)value_as_double(src->vals[0]), hi = (int64_t)value_as_double(src->vals[src->n - 1]);
     Value *v;
-    size_t count;
-    if (!means_of_range(p, lo, hi, 0, src->n + 1, &v, &count)) return vs_unbounded();
-    for (size_t i = 0; i < src->n; i++) v[count++] = src->vals[i]; /* one key: the value itself */
-    v[count++] = d;
-    return vs_make(v, count);
+    size_t count = 0;
+    if (!averages || all_bool || src->n == 0) {
+        v = ARENA_ARRAY(p->arena, Value, src->n + 1);
+    } else {
+        if (!src->all_int) return vs_unbounded();
+        int64_t lo = (int64_t)value_as_double(src->vals[0]), hi = (int64_t)value_as_double(src->vals[src->n - 1]);
+        if (!means_of_range(p, lo, hi, 0, counts, src->n + 1, &v, &count)) return vs_unbounded();
+    }
+    if (one || (several && !averages)) /* several non-numbers raise; the model checks that */
+        for (size_t i = 0; i < src->n; i++) v[count++] = src->vals[i];
+    if (none) v[count++] = d;
+    ValueSet vs = vs_make(v, count);
+    vs.approx = src->approx;
+    return vs;
 }
 
 /* ---- linear combinations of means over one selector ---- */
@@ -209,7 +400,7 @@ static ValueSet linmean_values(Plan *p, const LinMean *m) {
     }
     Value *v;
     size_t count;
-    if (hi - lo + 2 > CG_MAX_VALUES || !means_of_range(p, lo, hi, m->c0, (size_t)(hi - lo + 2), &v, &count))
+    if (hi - lo + 2 > CG_MAX_VALUES || !means_of_range(p, lo, hi, m->c0, NULL, (size_t)(hi - lo + 2), &v, &count))
         return vs_unbounded();
     double d = m->c0;
     for (size_t j = 0; j < m->n; j++) d += m->coef[j] * value_as_double(m->agg[j]->u.aggregate.default_value);
@@ -217,7 +408,9 @@ static ValueSet linmean_values(Plan *p, const LinMean *m) {
     bool int_c0 = integral(m->c0);
     for (int64_t s = lo; s <= hi; s++) /* one key: the values themselves, ints */
         v[count++] = int_c0 ? value_int((int64_t)m->c0 + s) : value_float(m->c0 + (double)s);
-    return vs_make(v, count);
+    ValueSet vs = vs_make(v, count);
+    vs.approx = true; /* the rationals, not the doubles the reference's float steps reach */
+    return vs;
 }
 
 static Affine affine_of(Plan *p, const IrNode *n) {
@@ -256,6 +449,12 @@ static Affine affine_of(Plan *p, const IrNode *n) {
 bool vs_compute(Plan *p, const IrNode *out) {
     /* reachability: ids are topological, so one descending sweep */
     p->info[out->id].reachable = true;
+    for (size_t id = 0; id <= out->id; id++) {
+        const IrNode *n = p->g->nodes[id];
+        if (n->kind == IR_INDICES) p->indices = n;
+        if (n->kind == IR_LENGTH) p->length = n;
+    }
+    p->info[p->indices->id].reachable = p->info[p->length->id].reachable = true;
     for (size_t id = out->id + 1; id-- > 0;) {
         SopInfo *info = &p->info[id];
         const IrNode *n = p->g->nodes[id];
@@ -274,6 +473,8 @@ bool vs_compute(Plan *p, const IrNode *out) {
         for (int j = 0; j < 3; j++)
             if (deps[j]) p->info[deps[j]->id].reachable = true;
     }
+    if (!pos_compute(p, out)) return false;
+    kinds_compute(p, out);
     for (size_t id = 0; id <= out->id; id++) {
         SopInfo *info = &p->info[id];
         const IrNode *n = info->node;
@@ -309,11 +510,16 @@ bool vs_compute(Plan *p, const IrNode *out) {
             break;
         case IR_AGGREGATE:
             info->vs = aggregate_values(p, n, &p->info[n->u.aggregate.sop->id].vs);
-            if (info->vs.numeric && !selector_at_most_one(n->u.aggregate.selector)) info->linmean = linmean_of(p, n);
+            if (info->vs.numeric && !selector_at_most_one(p, n->u.aggregate.selector)) info->linmean = linmean_of(p, n);
             break;
         default: break;
         }
+        support_compute(p, info);
+        if (info->pos && info->pos->val && !info->pos->any_fail) /* exactly the values its table holds */
+            info->vs = pos_value_set(p, info->pos);
+        if (info->pos && info->pos->any_fail) info->may_fail = true;
         if (!info->vs.unbounded && info->vs.n > CG_MAX_VALUES) info->vs = vs_unbounded();
+        if (!info->kind_matters) kinds_collapse(&info->vs);
         info->affine = affine_of(p, n);
     }
     return true;

@@ -244,6 +244,43 @@ static bool run(const IrGraph *g, const IrNode *out, const Value *input, size_t 
     return true;
 }
 
+bool ir_eval_nodes(const IrGraph *g, const bool *wanted, size_t count, const Value *input, size_t n, Arena *scratch,
+                   void **results, bool *failed) {
+    EvalState st = {g, input, n, scratch, results, NULL};
+    IrEvalError err;
+    st.err = &err;
+    for (size_t id = 0; id < count; id++) {
+        results[id] = NULL;
+        failed[id] = false;
+        if (!wanted[id]) continue;
+        const IrNode *node = g->nodes[id];
+        /* a node whose argument failed fails too; it is not evaluated */
+        const IrNode *deps[3] = {0};
+        switch (node->kind) {
+        case IR_MAP: for (uint32_t a = 0; a < node->u.map.nargs; a++) deps[a] = node->u.map.args[a]; break;
+        case IR_SELECT: deps[0] = node->u.select.keys; deps[1] = node->u.select.queries; break;
+        case IR_SELECT_AND: case IR_SELECT_OR: case IR_SELECT_NOT:
+            deps[0] = node->u.combine.lhs; deps[1] = node->u.combine.rhs; break;
+        case IR_AGGREGATE: deps[0] = node->u.aggregate.selector; deps[1] = node->u.aggregate.sop; break;
+        case IR_SELECTOR_WIDTH: deps[0] = node->u.width.selector; break;
+        default: break;
+        }
+        for (int j = 0; j < 3; j++)
+            if (deps[j] && (failed[deps[j]->id] || !results[deps[j]->id])) failed[id] = true;
+        if (failed[id]) continue;
+        if (ir_is_selector(node)) {
+            bool *m = ARENA_ARRAY(scratch, bool, n > 0 ? n * n : 1);
+            failed[id] = !eval_selector(&st, node, m);
+            results[id] = failed[id] ? NULL : m;
+        } else {
+            Value *v = ARENA_ARRAY(scratch, Value, n ? n : 1);
+            failed[id] = !eval_sop(&st, node, v);
+            results[id] = failed[id] ? NULL : v;
+        }
+    }
+    return true;
+}
+
 bool ir_eval(const IrGraph *g, const IrNode *out, const Value *input, size_t n, Arena *scratch,
              Value **result, IrEvalError *err) {
     void **results;

@@ -28,4 +28,12 @@ bool ir_eval(const IrGraph *g, const IrNode *out, const Value *input, size_t n, 
 bool ir_eval_selector(const IrGraph *g, const IrNode *sel, const Value *input, size_t n,
                       Arena *scratch, bool **matrix, IrEvalError *err);
 
+/* Evaluates every node whose wanted[id] is set (ids below `count`; wanted must be closed under
+ * arguments) on one input, continuing past failures: results[id] is Value[n] (s-op) or bool[n*n]
+ * (selector) for each wanted node that succeeded, NULL otherwise; failed[id] tells which raised,
+ * directly or through an argument. The compiler uses it to tabulate s-ops that depend only on
+ * positions and the length. Always returns true. */
+bool ir_eval_nodes(const IrGraph *g, const bool *wanted, size_t count, const Value *input, size_t n, Arena *scratch,
+                   void **results, bool *failed);
+
 #endif

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Golden tests, run from the project root: sh tests/golden.sh BINDIR
 #   1. every tests/golden/NAME.in through rasp_examples/NAME.rasp (reference evaluator, --json),
-#      compared with NAME.out (outputs of the original RASP interpreter; numbers within 1e-9,
+#      compared with NAME.out (outputs of the original RASP interpreter; exactly, with types,
 #      an "ERROR: ..." line expects {"error": ...});
 #   2. every tests/errors/NAME.rasp must fail (exit 2) with the diagnostics of NAME.err as the
 #      first diagnostic lines of stderr;
@@ -13,10 +13,6 @@
 #      tenth of it for models over 100 MB (there each input costs 20-50 ms under the sanitizers).
 #      The programs run in GOLDEN_JOBS (default 2) parallel lanes, each taking the next program.
 #      raspcc self-checks every model before writing it (exit 3 on a disagreement).
-#      READOUT_PENDING lists the programs whose numerical outputs the runtime still decodes
-#      loosely (1.0 where the program says 1): they compile with --no-selfcheck, and their exact
-#      --check/--verify failures print as "xfail" lines without failing the run ("XPASS" when they
-#      pass: then remove them from the list);
 #   4. the command-line conventions: --opt=value, a JSON --vocab list, --stats (text and JSON)
 #      with the self-check and file_bytes, exit 2 for bad usage.
 # One line per failure, then "golden: N passed, M failed"; exit 1 on any failure.
@@ -30,20 +26,12 @@ trap 'rm -rf "$tmp"' EXIT
 pass() { passed=$((passed + 1)); }
 fail() { failed=$((failed + 1)); echo "FAIL $*"; }
 
-# Programs whose numerical outputs are still decoded loosely by the runtime (int/float): remove a
-# name once the exact typed readout lands (the run then says XPASS for it).
-READOUT_PENDING="sort"
-pending() { case " $READOUT_PENDING " in *" $1 "*) return 0 ;; esac; return 1; }
-
 # Compares JSON lines: compare_json GOT WANT -> prints the first mismatch, status 1 if any.
 compare_json() {
     python3 - "$1" "$2" <<'EOF'
 import json, math, sys
-def same(a, b):
-    if isinstance(a, bool) or isinstance(b, bool): return a is b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
-    return a == b
+def same(a, b):  # exact and typed: 1, 1.0 and true differ
+    return type(a) is type(b) and a == b
 got = [l for l in open(sys.argv[1]).read().splitlines() if l.strip()]
 want = [l for l in open(sys.argv[2]).read().splitlines() if l.strip()]
 if len(got) != len(want):
@@ -139,9 +127,7 @@ compiled_one() {
         echo "FAIL compiled $name: no 'vocab:' in the header of $prog"
         return
     fi
-    selfcheck=
-    pending "$name" && selfcheck=--no-selfcheck
-    if ! "$bin/raspcc" "$prog" -o "$d/model.bin" --vocab "$vocab" --max-len "$maxlen" $selfcheck 2>"$d/err"; then
+    if ! "$bin/raspcc" "$prog" -o "$d/model.bin" --vocab "$vocab" --max-len "$maxlen" 2>"$d/err"; then
         echo "FAIL compile $name ($flags): $(head -n 1 "$d/err")"
         echo "FAIL verify $name: not compiled"
         rm -rf "$d"
@@ -156,7 +142,7 @@ compiled_one() {
     else
         result="FAIL check $name ($flags): $msg"
     fi
-    expect_pending "$name" "$result"
+    echo "$result"
     budget=${GOLDEN_VERIFY_BUDGET:-1400}
     [ "$(wc -c <"$d/model.bin")" -gt 100000000 ] && budget=$((budget / 10))
     nv=$(vocab_size "$vocab")
@@ -174,21 +160,8 @@ compiled_one() {
         "0:verify: "*", 0 mismatches,"*) result=pass ;;
         *) result="FAIL verify $name ($flags, --verify --max-len $L): exit $rc: ${line:-$(head -n 1 "$d/err")}" ;;
     esac
-    expect_pending "$name" "$result"
+    echo "$result"
     rm -rf "$d"
-}
-
-# Prints a check's result line; for a READOUT_PENDING program a failure is expected (xfail) and a
-# pass is news (XPASS). expect_pending NAME RESULT
-expect_pending() {
-    if ! pending "$1"; then
-        echo "$2"
-    elif [ "$2" = pass ]; then
-        echo pass
-        echo "XPASS $1 passes exactly: remove it from READOUT_PENDING in tests/golden.sh"
-    else
-        echo "xfail (READOUT_PENDING) ${2#FAIL }"
-    fi
 }
 
 golden_compiled() {

@@ -531,7 +531,17 @@ static int compile_mode(const IrGraph *g, const IrNode *out, const char *out_nam
             file_bytes = (long long)st.st_size;
         }
     }
-    if (rc == 0 && o->fut_target && !export_fut(&m, o)) rc = 2;
+    if (rc == 0 && o->fut_target) { /* the attention computation, numbers only (no kind block) */
+        Model f;
+        model_init(&f);
+        co.numbers_only = true;
+        DiagList fd;
+        diag_init(&fd, arena);
+        bool fok = codegen_compile(g, out, out_name, &co, &f, &fd);
+        diag_render_all(stderr, &fd);
+        if (!fok || !export_fut(&f, o)) rc = 2;
+        model_free(&f);
+    }
     if (rc == 0 && o->stats) print_stats(&m, ms, file_bytes, &sc, o->json);
     verify_sample_result_free(&sc.res);
     model_free(&m);

@@ -1,0 +1,264 @@
+/* Kinds: telling 1, 1.0 and True apart where a number alone cannot.
+ *
+ * A numerical encoding carries a number, not its kind. Where an s-op can hold equal numbers of
+ * different kinds (an aggregate gives the int 2 when it selects one key and the float 2.0 when
+ * it averages several) and the kind matters (it reaches the output, valueset.c), the s-op gets a
+ * *kind block*: a categorical encoding over the kinds it takes.
+ *   aggregate  its kind follows from how many keys it selects (none: the default's kind, one:
+ *              the source's, several: float): one more width head on its selector, in the same
+ *              layer, and an MLP from that head's u;
+ *   positional its kind at (i, n) is in its table: free over the index one-hot when it depends
+ *              on the index alone, else an MLP from the index and the length;
+ *   map        from its arguments: free when it depends on one argument's kind alone
+ *              (x + 1 keeps x's kind), else an MLP over the arguments' values and kinds.
+ * The readout decodes the number against the value set and takes the kind from the block. */
+#include <string.h>
+
+#include "codegen/internal.h"
+
+bool vs_kind_collisions(const ValueSet *vs) {
+    if (vs->unbounded || vs->by_number) return false;
+    for (size_t i = 1; i < vs->n; i++)
+        if (value_is_number(vs->vals[i]) && value_is_number(vs->vals[i - 1]) &&
+            value_as_double(vs->vals[i]) == value_as_double(vs->vals[i - 1]))
+            return true;
+    return false;
+}
+
+/* The kinds of the set's numbers, ascending (bool, int, float); their count. */
+static uint32_t kinds_present(const ValueSet *vs, ValueKind kinds[3]) {
+    bool seen[3] = {false, false, false};
+    for (size_t i = 0; i < vs->n; i++)
+        if (vs->vals[i].kind != VAL_STR) seen[vs->vals[i].kind] = true;
+    uint32_t n = 0;
+    for (int k = 0; k < 3; k++)
+        if (seen[k]) kinds[n++] = (ValueKind)k;
+    return n;
+}
+
+/* The kinds as a value set of ints (the codes of ValueKind), the output set of kind MLPs. */
+static ValueSet *kind_codes(Plan *p, const SopInfo *x) {
+    ValueSet *vs = ARENA_NEW(p->arena, ValueSet);
+    Value *v = ARENA_ARRAY(p->arena, Value, 3);
+    for (uint32_t k = 0; k < x->n_kinds; k++) v[k] = value_int(x->kinds[k]);
+    *vs = vs_from_values(v, x->n_kinds);
+    return vs;
+}
+
+/* Whether map x's kind is a function of its one non-constant argument's kind alone; if so
+ * *to[k] gets the result's kind for argument kind a->kinds[k]. */
+static bool map_kind_unary(Plan *p, const IrNode *x, const SopInfo *a, ValueKind to[3]) {
+    bool set[3] = {false, false, false};
+    char msg[160];
+    for (size_t i = 0; i < a->vs.n; i++) {
+        Value in[3];
+        for (uint32_t j = 0; j < x->u.map.nargs; j++)
+            in[j] = x->u.map.args[j] == a->node ? a->vs.vals[i] : x->u.map.args[j]->u.constant;
+        ValueResult r = ir_map_apply(x, in, p->arena, msg, sizeof msg);
+        if (!r.ok || !value_is_number(r.value)) return false;
+        uint32_t k = 0;
+        while (a->kinds[k] != a->vs.vals[i].kind) k++;
+        if (set[k] && to[k] != r.value.kind) return false;
+        to[k] = r.value.kind;
+        set[k] = true;
+    }
+    return true;
+}
+
+void kinds_demand(Plan *p, SopInfo *x) {
+    const IrNode *n = x->node;
+    x->n_kinds = kinds_present(&x->vs, x->kinds);
+    if (x->pos && x->pos->val) { /* from its table, through indices and length */
+        p->info[p->indices->id].needed = p->info[p->indices->id].want_cat = true;
+        p->info[p->length->id].needed = true;
+        return;
+    }
+    if (n->kind == IR_AGGREGATE) { /* a width head on its selector, or its positional counts */
+        const PosTable *t = p->info[n->u.aggregate.selector->id].pos;
+        if (t && t->count) {
+            p->info[p->indices->id].needed = p->info[p->indices->id].want_cat = true;
+            p->info[p->length->id].needed = true;
+        } else {
+            selector_want(p, n->u.aggregate.selector, true);
+        }
+        return;
+    }
+    if (n->kind != IR_MAP) return;
+    for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+        SopInfo *a = &p->info[n->u.map.args[j]->id];
+        if (a->node->kind == IR_CONST) continue;
+        a->needed = true;
+        if (vs_kind_collisions(&a->vs)) a->want_kind = true;
+        if (a->vs.numeric) a->want_num = true;
+        else a->want_cat = true;
+    }
+}
+
+/* A leaf of a kind MLP: the argument's value through its encoding and, when its kinds collide,
+ * its kind block as a second input. */
+static bool kind_leaf(Plan *p, MlpOp *m, size_t j, SopInfo *a) {
+    if (!plan_scalar_arg(p, m, j, a, true)) return false;
+    if (!a->want_kind) return true;
+    if (!a->has_kind) return plan_error(p, a->node, "has no kind block (internal compiler error)");
+    LeafMap *leaf = &m->leaf[j];
+    double *sc;
+    LinView v = lv_empty();
+    for (uint32_t k = 0; k < a->n_kinds; k++) v = lv_combine(p->arena, 1, v, (double)k, a->kind_cat[k]);
+    if (!plan_add_grid(p, m, v, a->n_kinds, &sc, &leaf->kind_arg)) return false;
+    for (uint32_t k = 0; k < a->n_kinds; k++) sc[k] = (double)k;
+    leaf->has_kind_axis = true;
+    leaf->kinds = a->kinds;
+    return true;
+}
+
+/* The kind block as the one-hot output of m. */
+static void kind_output(Plan *p, MlpOp *m, SopInfo *x) {
+    m->kind_of = true;
+    m->out_cat = true;
+    m->out_vs = kind_codes(p, x);
+    m->out_dim = plan_alloc_dims(p, x->n_kinds, arena_printf(p->arena, "%s:kind", plan_node_name(p, x->node)), m->out_vs);
+    for (uint32_t k = 0; k < x->n_kinds; k++) x->kind_cat[k] = lv_unit(p->arena, m->out_dim + k, 1);
+    x->kind_dim = m->out_dim;
+    x->kind_block = true;
+    x->has_kind = true;
+}
+
+/* x's kind block from a table of atoms whose kinds are x's kinds at each (i, n): free over the
+ * index one-hot when it depends on the index alone, else an MLP from the index and the length. */
+static bool kinds_from_table(Plan *p, SopInfo *x, const PosTable *t) {
+    if (t->dep != POS_IN && t->dep != POS_N && !t->any_fail) {
+        const SopInfo *ix = &p->info[p->indices->id];
+        for (size_t i = 0; i < p->max_len; i++) {
+            Value v;
+            if (!pos_lookup(t, (int64_t)i, (int64_t)i + 1, p->max_len, &v)) continue;
+            uint32_t k = 0;
+            while (k < x->n_kinds && x->kinds[k] != v.kind) k++;
+            if (k < x->n_kinds) x->kind_cat[k] = lv_combine(p->arena, 1, x->kind_cat[k], 1, ix->cat[i]);
+        }
+        x->has_kind = true;
+        x->kind_time = 0;
+        return true;
+    }
+    MlpOp *m = plan_new_mlp(p);
+    m->node = x->node;
+    m->fn = MLP_FN_TABLE;
+    m->table = t;
+    const IrNode **lv = ARENA_ARRAY(p->arena, const IrNode *, 2);
+    lv[0] = p->indices;
+    lv[1] = p->length;
+    m->leaves = lv;
+    SopInfo *ix = &p->info[p->indices->id], *len = &p->info[p->length->id];
+    if (!plan_scalar_arg(p, m, 0, ix, true) || !plan_scalar_arg(p, m, 1, len, true)) return false;
+    int slot = next_slot(len->u_time > ix->time ? len->u_time : ix->time, false);
+    m->layer = slot_layer(slot);
+    kind_output(p, m, x);
+    x->kind_time = slot;
+    return true;
+}
+
+bool kinds_plan(Plan *p, SopInfo *x) {
+    const IrNode *n = x->node;
+    if (x->n_kinds == 0) x->n_kinds = kinds_present(&x->vs, x->kinds);
+    if (x->pos && x->pos->val) return kinds_from_table(p, x, x->pos);
+    const PosTable *sel_pos = n->kind == IR_AGGREGATE ? p->info[n->u.aggregate.selector->id].pos : NULL;
+    if (!x->pos && sel_pos && sel_pos->count) { /* a positional selector: the kind is positional too */
+        const ValueSet *src = &p->info[n->u.aggregate.sop->id].vs;
+        if (kinds_present(src, (ValueKind[3]){0}) > 1)
+            return plan_error(p, n, "averages values of several kinds; the compiler cannot track which kind one key gives");
+        size_t cells = p->max_len * (p->max_len + 1) / 2;
+        PosTable *kt = ARENA_NEW(p->arena, PosTable);
+        kt->val = ARENA_ARRAY(p->arena, Value, cells);
+        kt->fail = sel_pos->fail;
+        kt->any_fail = sel_pos->any_fail;
+        for (size_t c = 0; c < cells; c++) {
+            int32_t w = sel_pos->count[c];
+            kt->val[c] = w == 0 ? n->u.aggregate.default_value : w == 1 && src->n ? src->vals[0] : value_float(0);
+        }
+        kt->dep = pos_classify(kt, p->max_len);
+        return kinds_from_table(p, x, kt);
+    }
+    MlpOp *m = plan_new_mlp(p);
+    m->node = n;
+    int t = 0;
+    if (n->kind == IR_AGGREGATE) { /* from the number of keys */
+        const ValueSet *src = &p->info[n->u.aggregate.sop->id].vs;
+        if (vs_kind_collisions(src) || kinds_present(src, (ValueKind[3]){0}) > 1)
+            return plan_error(p, n, "averages values of several kinds; the compiler cannot track which kind one key gives");
+        WidthHeads w;
+        if (!plan_width_heads(p, n, n->u.aggregate.selector, &w)) return false;
+        m->fn = MLP_FN_AGG_KIND;
+        m->n_leaves = 1;
+        LeafMap *leaf = &m->leaf[0];
+        leaf->width = true;
+        leaf->n_u = w.n_u;
+        for (uint32_t i = 0; i < w.n_u; i++) {
+            double *sc;
+            if (!plan_add_grid(p, m, lv_unit(p->arena, w.u_dims[i], -1), p->max_len + 1, &sc, &leaf->args[i])) return false;
+            for (size_t c = 0; c <= p->max_len; c++) sc[c] = -1.0 / ((double)c + 1.0);
+            leaf->coef[i] = w.u_coef[i];
+        }
+        leaf->vs = &p->info[p->length->id].vs; /* widths 1..N: a decomposed sum past N is a don't-care */
+        leaf->vs_zero = true;
+        t = w.time;
+    } else if (n->kind == IR_MAP) {
+        const IrNode *arg = map_single_varying_arg(n);
+        ValueKind to[3];
+        if (arg && p->info[arg->id].has_kind && map_kind_unary(p, n, &p->info[arg->id], to)) {
+            /* free: each of the argument's kinds maps to one of the result's */
+            const SopInfo *a = &p->info[arg->id];
+            for (uint32_t k = 0; k < a->n_kinds; k++) {
+                uint32_t r = 0;
+                while (r < x->n_kinds && x->kinds[r] != to[k]) r++;
+                if (r < x->n_kinds) x->kind_cat[r] = lv_combine(p->arena, 1, x->kind_cat[r], 1, a->kind_cat[k]);
+            }
+            x->has_kind = true;
+            x->kind_time = a->kind_time;
+            p->n_mlps--; /* no MLP after all */
+            return true;
+        }
+        m->fn = MLP_FN_MAP;
+        const IrNode **lv = ARENA_ARRAY(p->arena, const IrNode *, n->u.map.nargs);
+        uint32_t nl = 0;
+        for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+            SopInfo *a = &p->info[n->u.map.args[j]->id];
+            if (a->node->kind == IR_CONST) continue;
+            bool dup = false;
+            for (uint32_t k = 0; k < nl; k++) dup = dup || lv[k] == a->node;
+            if (dup) continue;
+            lv[nl] = a->node;
+            if (!kind_leaf(p, m, nl++, a)) return false;
+            int ta = a->want_kind && a->kind_time > a->time ? a->kind_time : (a->has_u ? a->u_time : a->time);
+            if (ta > t) t = ta;
+        }
+        m->leaves = lv;
+    } else {
+        return plan_error(p, n, "needs a kind block the compiler cannot build (internal compiler error)");
+    }
+    int slot = next_slot(t, false);
+    m->layer = slot_layer(slot);
+    kind_output(p, m, x);
+    x->kind_time = slot;
+    return true;
+}
+
+bool kinds_materialise(Plan *p, SopInfo *x) {
+    if (x->kind_block) return true;
+    MlpOp *m = plan_new_mlp(p);
+    m->node = x->node;
+    m->fn = MLP_FN_KIND_IDENTITY;
+    LeafMap *leaf = &m->leaf[0];
+    m->n_leaves = 1;
+    leaf->node = x->node;
+    double *sc;
+    LinView v = lv_empty();
+    for (uint32_t k = 0; k < x->n_kinds; k++) v = lv_combine(p->arena, 1, v, (double)k, x->kind_cat[k]);
+    if (!plan_add_grid(p, m, v, x->n_kinds, &sc, &leaf->kind_arg)) return false;
+    for (uint32_t k = 0; k < x->n_kinds; k++) sc[k] = (double)k;
+    leaf->has_kind_axis = true;
+    leaf->kinds = x->kinds;
+    int slot = next_slot(x->kind_time, false);
+    m->layer = slot_layer(slot);
+    kind_output(p, m, x);
+    x->kind_time = slot;
+    return true;
+}

@@ -1,0 +1,355 @@
+/* Tabulated maps -> the hidden units of a ReLU MLP, exactly.
+ *
+ * An MlpOp (internal.h) computes f(leaves) from a few scalar inputs s_j (GridArg: a linear view
+ * of the residual and the ascending values it takes). The inputs are combined into one
+ * projection
+ *     p = sum_j c_j (s_j - min_j) / gap_j,   c_1 = 1,  c_{j+1} = c_j (range_j / gap_j + 1),
+ * which orders the grid of input values lexicographically with gaps >= 1. Along p, f is
+ * piecewise constant; each change between consecutive grid points a < b is one exact step
+ *     step(p) = ReLU((p - p_a)/w) - ReLU((p - p_b)/w),   w = p_b - p_a,
+ * (0 at or below p_a, 1 at or above p_b): two hidden units. Points no input can produce (an
+ * index at or past the length, a combination of width terms whose sum exceeds N) are don't-cares.
+ *
+ * Gating. When one input is an exact one-hot of the embedding (indices or tokens) and there are
+ * others, the grid is cut by that input's value g: each slice is tabulated along the projection
+ * of the other inputs, and its units are switched off unless e_g = 1:
+ *     ReLU((p - p_a)/w + M e_g - M),   M = p_max - p_min + 1 >= every (p - p_a)/w,
+ * plus one unit ReLU(e_g) carrying the slice's first value. A function of (index, length) then
+ * costs N + 2 x (its changes along the length for each index), each unit reading two residual
+ * dims, instead of a projection that reads every index dim.
+ *
+ * Exactness. Values that share one scalar (1, 1.0 and True through a numerical view) must give
+ * the same output at every point; otherwise the map is refused, since the MLP cannot tell them
+ * apart. Distinct scalars closer than 1e-9 of their magnitude are refused too. Only approximate
+ * value sets (ValueSet.approx) merge rounding twins. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen/internal.h"
+
+size_t hidden_add(Plan *p, HiddenBuf *hb, LinView in, double scale, double bias) {
+    if (hb->n == hb->cap) {
+        size_t cap = hb->cap ? hb->cap * 2 : 64;
+        hb->in = arena_grow(p->arena, hb->in, hb->n, cap, sizeof *hb->in);
+        hb->scale = arena_grow(p->arena, hb->scale, hb->n, cap, sizeof *hb->scale);
+        hb->bias = arena_grow(p->arena, hb->bias, hb->n, cap, sizeof *hb->bias);
+        hb->out_dim = arena_grow(p->arena, hb->out_dim, hb->n, cap, sizeof *hb->out_dim);
+        hb->out_coef = arena_grow(p->arena, hb->out_coef, hb->n, cap, sizeof *hb->out_coef);
+        hb->out_dim2 = arena_grow(p->arena, hb->out_dim2, hb->n, cap, sizeof *hb->out_dim2);
+        hb->out_coef2 = arena_grow(p->arena, hb->out_coef2, hb->n, cap, sizeof *hb->out_coef2);
+        hb->cap = cap;
+    }
+    size_t i = hb->n++;
+    hb->in[i] = in;
+    hb->scale[i] = scale;
+    hb->bias[i] = bias;
+    hb->out_coef[i] = hb->out_coef2[i] = 0;
+    hb->out_dim[i] = hb->out_dim2[i] = 0;
+    return i;
+}
+
+/* The output at one grid point: an index into out_vs (categorical), a number, or a raise. */
+typedef struct GridOut {
+    bool ok;
+    size_t index;
+    double number;
+    Value value;
+} GridOut;
+
+/* One input's distinct scalars, each with the group of its values (indices into GridArg order)
+ * that share it. */
+typedef struct Axis {
+    size_t n;          /* distinct scalars */
+    double *uniq;
+    size_t *start, *count;
+    double min, gap, coef;
+} Axis;
+
+typedef struct Tab {
+    Plan *p;
+    const MlpOp *op;
+    Axis ax[CG_MAX_GRID_ARGS];
+    int gate;          /* the gating input, or -1 */
+    double M;          /* gating constant */
+    LinView proj;      /* the projection of the non-gate inputs, centred */
+    int pos_i, pos_n;  /* leaves holding indices / length (for reachability), or -1 */
+} Tab;
+
+/* A located error about op's s-op: "<description> <message>". */
+static bool refuse(Plan *p, const MlpOp *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool refuse(Plan *p, const MlpOp *op, const char *fmt, ...) {
+    char d[128], msg[400];
+    vs_describe(op->node, d, sizeof d);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    diag_error(p->diags, op->node->loc, "%s %s", d, msg);
+    return false;
+}
+
+static bool build_axis(Tab *t, size_t j, bool approx) {
+    const GridArg *g = &t->op->grid[j];
+    Axis *a = &t->ax[j];
+    a->uniq = ARENA_ARRAY(t->p->arena, double, g->n + 1);
+    a->start = ARENA_ARRAY(t->p->arena, size_t, g->n + 1);
+    a->count = ARENA_ARRAY(t->p->arena, size_t, g->n + 1);
+    a->n = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        double s = g->scalar[i];
+        if (a->n && s < a->uniq[a->n - 1]) {
+            diag_error(t->p->diags, t->op->node->loc, "internal compiler error: unsorted MLP input values");
+            return false;
+        }
+        if (a->n && (s == a->uniq[a->n - 1] || (approx && scalar_twins(s, a->uniq[a->n - 1])))) {
+            a->count[a->n - 1]++;
+            continue;
+        }
+        a->uniq[a->n] = s;
+        a->start[a->n] = i;
+        a->count[a->n++] = 1;
+    }
+    if (a->n == 0) return true;
+    a->min = a->uniq[0];
+    a->gap = INFINITY;
+    for (size_t i = 1; i < a->n; i++)
+        if (a->uniq[i] - a->uniq[i - 1] < a->gap) a->gap = a->uniq[i] - a->uniq[i - 1];
+    if (!isfinite(a->gap)) a->gap = 1;
+    double mag = fmax(fabs(a->min), fabs(a->uniq[a->n - 1]));
+    if (a->gap < 1e-9 * mag) {
+        return refuse(t->p, t->op, "reads values %.17g apart at magnitude %.3g, too close to tell apart exactly in float64",
+                      a->gap, mag);
+    }
+    return true;
+}
+
+/* The result at a point, from the leaves' values (before the output encoding). */
+static ValueResult evaluate(Plan *p, const MlpOp *op, const Value *vals, char *msg, size_t msgsize) {
+    switch (op->fn) {
+    case MLP_FN_MAP: return plan_fused_apply(p, op->node, op->leaves, op->n_leaves, vals, msg, msgsize);
+    case MLP_FN_AGG_KIND: { /* none: the default's kind; one: the source's; several: a mean */
+        int64_t w = vals[0].as.i;
+        const IrNode *n = op->node;
+        if (w == 0) return (ValueResult){true, n->u.aggregate.default_value, NULL};
+        const ValueSet *src = &p->info[n->u.aggregate.sop->id].vs;
+        return (ValueResult){true, w == 1 && src->n ? src->vals[0] : value_float(0), NULL};
+    }
+    case MLP_FN_TABLE: {
+        Value v;
+        if (pos_lookup(op->table, vals[0].as.i, vals[1].as.i, p->max_len, &v)) return (ValueResult){true, v, NULL};
+        snprintf(msg, msgsize, "raises at this position");
+        return (ValueResult){false, value_int(0), msg};
+    }
+    default: return (ValueResult){true, vals[0], NULL};
+    }
+}
+
+/* f at the grid point given by each input's distinct-scalar index; every value of a shared
+ * scalar is tried (or, with a kind axis, the one of that kind), and they must agree. */
+static bool point_output(Tab *t, const size_t *idx, GridOut *out, bool *reachable) {
+    const MlpOp *op = t->op;
+    Plan *p = t->p;
+    Value vals[CG_MAX_LEAVES];
+    size_t pick[CG_MAX_LEAVES] = {0}; /* member of the group, for direct leaves */
+    *reachable = true;
+    for (size_t l = 0; l < op->n_leaves; l++) {
+        const LeafMap *lm = &op->leaf[l];
+        if (lm->width) {
+            double w = 0;
+            for (uint32_t i = 0; i < lm->n_u; i++) w += lm->coef[i] * (lm->base[i] + (double)idx[lm->args[i]]);
+            vals[l] = value_int((int64_t)llround(w));
+            /* decomposed widths: combinations of term widths that no input produces */
+            if (lm->vs && !vs_contains(lm->vs, vals[l], NULL) && !(lm->vs_zero && w == 0)) *reachable = false;
+        } else if (lm->has_kind_axis && !lm->vs) { /* a kind alone */
+            vals[l] = lm->kinds[idx[lm->kind_arg]] == VAL_FLOAT ? value_float(0)
+                      : lm->kinds[idx[lm->kind_arg]] == VAL_BOOL ? value_bool(false) : value_int(0);
+        } else if (lm->has_kind_axis) { /* the member of this number with this kind */
+            const Axis *a = &t->ax[lm->arg];
+            size_t s = a->start[idx[lm->arg]], k = 0;
+            while (k < a->count[idx[lm->arg]] && lm->vs->vals[s + k].kind != lm->kinds[idx[lm->kind_arg]]) k++;
+            if (k == a->count[idx[lm->arg]]) *reachable = false;
+            else vals[l] = lm->vs->vals[s + k];
+        }
+    }
+    if (!*reachable) return true;
+    for (bool first = true;; first = false) {
+        for (size_t l = 0; l < op->n_leaves; l++) {
+            const LeafMap *lm = &op->leaf[l];
+            if (!lm->width && !lm->has_kind_axis) vals[l] = lm->vs->vals[t->ax[lm->arg].start[idx[lm->arg]] + pick[l]];
+        }
+        if (t->pos_i >= 0 && t->pos_n >= 0 && vals[t->pos_i].as.i >= vals[t->pos_n].as.i) *reachable = false;
+        if (!*reachable) return true;
+        char msg[160];
+        ValueResult r = evaluate(p, op, vals, msg, sizeof msg);
+        if (r.ok && op->kind_of) r.value = value_int(r.value.kind);
+        GridOut g = {r.ok, 0, 0, r.ok ? r.value : value_int(0)};
+        /* a positional s-op's table is exact and never raises: a point where it raises or leaves
+         * its value set combines leaf values that never occur together */
+        const PosTable *pt = p->info[op->node->id].pos;
+        if (op->fn == MLP_FN_MAP && !op->kind_of && pt && pt->val && !pt->any_fail &&
+            (!r.ok || !vs_contains(&p->info[op->node->id].vs, r.value, NULL))) {
+            *reachable = false;
+            return true;
+        }
+        if (r.ok && op->out_cat && !vs_contains(op->out_vs, r.value, &g.index)) {
+            if (op->kind_of) { /* a kind the s-op never has here: those leaf values never meet */
+                *reachable = false;
+                return true;
+            }
+            char v[96];
+            value_format(r.value, v, sizeof v);
+            return refuse(p, op, "takes the value %s, which is missing from its value set (internal compiler error)", v);
+        }
+        if (r.ok && !op->out_cat) {
+            if (!value_is_number(r.value))
+                return refuse(p, op, "has a non-numeric value but a numerical encoding (internal compiler error)");
+            g.number = value_as_double(r.value);
+        }
+        if (!r.ok && !op->out_cat)
+            return refuse(p, op, "can raise but was given a numerical encoding (internal compiler error)");
+        if (first) {
+            *out = g;
+        } else if (out->ok != g.ok || (g.ok && value_order(out->value, g.value) != 0 &&
+                                       !(op->out_vs && op->out_vs->approx && out->index == g.index))) {
+            char a[96], b[96];
+            value_format(out->value, a, sizeof a);
+            value_format(g.value, b, sizeof b);
+            if (!out->ok) snprintf(a, sizeof a, "an error");
+            if (!g.ok) snprintf(b, sizeof b, "an error");
+            return refuse(p, op,
+                          "depends on a distinction its inputs' numerical encoding cannot make: it is %s and %s for "
+                          "arguments that are equal as numbers (such as 1 and 1.0)",
+                          a, b);
+        }
+        /* next combination of group members */
+        size_t l = 0;
+        for (; l < op->n_leaves; l++) {
+            const LeafMap *lm = &op->leaf[l];
+            if (lm->width || lm->has_kind_axis) continue;
+            if (++pick[l] < t->ax[lm->arg].count[idx[lm->arg]]) break;
+            pick[l] = 0;
+        }
+        if (l == op->n_leaves) return true;
+    }
+}
+
+static bool same_out(const GridOut *a, const GridOut *b, bool cat) {
+    if (a->ok != b->ok) return false;
+    if (!a->ok) return true;
+    return cat ? a->index == b->index : a->number == b->number;
+}
+
+/* Output weights of a unit: the change a -> b with sign +1 (first unit of a step) or -1. */
+static void out_change(HiddenBuf *hb, size_t unit, const MlpOp *op, const GridOut *a, const GridOut *b, double sign) {
+    if (op->out_cat) {
+        if (b->ok) { hb->out_dim[unit] = op->out_dim + (uint32_t)b->index; hb->out_coef[unit] = sign; }
+        if (a->ok) { hb->out_dim2[unit] = op->out_dim + (uint32_t)a->index; hb->out_coef2[unit] = -sign; }
+    } else {
+        hb->out_dim[unit] = op->out_dim;
+        hb->out_coef[unit] = sign * ((b->ok ? b->number : 0) - (a->ok ? a->number : 0));
+    }
+}
+
+/* The slice of the grid where the gate takes value g (or the whole grid when there is none):
+ * its points in ascending projection, and the units of its changes. */
+static bool tabulate_slice(Tab *t, size_t g, HiddenBuf *hb, double *b2) {
+    const MlpOp *op = t->op;
+    Plan *p = t->p;
+    size_t na = op->n_grid, idx[CG_MAX_GRID_ARGS] = {0};
+    LinView gate_view = t->gate >= 0 ? op->grid[t->gate].onehot[t->ax[t->gate].start[g]] : lv_empty();
+    if (t->gate >= 0) idx[t->gate] = g;
+    GridOut prev = {false, 0, 0, {0}};
+    double prev_p = 0;
+    bool started = false;
+    for (;;) {
+        double pk = 0;
+        for (size_t j = 0; j < na; j++)
+            if ((int)j != t->gate) pk += t->ax[j].coef * (t->ax[j].uniq[idx[j]] - t->ax[j].min) / t->ax[j].gap;
+        GridOut cur;
+        bool reachable;
+        if (!point_output(t, idx, &cur, &reachable)) return false;
+        if (reachable) {
+            if (!started) {
+                if (cur.ok && t->gate < 0) { /* the first value everywhere: a bias */
+                    if (op->out_cat) b2[op->out_dim + cur.index] += 1;
+                    else b2[op->out_dim] += cur.number;
+                } else if (cur.ok) { /* the slice's first value, switched by the gate */
+                    GridOut none = {false, 0, 0, {0}};
+                    out_change(hb, hidden_add(p, hb, gate_view, 1, 0), op, &none, &cur, +1);
+                }
+                started = true;
+            } else if (!same_out(&prev, &cur, op->out_cat)) {
+                double w = pk - prev_p;
+                LinView in = t->proj;
+                double bias_off = 0;
+                if (t->gate >= 0) { /* (p - p_a)/w + M e_g - M, as view + bias */
+                    in = lv_combine(p->arena, 1.0 / w, t->proj, t->M, gate_view);
+                    bias_off = -t->M;
+                }
+                double scale = t->gate >= 0 ? 1 : 1.0 / w;
+                size_t h1 = hidden_add(p, hb, in, scale, -prev_p / w + bias_off);
+                size_t h2 = hidden_add(p, hb, in, scale, -pk / w + bias_off);
+                out_change(hb, h1, op, &prev, &cur, +1);
+                out_change(hb, h2, op, &prev, &cur, -1);
+            }
+            prev = cur;
+            prev_p = pk;
+        }
+        size_t j = 0; /* odometer over the non-gate inputs, the first fastest */
+        for (; j < na; j++) {
+            if ((int)j == t->gate) continue;
+            if (++idx[j] < t->ax[j].n) break;
+            idx[j] = 0;
+        }
+        if (j == na) return true;
+    }
+}
+
+bool mlp_tabulate(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
+    Tab t;
+    memset(&t, 0, sizeof t);
+    t.p = p;
+    t.op = op;
+    t.gate = -1;
+    t.pos_i = t.pos_n = -1;
+    size_t na = op->n_grid;
+    bool approx = false;
+    for (size_t l = 0; l < op->n_leaves; l++) {
+        const LeafMap *lm = &op->leaf[l];
+        if (lm->vs && lm->vs->approx) approx = true;
+        if (!lm->width && lm->node && lm->node->kind == IR_INDICES) t.pos_i = (int)l;
+        if (lm->node && lm->node->kind == IR_LENGTH) t.pos_n = (int)l;
+    }
+    for (size_t j = 0; j < na; j++) {
+        if (!build_axis(&t, j, approx)) return false;
+        if (t.ax[j].n == 0) return true; /* an input takes no value: nothing to tabulate */
+    }
+    /* gate on an exact one-hot input when other inputs remain */
+    for (size_t j = 0; j < na && na > 1 && t.gate < 0; j++)
+        if (op->grid[j].onehot) t.gate = (int)j;
+    double total = 1, mult = 1;
+    for (size_t j = 0; j < na; j++) {
+        total *= (double)t.ax[j].n;
+        if ((int)j == t.gate) continue;
+        t.ax[j].coef = mult;
+        mult *= (t.ax[j].uniq[t.ax[j].n - 1] - t.ax[j].min) / t.ax[j].gap + 1;
+    }
+    if (total > CG_MAX_GRID || mult > 1e12) {
+        return refuse(p, op, "needs a table of %.0f entries (limit %d): lower --max-len or --vocab", total, CG_MAX_GRID);
+    }
+    /* each input is centred before it is scaled, so a large constant in its view cancels
+     * exactly here (Sterbenz) instead of in the MLP's sums */
+    t.proj = lv_empty();
+    for (size_t j = 0; j < na; j++) {
+        if ((int)j == t.gate) continue;
+        LinView centred = lv_combine(p->arena, 1, op->grid[j].view, -t.ax[j].min, lv_unit(p->arena, DIM_ONE, 1));
+        t.proj = lv_combine(p->arena, 1, t.proj, t.ax[j].coef / t.ax[j].gap, centred);
+    }
+    t.M = mult + 1; /* > p_max - p_min, which is below mult */
+    if (t.gate < 0) return tabulate_slice(&t, 0, hb, b2);
+    for (size_t g = 0; g < t.ax[t.gate].n; g++)
+        if (!tabulate_slice(&t, g, hb, b2)) return false;
+    return true;
+}

@@ -1,0 +1,191 @@
+/* The plan's toolkit: residual dims, heads, MLP ops and checks, and the encodings they give
+ * s-ops (internal.h declares them). plan.c, kinds.c and the lowering passes build with these. */
+#include <math.h>
+#include <string.h>
+
+#include "codegen/internal.h"
+const char *plan_node_name(Plan *p, const IrNode *n) {
+    if (n->name) return n->name;
+    return arena_printf(p->arena, "%s@%d:%d", ir_kind_name(n->kind), n->loc.line, n->loc.col);
+}
+
+uint32_t plan_alloc_dims(Plan *p, size_t count, const char *name, const ValueSet *vs) {
+    uint32_t first = p->n_dims;
+    if (p->n_dims + count > p->labels_cap) {
+        size_t cap = p->labels_cap ? p->labels_cap * 2 : 256;
+        while (cap < p->n_dims + count) cap *= 2;
+        p->labels = arena_grow(p->arena, p->labels, p->n_dims, cap, sizeof(char *));
+        p->labels_cap = cap;
+    }
+    for (size_t i = 0; i < count; i++) {
+        char v[96];
+        if (vs) value_format(vs->vals[i], v, sizeof v);
+        p->labels[p->n_dims++] = vs ? arena_printf(p->arena, "%s:%s", name, v) : arena_strdup(p->arena, name);
+    }
+    return first;
+}
+
+bool plan_error(Plan *p, const IrNode *n, const char *what) {
+    char d[160];
+    vs_describe(n, d, sizeof d);
+    /* with real-valued tokens, unbounded value sets come from them: say so */
+    const char *why = p->numeric_tokens && p->info[n->id].vs.unbounded
+                          ? "; it depends on real-valued tokens, which compile only where they are copied, "
+                            "averaged, added or scaled by constants"
+                          : "";
+    diag_error(p->diags, n->loc, "%s %s%s", d, what, why);
+    return false;
+}
+
+LinView plan_index_power(Plan *p, unsigned power) {
+    Term *t = ARENA_ARRAY(p->arena, Term, p->max_len ? p->max_len : 1);
+    size_t n = 0;
+    for (size_t i = 1; i < p->max_len; i++) /* i = 0 contributes nothing */
+        t[n++] = (Term){p->pos_dim + (uint32_t)i, power == 1 ? (double)i : (double)(i * i)};
+    return (LinView){t, n};
+}
+
+HeadOp *plan_new_head(Plan *p) {
+    if (p->n_heads == p->heads_cap) {
+        size_t cap = p->heads_cap ? p->heads_cap * 2 : 16;
+        p->heads = arena_grow(p->arena, p->heads, p->n_heads, cap, sizeof(HeadOp));
+        p->heads_cap = cap;
+    }
+    HeadOp *h = &p->heads[p->n_heads++];
+    memset(h, 0, sizeof *h);
+    return h;
+}
+
+MlpOp *plan_new_mlp(Plan *p) {
+    if (p->n_mlps == p->mlps_cap) {
+        size_t cap = p->mlps_cap ? p->mlps_cap * 2 : 16;
+        p->mlps = arena_grow(p->arena, p->mlps, p->n_mlps, cap, sizeof(MlpOp));
+        p->mlps_cap = cap;
+    }
+    MlpOp *m = &p->mlps[p->n_mlps++];
+    memset(m, 0, sizeof *m);
+    return m;
+}
+
+ModelCheck *plan_add_check(Plan *p, int layer, uint32_t dim, size_t count, const char *what) {
+    if (p->n_checks == p->checks_cap) {
+        size_t cap = p->checks_cap ? p->checks_cap * 2 : 8;
+        p->checks = arena_grow(p->arena, p->checks, p->n_checks, cap, sizeof(ModelCheck));
+        p->checks_cap = cap;
+    }
+    p->checks[p->n_checks] = (ModelCheck){(size_t)layer, dim, count, what, MODEL_CHECK_ONE_HOT, NULL};
+    return &p->checks[p->n_checks++];
+}
+
+/* After the layer that writes a block: all positions must hold one kind of value. */
+void plan_check_one_kind(Plan *p, SopInfo *info, int layer) {
+    if (!vs_mixed_kinds(&info->vs)) return;
+    ModelCheck *c = plan_add_check(p, layer, info->cat_dim, info->vs.n, plan_node_name(p, info->node));
+    c->kind = MODEL_CHECK_ONE_KIND;
+    c->is_string = ARENA_ARRAY(p->arena, bool, info->vs.n);
+    for (size_t i = 0; i < info->vs.n; i++) c->is_string[i] = info->vs.vals[i].kind == VAL_STR;
+}
+
+/* Gives s-op `info` a categorical block of fresh dims (its views become unit vectors). */
+void plan_own_cat_block(Plan *p, SopInfo *info) {
+    info->cat_dim = plan_alloc_dims(p, info->vs.n, plan_node_name(p, info->node), &info->vs);
+    info->cat_block = info->has_cat = true;
+    info->cat = ARENA_ARRAY(p->arena, LinView, info->vs.n ? info->vs.n : 1);
+    for (size_t i = 0; i < info->vs.n; i++) info->cat[i] = lv_unit(p->arena, info->cat_dim + (uint32_t)i, 1);
+}
+
+/* The numerical view of a categorical s-op with numeric values: sum of value * one-hot. */
+void plan_num_from_cat(Plan *p, SopInfo *info) {
+    if (!info->has_cat || !info->vs.numeric || info->has_num) return;
+    LinView v = lv_empty();
+    for (size_t i = 0; i < info->vs.n; i++) v = lv_combine(p->arena, 1, v, value_as_double(info->vs.vals[i]), info->cat[i]);
+    info->num = v;
+    info->has_num = true;
+}
+
+bool plan_add_grid(Plan *p, MlpOp *m, LinView view, size_t n, double **scalar, uint32_t *index) {
+    if (m->n_grid == CG_MAX_GRID_ARGS)
+        return plan_error(p, m->node, "reads too many s-ops for one MLP (internal limit)");
+    *index = (uint32_t)m->n_grid;
+    GridArg *g = &m->grid[m->n_grid++];
+    g->view = view;
+    g->n = n;
+    g->scalar = *scalar = ARENA_ARRAY(p->arena, double, n ? n : 1);
+    return true;
+}
+
+/* Adds leaf `a` of an MLP: a selector width through its heads' outputs u (-1/(w+1) ascends
+ * with w), a number through its numerical view, anything else through the rank of its value. */
+bool plan_scalar_arg(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u) {
+    if (a->vs.unbounded) return plan_error(p, a->node, "has too many possible values to tabulate in an MLP (lower --max-len or --vocab)");
+    LeafMap *leaf = &m->leaf[j];
+    m->n_leaves = j + 1 > m->n_leaves ? j + 1 : m->n_leaves;
+    leaf->node = a->node;
+    double *sc = NULL;
+    /* the embedding's one-hot blocks are exact: such an input can gate the others (mlp.c) */
+    bool onehot = a->node->kind == IR_INDICES || (a->node->kind == IR_TOKENS && !p->numeric_tokens);
+    if (a->has_u && via_u) {
+        leaf->width = true;
+        leaf->vs = &a->vs;
+        leaf->n_u = a->n_u;
+        size_t base = a->node->kind == IR_LENGTH ? 1 : 0;
+        for (uint32_t i = 0; i < a->n_u; i++) {
+            if (!plan_add_grid(p, m, lv_unit(p->arena, a->u_dims[i], -1), p->max_len + 1 - base, &sc, &leaf->args[i]))
+                return false;
+            for (size_t w = base; w <= p->max_len; w++) sc[w - base] = -1.0 / ((double)w + 1.0);
+            leaf->coef[i] = a->u_coef[i];
+            leaf->base[i] = (double)base;
+        }
+        return true;
+    }
+    leaf->vs = &a->vs;
+    if (a->vs.numeric && a->has_num) {
+        if (!plan_add_grid(p, m, a->num, a->vs.n, &sc, &leaf->arg)) return false;
+        for (size_t i = 0; i < a->vs.n; i++) sc[i] = value_as_double(a->vs.vals[i]);
+        if (onehot && a->has_cat) m->grid[leaf->arg].onehot = a->cat;
+        return true;
+    }
+    if (!a->has_cat) return plan_error(p, a->node, "has no encoding an MLP can read (internal)");
+    LinView v = lv_empty();
+    for (size_t i = 0; i < a->vs.n; i++) v = lv_combine(p->arena, 1, v, (double)i, a->cat[i]);
+    if (!plan_add_grid(p, m, v, a->vs.n, &sc, &leaf->arg)) return false;
+    for (size_t i = 0; i < a->vs.n; i++) sc[i] = (double)i;
+    if (onehot) m->grid[leaf->arg].onehot = a->cat;
+    return true;
+}
+
+/* Output of an MLP op: a categorical block (with a one-hot check when a combination fails) or
+ * a numerical dim. */
+void plan_mlp_output(Plan *p, MlpOp *m, SopInfo *info, bool want_cat_out) {
+    m->out_vs = &info->vs;
+    if (want_cat_out) {
+        plan_own_cat_block(p, info);
+        m->out_cat = true;
+        m->out_dim = info->cat_dim;
+        plan_num_from_cat(p, info);
+        if (info->may_fail)
+            plan_add_check(p, m->layer, info->cat_dim, info->vs.n, plan_node_name(p, info->node));
+        plan_check_one_kind(p, info, m->layer);
+    } else {
+        m->out_dim = plan_alloc_dims(p, 1, plan_node_name(p, info->node), NULL);
+        info->num = lv_unit(p->arena, m->out_dim, 1);
+        info->has_num = true;
+    }
+}
+
+/* A categorical encoding for an s-op that only has a numerical one: an MLP discretises it. */
+bool plan_convert_to_cat(Plan *p, SopInfo *info) {
+    if (info->vs.unbounded)
+        return plan_error(p, info->node, "is used categorically but has too many possible values (lower --max-len)");
+    MlpOp *m = plan_new_mlp(p);
+    int slot = next_slot(info->time, false);
+    m->layer = slot_layer(slot);
+    m->node = info->node;
+    m->fn = MLP_FN_IDENTITY;
+    if (!plan_scalar_arg(p, m, 0, info, false)) return false;
+    LinView keep = info->num;
+    plan_mlp_output(p, m, info, true);
+    info->num = keep; /* the original numerical view stays exact and available earlier */
+    info->time = slot;
+    return true;
+}

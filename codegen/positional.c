@@ -1,0 +1,141 @@
+/* Positional analysis: s-ops and selectors that depend only on positions and the length.
+ *
+ * indices, length and constants are positional; so is a map, aggregate, width or selector built
+ * only from positional parts. Their value at position i of an input of length n is a function of
+ * (i, n), which the compiler computes exactly by running the reference evaluator on every length
+ * 1..N (the tokens do not matter). From the tables come exact value sets (index arithmetic such
+ * as (indices % n) * n + indices / n takes its ~N^2/2 reachable values, not the product of its
+ * parts' sets), the exact number of keys a positional selector selects, and the MLPs that
+ * compute such s-ops from the index and the length (plan.c, mlp.c). */
+#include <string.h>
+
+#include "codegen/internal.h"
+#include "ir/eval.h"
+
+/* The arguments of node n (s-ops or selectors); returns how many. */
+static int node_deps(const IrNode *n, const IrNode *deps[3]) {
+    deps[0] = deps[1] = deps[2] = NULL;
+    switch (n->kind) {
+    case IR_MAP:
+        for (uint32_t j = 0; j < n->u.map.nargs; j++) deps[j] = n->u.map.args[j];
+        return (int)n->u.map.nargs;
+    case IR_SELECT: deps[0] = n->u.select.keys; deps[1] = n->u.select.queries; return 2;
+    case IR_SELECT_AND: case IR_SELECT_OR: deps[0] = n->u.combine.lhs; deps[1] = n->u.combine.rhs; return 2;
+    case IR_SELECT_NOT: deps[0] = n->u.combine.lhs; return 1;
+    case IR_AGGREGATE: deps[0] = n->u.aggregate.selector; deps[1] = n->u.aggregate.sop; return 2;
+    case IR_SELECTOR_WIDTH: deps[0] = n->u.width.selector; return 1;
+    default: return 0;
+    }
+}
+
+PosDep pos_classify(const PosTable *t, size_t N) {
+    bool by_i = true, by_n = true; /* the same value for every n (per i) / every i (per n) */
+    for (size_t n = 1; n <= N; n++)
+        for (size_t i = 0; i < n; i++) {
+            size_t a = pos_at(n, i);
+            if (n > i + 1) { /* against the same index at the shortest length that has it */
+                size_t b = pos_at(i + 1, i);
+                if (t->fail[a] != t->fail[b] || (!t->fail[a] && value_order(t->val[a], t->val[b]) != 0)) by_i = false;
+            }
+            if (i > 0) {
+                size_t b = pos_at(n, 0);
+                if (t->fail[a] != t->fail[b] || (!t->fail[a] && value_order(t->val[a], t->val[b]) != 0)) by_n = false;
+            }
+        }
+    return by_i && by_n ? POS_CONST : by_i ? POS_I : by_n ? POS_N : POS_IN;
+}
+
+bool pos_compute(Plan *p, const IrNode *out) {
+    size_t count = (size_t)out->id + 1, N = p->max_len;
+    bool *wanted = ARENA_ARRAY(p->arena, bool, count);
+    size_t n_pos = 0, n_sel = 0;
+    for (size_t id = 0; id < count; id++) {
+        const IrNode *n = p->g->nodes[id];
+        if (!p->info[id].reachable) continue;
+        bool pos = n->kind == IR_INDICES || n->kind == IR_LENGTH || n->kind == IR_CONST || n->kind == IR_MAP ||
+                   n->kind == IR_AGGREGATE || n->kind == IR_SELECTOR_WIDTH || ir_is_selector(n);
+        const IrNode *deps[3];
+        int nd = node_deps(n, deps);
+        for (int j = 0; j < nd && pos; j++) pos = wanted[deps[j]->id];
+        wanted[id] = pos;
+        if (pos && n->kind != IR_CONST) ir_is_selector(n) ? n_sel++ : n_pos++;
+    }
+    /* bounded: the tables hold (n_pos + n_sel) * N(N+1)/2 entries, and evaluating a selector at
+     * every length costs ~N^3/3 comparisons */
+    double entries = (double)(n_pos + n_sel) * (double)N * (double)(N + 1) / 2;
+    double work = (double)n_sel * (double)N * (double)N * (double)N / 3;
+    if (n_pos + n_sel == 0 || entries > CG_MAX_POS_ENTRIES || work > CG_MAX_POS_WORK) return true;
+
+    size_t cells = N * (N + 1) / 2;
+    p->have_pos = true;
+    for (size_t id = 0; id < count; id++) {
+        if (!wanted[id] || p->g->nodes[id]->kind == IR_CONST) continue;
+        PosTable *t = ARENA_NEW(p->arena, PosTable);
+        if (ir_is_selector(p->g->nodes[id])) {
+            t->count = ARENA_ARRAY(p->arena, int32_t, cells);
+            t->counts_seen = ARENA_ARRAY(p->arena, bool, N + 1);
+        } else {
+            t->val = ARENA_ARRAY(p->arena, Value, cells);
+        }
+        t->fail = ARENA_ARRAY(p->arena, bool, cells);
+        p->info[id].pos = t;
+    }
+    Value *input = ARENA_ARRAY(p->arena, Value, N);
+    for (size_t i = 0; i < N; i++) input[i] = value_int(0); /* positional s-ops never read it */
+    void **results = ARENA_ARRAY(p->arena, void *, count);
+    bool *failed = ARENA_ARRAY(p->arena, bool, count);
+    for (size_t n = 1; n <= N; n++) {
+        Arena scratch;
+        arena_init(&scratch);
+        ir_eval_nodes(p->g, wanted, count, input, n, &scratch, results, failed);
+        for (size_t id = 0; id < count; id++) {
+            PosTable *t = p->info[id].pos;
+            if (!t) continue;
+            for (size_t i = 0; i < n; i++) {
+                size_t c = pos_at(n, i);
+                t->fail[c] = failed[id];
+                t->any_fail = t->any_fail || failed[id];
+                if (failed[id]) continue;
+                if (t->count) {
+                    const bool *m = results[id];
+                    int32_t w = 0;
+                    for (size_t k = 0; k < n; k++) w += m[i * n + k];
+                    t->count[c] = w;
+                    t->counts_seen[w] = true;
+                } else {
+                    Value v = ((const Value *)results[id])[i];
+                    if (v.kind == VAL_STR) v.as.s = arena_strdup(p->arena, v.as.s);
+                    t->val[c] = v;
+                }
+            }
+        }
+        arena_free(&scratch);
+    }
+    for (size_t id = 0; id < count; id++) {
+        PosTable *t = p->info[id].pos;
+        if (!t) continue;
+        if (t->count) {
+            t->at_most_one = true;
+            for (size_t c = 2; c <= N; c++) t->at_most_one = t->at_most_one && !t->counts_seen[c];
+        } else {
+            t->dep = pos_classify(t, N);
+        }
+    }
+    return true;
+}
+
+ValueSet pos_value_set(Plan *p, const PosTable *t) {
+    size_t N = p->max_len, cells = N * (N + 1) / 2, k = 0;
+    Value *v = ARENA_ARRAY(p->arena, Value, cells ? cells : 1);
+    for (size_t c = 0; c < cells; c++)
+        if (!t->fail[c]) v[k++] = t->val[c];
+    return vs_from_values(v, k);
+}
+
+bool pos_lookup(const PosTable *t, int64_t i, int64_t n, size_t max_len, Value *v) {
+    if (n < 1 || (size_t)n > max_len || i < 0 || i >= n) return false;
+    size_t c = pos_at((size_t)n, (size_t)i);
+    if (t->fail[c]) return false;
+    *v = t->val[c];
+    return true;
+}
