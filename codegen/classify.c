@@ -365,15 +365,16 @@ ValueResult plan_fused_apply(Plan *p, const IrNode *n, const IrNode *const *leav
 
 /* ---- demand: which views consumers read ---- */
 
-static void need_selector(Plan *p, const IrNode *sel) {
+static void need_selector(Plan *p, const IrNode *sel, bool for_width) {
     p->info[sel->id].needed = true;
+    if (selector_index_match(p, sel, for_width) == IM_POSITIONAL) return; /* its target's features */
     if (sel->kind == IR_SELECT) {
         p->info[sel->u.select.keys->id].needed = true;
         p->info[sel->u.select.queries->id].needed = true;
         return;
     }
-    need_selector(p, sel->u.combine.lhs);
-    if (sel->u.combine.rhs) need_selector(p, sel->u.combine.rhs);
+    need_selector(p, sel->u.combine.lhs, for_width);
+    if (sel->u.combine.rhs) need_selector(p, sel->u.combine.rhs, for_width);
 }
 
 void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
@@ -397,8 +398,8 @@ void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
             continue;
         }
         switch (n->kind) {
-        case IR_AGGREGATE: need_selector(p, n->u.aggregate.selector); p->info[n->u.aggregate.sop->id].needed = true; break;
-        case IR_SELECTOR_WIDTH: need_selector(p, n->u.width.selector); break;
+        case IR_AGGREGATE: need_selector(p, n->u.aggregate.selector, false); p->info[n->u.aggregate.sop->id].needed = true; break;
+        case IR_SELECTOR_WIDTH: need_selector(p, n->u.width.selector, true); break;
         case IR_MAP:
             if (cls[id] == MAP_MLP || (cls[id] == MAP_AFFINE && info->want_cat))
                 for (uint32_t k = 0; k < info->n_leaves; k++) p->info[info->leaves[k]->id].needed = true;

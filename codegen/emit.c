@@ -37,8 +37,13 @@ static bool emit_head(Plan *p, Model *m, const HeadOp *op, ModelHead *h, const d
     }
     /* the BOS column: `bos_level` for ordinary queries, 1 (and nothing else) for the BOS query */
     size_t b = op->n_cols;
-    h->wq.data[DIM_ONE * dk + b] = op->bos_level;
-    h->wq.data[DIM_BOS * dk + b] = 1.0 - op->bos_level;
+    if (op->bos_q.n) { /* a score per query; the BOS query still gets 1 */
+        put_view(&h->wq, b, op->bos_q, 1);
+        h->wq.data[DIM_BOS * dk + b] += 1.0 - lv_eval(op->bos_q, bos_row);
+    } else {
+        h->wq.data[DIM_ONE * dk + b] = op->bos_level;
+        h->wq.data[DIM_BOS * dk + b] = 1.0 - op->bos_level;
+    }
     h->wk.data[DIM_BOS * dk + b] = 1.0;
     for (size_t j = 0; j < dv; j++) {
         put_view(&h->wv, j, op->vals[j], 1);

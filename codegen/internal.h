@@ -124,6 +124,11 @@ typedef struct SopInfo {
      * its views are sums over the index one-hot, free (classify.c) */
     bool pos_free;
     bool kind_matters; /* some consumer tells 1, 1.0 and True apart (valueset.c) */
+    /* A positional s-op q that select(indices, q, ==) reads (selector.c): t = q where q is an
+     * index (an integral number >= 0), else 0; and the BOS score t^2 - 1/2 (valid) or 1/2. */
+    bool want_target, has_target;
+    LinView target, target_bos;
+    int target_time;
     /* kinds.c: the kind block of a number whose kinds collide (1 and 1.0) where that matters */
     bool want_kind, has_kind, kind_block; /* kind_block: unit views on [kind_dim, +n_kinds) */
     uint32_t n_kinds, kind_dim;
@@ -172,6 +177,7 @@ typedef struct HeadOp {
     ScoreColumn *cols;
     size_t n_cols;
     double bos_level;          /* score of the BOS key for non-BOS queries */
+    LinView bos_q;             /* or, when not empty, that score as a view of the query row */
     /* value columns: column j reads vals[j] and writes out_dims[j] */
     LinView *vals;
     double *bos_value;         /* value the BOS position must contribute per column */
@@ -364,7 +370,13 @@ bool selector_terms(Plan *p, const IrNode *sel, SelTerm **terms, size_t *n);
 bool selector_lower_term(Plan *p, const SelTerm *t, bool for_width, ScoreColumn **cols, size_t *n,
                          double *bos_level, int *time);
 /* The columns of a selector that is a single term (aggregates need one head). */
-bool selector_lower(Plan *p, const IrNode *sel, ScoreColumn **cols, size_t *n, double *bos_level, int *time);
+/* bos_q: a query-dependent BOS score (a view of the query row), or empty for bos_level. */
+bool selector_lower(Plan *p, const IrNode *sel, ScoreColumn **cols, size_t *n, double *bos_level, LinView *bos_q,
+                    int *time);
+/* select(indices, q, ==) read as an index match: q provably an index (IM_TOTAL: q's numerical
+ * view), or a positional q that may not be one (IM_POSITIONAL: q's target features), or not. */
+typedef enum IndexMatch { IM_NONE, IM_TOTAL, IM_POSITIONAL } IndexMatch;
+IndexMatch selector_index_match(Plan *p, const IrNode *sel, bool for_width);
 bool selector_at_most_one(Plan *p, const IrNode *sel);
 void selector_want(Plan *p, const IrNode *sel, bool for_width);
 

@@ -47,10 +47,61 @@ static bool plan_pos_free(Plan *p, SopInfo *info, const SopInfo *indices) {
 
 
 
-/* selector_width (and length, the width of the full selector): one head per term of the
- * selector, each attending uniformly to its selected keys and BOS and averaging the BOS flag,
- * so u = 1/(w+1); width = sum coef * (1/u - 1). An MLP turns the u's into the width's own
- * encoding when a consumer needs one; consumer MLPs read the u's directly. */
+/* The index-match features of a positional target q (see SopInfo.target): over the index
+ * one-hot when q depends on the index alone, else two MLPs from the index and the length. */
+static bool plan_target(Plan *p, SopInfo *q) {
+    size_t N = p->max_len, cells = N * (N + 1) / 2;
+    PosTable *tt = ARENA_NEW(p->arena, PosTable), *tb = ARENA_NEW(p->arena, PosTable);
+    tt->val = ARENA_ARRAY(p->arena, Value, cells);
+    tb->val = ARENA_ARRAY(p->arena, Value, cells);
+    tt->fail = tb->fail = q->pos->fail;
+    for (size_t c = 0; c < cells; c++) {
+        Value v = q->pos->val[c];
+        double x = value_is_number(v) ? value_as_double(v) : -1;
+        bool valid = x >= 0 && x == floor(x) && x < 9007199254740992.0;
+        double t = valid ? x : 0;
+        tt->val[c] = value_float(t);
+        tb->val[c] = value_float(t * t + 0.5 - valid);
+    }
+    tt->dep = tb->dep = q->pos->dep;
+    const SopInfo *ix = &p->info[p->indices->id];
+    if (q->pos->dep == POS_I || q->pos->dep == POS_CONST) {
+        q->target = q->target_bos = lv_empty();
+        for (size_t i = 0; i < N; i++) {
+            LinView e = q->pos->dep == POS_CONST ? lv_unit(p->arena, DIM_ONE, 1) : ix->cat[i];
+            q->target = lv_combine(p->arena, 1, q->target, tt->val[pos_at(i + 1, i)].as.f, e);
+            q->target_bos = lv_combine(p->arena, 1, q->target_bos, tb->val[pos_at(i + 1, i)].as.f, e);
+            if (q->pos->dep == POS_CONST) break;
+        }
+        q->target_time = 0;
+        q->has_target = true;
+        return true;
+    }
+    SopInfo *len = &p->info[p->length->id];
+    int slot = next_slot(len->u_time > ix->time ? len->u_time : ix->time, false);
+    const IrNode **lv = ARENA_ARRAY(p->arena, const IrNode *, 2);
+    lv[0] = p->indices;
+    lv[1] = p->length;
+    for (int k = 0; k < 2; k++) {
+        MlpOp *m = plan_new_mlp(p);
+        m->node = q->node;
+        m->fn = MLP_FN_TABLE;
+        m->table = k ? tb : tt;
+        m->leaves = lv;
+        m->layer = slot_layer(slot);
+        if (!plan_scalar_arg(p, m, 0, (SopInfo *)ix, true) || !plan_scalar_arg(p, m, 1, len, true)) return false;
+        m->out_cat = false;
+        m->out_vs = NULL;
+        m->out_dim = plan_alloc_dims(p, 1, arena_printf(p->arena, "%s:%s", plan_node_name(p, q->node),
+                                                        k ? "bos score" : "target"), NULL);
+        *(k ? &q->target_bos : &q->target) = lv_unit(p->arena, m->out_dim, 1);
+    }
+    q->target_time = slot;
+    q->has_target = true;
+    return true;
+}
+
+/* The heads of a width (internal.h, WidthHeads). */
 bool plan_width_heads(Plan *p, const IrNode *node, const IrNode *selector, WidthHeads *w) {
     SelTerm full = {1, NULL, 0}, *terms = &full;
     size_t n_terms = 1;
@@ -154,7 +205,7 @@ static bool plan_aggregate(Plan *p, SopInfo *info, const IrNode *out) {
     HeadOp *h = plan_new_head(p);
     h->tie_tol = 0.25; /* scores m (selected), m - 1/2 (BOS), at most m - 1 (others); index match: gaps 1 */
     int t_sel;
-    if (!selector_lower(p, n->u.aggregate.selector, &h->cols, &h->n_cols, &h->bos_level, &t_sel)) return false;
+    if (!selector_lower(p, n->u.aggregate.selector, &h->cols, &h->n_cols, &h->bos_level, &h->bos_q, &t_sel)) return false;
     bool one = selector_at_most_one(p, n->u.aggregate.selector);
     bool copy = !aggregate_averages(p, n) || (one && (info->want_cat || n == out) && src->has_cat);
     int slot = next_slot(t_sel > src->time ? t_sel : src->time, true);
@@ -336,7 +387,11 @@ bool plan_build(Plan *p, const IrNode *out) {
     for (size_t id = 0; id < count; id++) {
         SopInfo *info = &p->info[id];
         const IrNode *n = info->node;
-        if (!info->needed || ir_is_selector(n)) continue;
+        if (!info->reachable || ir_is_selector(n)) continue;
+        if (!info->needed) { /* read only through its index-target features, if at all */
+            if (info->want_target && !plan_target(p, info)) return false;
+            continue;
+        }
         bool ok = true;
         if (info->pos_free) {
             ok = plan_pos_free(p, info, indices);
@@ -375,6 +430,7 @@ bool plan_build(Plan *p, const IrNode *out) {
         }
         if (ok && info->want_cat && !info->has_cat) ok = plan_convert_to_cat(p, info);
         if (ok && info->want_kind) ok = kinds_plan(p, info);
+        if (ok && info->want_target) ok = plan_target(p, info);
         if (!ok) return false;
         if (p->n_dims > CG_MAX_DIMS) return plan_error(p, n, "needs more residual dims than supported");
     }

@@ -64,12 +64,31 @@ static int on_diagonal(const IrNode *sel) {
  * (the stable sort's target position). */
 static bool index_valued(Plan *p, const IrNode *q) {
     if (affine_total(p->info[q->id].affine, p->max_len)) return true;
+    const PosTable *t = p->info[q->id].pos;
+    if (t && t->val && !t->any_fail) { /* its table says so */
+        for (size_t n = 1; n <= p->max_len; n++)
+            for (size_t i = 0; i < n; i++) {
+                Value v = t->val[pos_at(n, i)];
+                if (!value_is_number(v)) return false;
+                double x = value_as_double(v);
+                if (x != floor(x) || x < 0 || x >= (double)n) return false;
+            }
+        return true;
+    }
     return q->kind == IR_SELECTOR_WIDTH && on_diagonal(q->u.width.selector) == 0;
 }
 
+IndexMatch selector_index_match(Plan *p, const IrNode *sel, bool for_width) {
+    if (for_width || sel->kind != IR_SELECT || sel->u.select.cmp != IR_CMP_EQ || sel->u.select.keys->kind != IR_INDICES)
+        return IM_NONE;
+    const IrNode *q = sel->u.select.queries;
+    if (index_valued(p, q)) return IM_TOTAL;
+    const PosTable *t = p->info[q->id].pos;
+    return t && t->val && !t->any_fail ? IM_POSITIONAL : IM_NONE;
+}
+
 static bool is_index_match(Plan *p, const IrNode *sel, bool for_width) {
-    return !for_width && sel->kind == IR_SELECT && sel->u.select.cmp == IR_CMP_EQ &&
-           sel->u.select.keys->kind == IR_INDICES && index_valued(p, sel->u.select.queries);
+    return selector_index_match(p, sel, for_width) == IM_TOTAL;
 }
 
 /* The (keys, queries) pair shared by every comparison in a subtree, or false if mixed. */
@@ -88,6 +107,12 @@ static bool single_pair(const IrNode *sel, const IrNode **keys, const IrNode **q
 void selector_want(Plan *p, const IrNode *sel, bool for_width) {
     if (is_index_match(p, sel, for_width)) { /* the query is read numerically */
         p->info[sel->u.select.queries->id].want_num = true;
+        return;
+    }
+    if (selector_index_match(p, sel, for_width) == IM_POSITIONAL) { /* the target's features */
+        p->info[sel->u.select.queries->id].want_target = true;
+        p->info[p->indices->id].needed = p->info[p->indices->id].want_cat = true;
+        p->info[p->length->id].needed = true;
         return;
     }
     if (sel->kind == IR_SELECT) {
@@ -313,8 +338,25 @@ bool selector_lower_term(Plan *p, const SelTerm *t, bool for_width, ScoreColumn 
     return true;
 }
 
-bool selector_lower(Plan *p, const IrNode *sel, ScoreColumn **cols_out, size_t *n_out, double *bos_level, int *time) {
+bool selector_lower(Plan *p, const IrNode *sel, ScoreColumn **cols_out, size_t *n_out, double *bos_level, LinView *bos_q,
+                    int *time) {
     *time = 0;
+    *bos_q = lv_empty();
+    if (selector_index_match(p, sel, false) == IM_POSITIONAL) {
+        /* keys score 2 t j - j^2 (t^2 at j = t, at most t^2 - 1 elsewhere); BOS scores
+         * t^2 - 1/2 where t is a valid index and 1/2 (above every key's -j^2, t = 0) where not */
+        SopInfo *Q = &p->info[sel->u.select.queries->id];
+        if (!Q->has_target) return plan_error(p, Q->node, "has no index-target features (internal compiler error)");
+        ScoreColumn *cols = ARENA_ARRAY(p->arena, ScoreColumn, 2);
+        cols[0] = (ScoreColumn){lv_combine(p->arena, 2, Q->target, 0, lv_empty()), plan_index_power(p, 1)};
+        cols[1] = (ScoreColumn){lv_unit(p->arena, DIM_ONE, -1), plan_index_power(p, 2)};
+        *cols_out = cols;
+        *n_out = 2;
+        *bos_level = 0;
+        *bos_q = Q->target_bos;
+        *time = Q->target_time;
+        return true;
+    }
     if (is_index_match(p, sel, false) && !(p->info[sel->u.select.queries->id].has_cat)) {
         SopInfo *Q = &p->info[sel->u.select.queries->id];
         ScoreColumn *cols = ARENA_ARRAY(p->arena, ScoreColumn, 2);
