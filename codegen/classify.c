@@ -99,7 +99,7 @@ static bool costly(Plan *p, const IrNode *n, const MapClass *cls) {
     if (n->kind != IR_MAP) return false;
     SopInfo *info = &p->info[n->id];
     if (info->costly_known) return info->costly;
-    bool c = cls[n->id] == MAP_MLP;
+    bool c = cls[n->id] == MAP_MLP || cls[n->id] == MAP_GATED;
     for (uint32_t j = 0; j < n->u.map.nargs && !c; j++) c = costly(p, n->u.map.args[j], cls);
     info->costly_known = true;
     info->costly = c;
@@ -200,7 +200,7 @@ static int est_time(Plan *p, const IrNode *x, const MapClass *cls, bool as_leaf)
         break;
     }
     case IR_MAP:
-        if (cls[x->id] == MAP_MLP) {
+        if (cls[x->id] == MAP_MLP || cls[x->id] == MAP_GATED) {
             for (uint32_t k = 0; k < info->n_leaves; k++) {
                 int a = est_time(p, info->leaves[k], cls, true);
                 if (a > t) t = a;
@@ -307,6 +307,42 @@ static void choose_leaves(Plan *p, SopInfo *info, const MapClass *cls) {
     }
 }
 
+/* Whether map n is affine in y for each value of the other varying argument g (see Gated),
+ * over the exact grid of their values; fills *gd. Worth it only when g has few values and y many. */
+static bool gated_form(Plan *p, const IrNode *n, const IrNode *g, const IrNode *y, Gated *gd) {
+    const ValueSet *G = &p->info[g->id].vs, *Y = &p->info[y->id].vs;
+    if (G->unbounded || Y->unbounded || !Y->numeric || G->n == 0 || G->n > CG_MAX_GATE || Y->n < 4 ||
+        (double)G->n * (double)Y->n > CG_MAX_GRID || Y->n <= 2 * G->n)
+        return false;
+    gd->gate = g;
+    gd->y = y;
+    gd->n = G->n;
+    gd->a = ARENA_ARRAY(p->arena, double, G->n);
+    gd->b = ARENA_ARRAY(p->arena, double, G->n);
+    gd->bound = 0;
+    char msg[160];
+    for (size_t v = 0; v < G->n; v++) {
+        double y0 = value_as_double(Y->vals[0]), f0 = 0, a = 0;
+        for (size_t i = 0; i < Y->n; i++) {
+            Value in[3];
+            for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+                const IrNode *arg = n->u.map.args[j];
+                in[j] = arg == g ? G->vals[v] : arg == y ? Y->vals[i] : arg->u.constant;
+            }
+            ValueResult r = ir_map_apply(n, in, p->arena, msg, sizeof msg);
+            if (!r.ok || !value_is_number(r.value)) return false;
+            double f = value_as_double(r.value), yi = value_as_double(Y->vals[i]);
+            if (i == 0) f0 = f;
+            else if (i == 1) a = (f - f0) / (yi - y0);
+            else if (fabs(f0 + a * (yi - y0) - f) > 1e-12 * fmax(1, fabs(f))) return false;
+            gd->bound = fmax(gd->bound, fabs(f));
+        }
+        gd->a[v] = a;
+        gd->b[v] = f0 - a * y0;
+    }
+    return true;
+}
+
 MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls) {
     SopInfo *info = &p->info[n->id];
     if (info->pos_free) return MAP_POS_FREE;
@@ -323,6 +359,30 @@ MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls) {
     /* every map gets leaves: MLP maps are tabulated from them, and a free view that must
      * become categorical is tabulated from them too */
     choose_leaves(p, info, cls);
+    if (c == MAP_MLP && !fails && grid_size(p, info->leaves, info->n_leaves) > CG_GATE_WHEN_GRID) {
+        /* a large tabulation; with two varying arguments, one may gate the other instead */
+        const IrNode *v[2];
+        uint32_t nv = 0;
+        for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+            const IrNode *a = n->u.map.args[j];
+            if (a->kind == IR_CONST || (nv && v[nv - 1] == a)) continue;
+            if (nv == 2) { nv = 3; break; }
+            v[nv++] = a;
+        }
+        Gated gd;
+        for (int k = 0; nv == 2 && k < 2 && c == MAP_MLP; k++)
+            if (gated_form(p, n, v[k], v[1 - k], &gd)) {
+                info->gated = ARENA_NEW(p->arena, Gated);
+                *info->gated = gd;
+                c = MAP_GATED;
+            }
+    }
+    if (c == MAP_GATED) { /* its leaves are the gate and y */
+        info->leaves[0] = info->gated->gate;
+        info->leaves[1] = info->gated->y;
+        info->n_leaves = 2;
+        return c;
+    }
     if (c == MAP_MLP) info->may_fail = map_subtree_may_fail(p, n, info->leaves, info->n_leaves);
     return c;
 }
@@ -377,6 +437,18 @@ static void need_selector(Plan *p, const IrNode *sel, bool for_width) {
     if (sel->u.combine.rhs) need_selector(p, sel->u.combine.rhs, for_width);
 }
 
+/* Whether the output, not decodable from one value set, is from the value set of each length
+ * (then kept in p->out_by_len). Reruns the value analysis once per length: only small ones. */
+static bool decodable_by_length(Plan *p, const IrNode *out) {
+    if (p->max_len > CG_MAX_LEN_DECODE) return false;
+    ValueSet *by_len = ARENA_ARRAY(p->arena, ValueSet, p->max_len);
+    vs_output_by_length(p, out, by_len);
+    for (size_t n = 0; n < p->max_len; n++)
+        if (by_len[n].n && !vs_decodable(&by_len[n], true, NULL)) return false;
+    p->out_by_len = by_len;
+    return true;
+}
+
 void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
     SopInfo *o = &p->info[out->id];
     o->needed = true;
@@ -385,6 +457,9 @@ void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
         o->want_num = true;
     } else if (vs_decodable(&o->vs, true, NULL) && !o->may_fail) {
         o->want_num = o->want_kind = true; /* 1 and 1.0: a kind block tells them apart */
+    } else if (o->vs.numeric && !o->vs.unbounded && !o->vs.approx && !o->may_fail && decodable_by_length(p, out)) {
+        o->want_num = true; /* the exact double depends on rounding that differs per length */
+        o->want_kind = vs_kind_collisions(&o->vs);
     } else if (!(p->numeric_tokens && o->vs.unbounded)) {
         o->want_cat = true;
     }
@@ -405,6 +480,11 @@ void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
                 for (uint32_t k = 0; k < info->n_leaves; k++) p->info[info->leaves[k]->id].needed = true;
             if (cls[id] == MAP_UNARY_CAT || (cls[id] == MAP_AFFINE && (info->want_num || n == out)))
                 for (uint32_t j = 0; j < n->u.map.nargs; j++) p->info[n->u.map.args[j]->id].needed = true;
+            if (cls[id] == MAP_GATED) {
+                SopInfo *g = &p->info[info->gated->gate->id], *y = &p->info[info->gated->y->id];
+                g->needed = g->want_cat = true;
+                y->needed = y->want_num = true;
+            }
             break;
         default: break;
         }

@@ -58,6 +58,8 @@ bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_
     p.diags = diags;
     p.max_len = opt->max_len ? opt->max_len : 8;
     p.numbers_only = opt->numbers_only;
+    p.win_lo = 1;
+    p.win_hi = p.max_len;
     bool reads_tokens, ok = find_token_type(g, output, &p.token_type, &reads_tokens, diags);
     char err[256];
     if (ok && !opt->vocab_spec && p.token_type == IR_TOKENS_FLOAT && opt->have_range) {

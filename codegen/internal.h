@@ -31,6 +31,13 @@ enum {
     CG_MAX_WIDTH_TERMS = 3,      /* heads one selector_width may be decomposed into */
     CG_MAX_GRID_ARGS = 6,        /* scalar inputs of one tabulating MLP */
     CG_MAX_LEAVES = 4,           /* s-ops one tabulating MLP reads */
+    CG_MAX_GATE = 256,           /* values of the gate of a gated map */
+    /* A map whose fused tabulation grid is larger than this is gated when it can be (one MLP
+     * of 2 units per gate value instead of one per grid change, but no fusion) */
+    CG_GATE_WHEN_GRID = 1 << 12,
+    /* Lengths up to which an output may decode against a value set per length (each length
+     * reruns the value analysis) */
+    CG_MAX_LEN_DECODE = 256,
     CG_MAX_MATRIX = 1 << 27,     /* entries of one weight matrix (1 GiB of float64) */
     /* A width decomposed into several heads is made categorical in one MLP over the joint grid
      * of its terms while that grid is at most this large; beyond, in two steps (a numerical sum,
@@ -107,6 +114,17 @@ typedef struct PosTable {
 
 static inline size_t pos_at(size_t n, size_t i) { return n * (n - 1) / 2 + i; }
 
+/* A map f(g, y) that is affine in a numerical y for each of the few values g_v of g:
+ * f = a_v y + b_v, computed as sum_v e_v (a_v y + b_v) with the one-hot e of g (classify.c
+ * finds it, mlp.c builds it: two hidden units per value). Products by a positional factor
+ * (k * sum), conditionals (y if c else 0) and sums of gated terms compile this way. */
+typedef struct Gated {
+    const IrNode *gate, *y;
+    size_t n;          /* values of the gate */
+    double *a, *b;     /* per gate value */
+    double bound;      /* max |a_v y + b_v| over the grid */
+} Gated;
+
 typedef struct SopInfo {
     const IrNode *node;
     bool reachable;
@@ -160,9 +178,11 @@ typedef struct SopInfo {
     bool est_known[2];         /* memo of classify.c est_time() (as a value, as an MLP leaf) */
     int est[2];
     size_t n_terms;            /* memo of classify.c width_terms() */
+    Gated *gated;              /* MAP_GATED */
 } SopInfo;
 
-typedef enum MapClass { MAP_UNARY_CAT, MAP_AFFINE, MAP_MLP, MAP_POS_FREE } MapClass;
+typedef enum MapClass { MAP_UNARY_CAT, MAP_AFFINE, MAP_MLP, MAP_POS_FREE, MAP_GATED } MapClass;
+
 
 
 /* One column of an attention head's score: score += (q . r_query) * (k . r_key). */
@@ -226,6 +246,10 @@ typedef struct MlpOp {
     int fn;                    /* MLP_FN_* */
     bool kind_of;              /* the output is the kind of the result (a kind block, kinds.c) */
     const PosTable *table;     /* MLP_FN_TABLE */
+    /* MLP_FN_GATED: sum_v e_v (a_v y + b_v) from the gate's one-hot views and y's view */
+    const Gated *gated;
+    const LinView *gate_views;
+    LinView y_view;
     /* output: categorical block or a numerical dim */
     bool out_cat;
     const ValueSet *out_vs;
@@ -238,6 +262,7 @@ enum {
     MLP_FN_AGG_KIND,      /* an aggregate's kind from its number of keys (leaf 0, a width) */
     MLP_FN_KIND_IDENTITY, /* the kind on leaf 0's kind axis */
     MLP_FN_TABLE,         /* MlpOp.table at the index and length leaves 0 and 1 */
+    MLP_FN_GATED,         /* MlpOp.gated (numerical output) */
 };
 
 typedef struct Plan {
@@ -254,6 +279,10 @@ typedef struct Plan {
     const IrNode *indices, *length; /* always in the graph (rewrite.c), always reachable */
     bool have_pos;             /* positional tables were computed (positional.c) */
     bool numbers_only;         /* CodegenOptions.numbers_only */
+    /* The lengths the value analysis covers: 1..max_len, or one length for the value sets of
+     * the output at that length (valueset.c, vs_output_at_length). */
+    size_t win_lo, win_hi;
+    ValueSet *out_by_len;      /* when the output decodes per length: [n - 1] for n = 1..max_len */
     uint32_t n_dims;
     char **labels;             /* per dim, grown as dims are allocated */
     size_t labels_cap;
@@ -288,6 +317,9 @@ bool pos_lookup(const PosTable *t, int64_t i, int64_t n, size_t max_len, Value *
 
 /* valueset.c */
 bool vs_compute(Plan *p, const IrNode *out);
+/* The value sets of the output at each length n = 1..N, into out[n - 1]: the whole analysis
+ * rerun on one length at a time. Nothing else changes. */
+void vs_output_by_length(Plan *p, const IrNode *out, ValueSet *by_len);
 /* Sorts and deduplicates vals[0..n) in place (a set of exact atoms). */
 ValueSet vs_from_values(Value *vals, size_t n);
 bool vs_contains(const ValueSet *vs, Value v, size_t *index);

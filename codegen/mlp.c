@@ -307,7 +307,26 @@ static bool tabulate_slice(Tab *t, size_t g, HiddenBuf *hb, double *b2) {
     }
 }
 
+/* sum_v e_v (a_v y + b_v): for each gate value the pair
+ *   ReLU(a_v y + b_v + M e_v - M) - ReLU(-(a_v y + b_v) + M e_v - M),
+ * which is a_v y + b_v when e_v = 1 and 0 when e_v = 0, since |a_v y + b_v| <= bound < M. */
+static bool gated_units(Plan *p, const MlpOp *op, HiddenBuf *hb) {
+    const Gated *gd = op->gated;
+    double M = 2 * gd->bound + 1;
+    for (size_t v = 0; v < gd->n; v++) {
+        if (gd->a[v] == 0 && gd->b[v] == 0) continue;
+        for (int sign = 1; sign >= -1; sign -= 2) {
+            LinView in = lv_combine(p->arena, sign * gd->a[v], op->y_view, M, op->gate_views[v]);
+            size_t h = hidden_add(p, hb, in, 1, sign * gd->b[v] - M);
+            hb->out_dim[h] = op->out_dim;
+            hb->out_coef[h] = sign;
+        }
+    }
+    return true;
+}
+
 bool mlp_tabulate(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
+    if (op->fn == MLP_FN_GATED) return gated_units(p, op, hb);
     Tab t;
     memset(&t, 0, sizeof t);
     t.p = p;

@@ -291,8 +291,32 @@ static bool tabulate(Plan *p, SopInfo *info, bool out_cat) {
     return true;
 }
 
+/* A gated map (internal.h, Gated): one MLP op, a numerical output. */
+static bool plan_gated(Plan *p, SopInfo *info) {
+    const Gated *gd = info->gated;
+    SopInfo *g = &p->info[gd->gate->id], *y = &p->info[gd->y->id];
+    if (!g->has_cat && !plan_convert_to_cat(p, g)) return false;
+    if (!y->has_num) return plan_error(p, y->node, "has no numerical encoding (internal compiler error)");
+    MlpOp *m = plan_new_mlp(p);
+    int slot = next_slot(g->time > y->time ? g->time : y->time, false);
+    m->layer = slot_layer(slot);
+    m->node = info->node;
+    m->fn = MLP_FN_GATED;
+    m->gated = gd;
+    m->gate_views = g->cat;
+    m->y_view = y->num;
+    m->out_cat = false;
+    m->out_vs = &info->vs;
+    m->out_dim = plan_alloc_dims(p, 1, plan_node_name(p, info->node), NULL);
+    info->num = lv_unit(p->arena, m->out_dim, 1);
+    info->has_num = true;
+    info->time = slot;
+    return true;
+}
+
 static bool plan_map(Plan *p, SopInfo *info, MapClass cls, const IrNode *out) {
     const IrNode *n = info->node;
+    if (cls == MAP_GATED) return plan_gated(p, info);
     info->time = 0;
     for (uint32_t j = 0; j < n->u.map.nargs; j++) {
         int t = p->info[n->u.map.args[j]->id].time;

@@ -125,9 +125,9 @@ bool pos_compute(Plan *p, const IrNode *out) {
 }
 
 ValueSet pos_value_set(Plan *p, const PosTable *t) {
-    size_t N = p->max_len, cells = N * (N + 1) / 2, k = 0;
-    Value *v = ARENA_ARRAY(p->arena, Value, cells ? cells : 1);
-    for (size_t c = 0; c < cells; c++)
+    size_t first = pos_at(p->win_lo, 0), cells = pos_at(p->win_hi + 1, 0), k = 0;
+    Value *v = ARENA_ARRAY(p->arena, Value, cells - first + 1);
+    for (size_t c = first; c < cells; c++)
         if (!t->fail[c]) v[k++] = t->val[c];
     return vs_from_values(v, k);
 }

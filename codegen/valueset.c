@@ -160,6 +160,12 @@ static ValueSet range_set(Arena *a, int64_t lo, int64_t hi) {
 
 static size_t n_cells(const Plan *p) { return p->max_len * (p->max_len + 1) / 2; }
 
+/* The cells of the lengths in the analysis window [win_lo, win_hi]: [*first, *end). */
+static void window_cells(const Plan *p, size_t *first, size_t *end) {
+    *first = pos_at(p->win_lo, 0);
+    *end = pos_at(p->win_hi + 1, 0);
+}
+
 /* The support of an s-op (see SopInfo.support), from its selector or its arguments. */
 static void support_compute(Plan *p, SopInfo *info) {
     const IrNode *n = info->node;
@@ -197,7 +203,8 @@ static void support_compute(Plan *p, SopInfo *info) {
 /* Whether the non-constant arguments of map n all have supports, pairwise disjoint; *covered
  * tells whether their union is every cell. */
 static bool disjoint_args(Plan *p, const IrNode *n, bool *covered) {
-    size_t cells = n_cells(p), k = 0;
+    size_t first, cells, k = 0;
+    window_cells(p, &first, &cells);
     const bool *sup[3];
     for (uint32_t j = 0; j < n->u.map.nargs; j++) {
         const SopInfo *a = &p->info[n->u.map.args[j]->id];
@@ -207,7 +214,7 @@ static bool disjoint_args(Plan *p, const IrNode *n, bool *covered) {
     }
     if (k < 2) return false;
     *covered = true;
-    for (size_t c = 0; c < cells; c++) {
+    for (size_t c = first; c < cells; c++) {
         int hits = 0;
         for (size_t j = 0; j < k; j++) hits += sup[j][c];
         if (hits > 1) return false;
@@ -287,7 +294,7 @@ static ValueSet map_values(Plan *p, SopInfo *info) {
 static bool means_of_range(Plan *p, int64_t lo, int64_t hi, double c0, const bool *counts, size_t extra, Value **out,
                            size_t *count) {
     size_t total = extra;
-    for (size_t k = 2; k <= p->max_len; k++) {
+    for (size_t k = 2; k <= p->win_hi; k++) {
         if (counts && !counts[k]) continue;
         double span = (double)k * (double)(hi - lo) + 1;
         if (span + (double)total > CG_MAX_VALUES) return false;
@@ -295,7 +302,7 @@ static bool means_of_range(Plan *p, int64_t lo, int64_t hi, double c0, const boo
     }
     Value *v = ARENA_ARRAY(p->arena, Value, total ? total : 1);
     size_t n = 0;
-    for (int64_t k = 2; k <= (int64_t)p->max_len; k++)
+    for (int64_t k = 2; k <= (int64_t)p->win_hi; k++)
         if (!counts || counts[k])
             for (int64_t s = k * lo; s <= k * hi; s++) v[n++] = value_float(c0 + (double)s / (double)k);
     *out = v;
@@ -309,7 +316,14 @@ static bool means_of_range(Plan *p, int64_t lo, int64_t hi, double c0, const boo
 static ValueSet aggregate_values(Plan *p, const IrNode *n, const ValueSet *src) {
     Value d = n->u.aggregate.default_value;
     const PosTable *t = p->info[n->u.aggregate.selector->id].pos;
-    const bool *counts = t ? t->counts_seen : NULL;
+    bool *counts = NULL;
+    if (t) { /* the numbers of keys it selects at the lengths of the window */
+        size_t first, end;
+        window_cells(p, &first, &end);
+        counts = ARENA_ARRAY(p->arena, bool, p->max_len + 1);
+        for (size_t c = first; c < end; c++)
+            if (!t->fail[c]) counts[t->count[c]] = true;
+    }
     bool none = !counts || counts[0], one = !counts || counts[1];
     bool several = !selector_at_most_one(p, n->u.aggregate.selector);
     bool averages = several && src->numeric;
@@ -446,6 +460,8 @@ static Affine affine_of(Plan *p, const IrNode *n) {
     }
 }
 
+static void values_pass(Plan *p, const IrNode *out);
+
 bool vs_compute(Plan *p, const IrNode *out) {
     /* reachability: ids are topological, so one descending sweep */
     p->info[out->id].reachable = true;
@@ -475,6 +491,32 @@ bool vs_compute(Plan *p, const IrNode *out) {
     }
     if (!pos_compute(p, out)) return false;
     kinds_compute(p, out);
+    values_pass(p, out);
+    return true;
+}
+
+void vs_output_by_length(Plan *p, const IrNode *out, ValueSet *by_len) {
+    size_t count = (size_t)out->id + 1;
+    SopInfo *saved = p->info, *copy = ARENA_ARRAY(p->arena, SopInfo, count);
+    memcpy(copy, saved, count * sizeof *copy);
+    p->info = copy;
+    for (size_t n = 1; n <= p->max_len; n++) {
+        p->win_lo = p->win_hi = n;
+        for (size_t id = 0; id < count; id++) { /* what the pass derives, afresh */
+            copy[id] = saved[id];
+            copy[id].support = NULL;
+            copy[id].linmean = NULL;
+        }
+        values_pass(p, out);
+        by_len[n - 1] = copy[out->id].vs;
+    }
+    p->win_lo = 1;
+    p->win_hi = p->max_len;
+    p->info = saved;
+}
+
+/* The value sets of the reachable s-ops, in topological order, over the lengths of the window. */
+static void values_pass(Plan *p, const IrNode *out) {
     for (size_t id = 0; id <= out->id; id++) {
         SopInfo *info = &p->info[id];
         const IrNode *n = info->node;
@@ -490,9 +532,9 @@ bool vs_compute(Plan *p, const IrNode *out) {
             info->vs = vs_make(v, p->n_vocab);
             break;
         }
-        case IR_INDICES: info->vs = range_set(p->arena, 0, (int64_t)p->max_len - 1); break;
-        case IR_LENGTH: info->vs = range_set(p->arena, 1, (int64_t)p->max_len); break;
-        case IR_SELECTOR_WIDTH: info->vs = range_set(p->arena, 0, (int64_t)p->max_len); break;
+        case IR_INDICES: info->vs = range_set(p->arena, 0, (int64_t)p->win_hi - 1); break;
+        case IR_LENGTH: info->vs = range_set(p->arena, (int64_t)p->win_lo, (int64_t)p->win_hi); break;
+        case IR_SELECTOR_WIDTH: info->vs = range_set(p->arena, 0, (int64_t)p->win_hi); break;
         case IR_CONST: {
             Value *v = ARENA_NEW(p->arena, Value);
             *v = n->u.constant;
@@ -522,5 +564,4 @@ bool vs_compute(Plan *p, const IrNode *out) {
         if (!info->kind_matters) kinds_collapse(&info->vs);
         info->affine = affine_of(p, n);
     }
-    return true;
 }
