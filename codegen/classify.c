@@ -490,7 +490,8 @@ void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
         }
         switch (n->kind) {
         case IR_AGGREGATE: {
-            selector_want(p, n->u.aggregate.selector, false);
+            if (selector_needs_joint(p, n->u.aggregate.selector)) joint_want(p, n->u.aggregate.selector);
+            else selector_want(p, n->u.aggregate.selector, false);
             SopInfo *src = &p->info[n->u.aggregate.sop->id];
             bool copy = !aggregate_averages(p, n) || (selector_at_most_one(p, n->u.aggregate.selector) && !src->vs.unbounded &&
                                             (info->want_cat || n == out));

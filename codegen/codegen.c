@@ -88,7 +88,7 @@ bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_
     if (ok) {
         IrGraph lowered; /* the program after rewrite.c, in the compiler's own arena */
         ir_graph_init(&lowered, &scratch);
-        const IrNode *out = rewrite_program(g, output, &lowered);
+        const IrNode *out = rewrite_program(g, output, p.max_len, &lowered);
         p.g = &lowered;
         p.info = ARENA_ARRAY(&scratch, SopInfo, lowered.count ? lowered.count : 1);
         ok = vs_compute(&p, out) && plan_build(&p, out) && emit_model(&p, out, output_name, opt, model);

@@ -32,6 +32,8 @@ enum {
     CG_MAX_GRID_ARGS = 6,        /* scalar inputs of one tabulating MLP */
     CG_MAX_LEAVES = 4,           /* s-ops one tabulating MLP reads */
     CG_MAX_GATE = 256,           /* values of the gate of a gated map */
+    CG_MAX_JOINT = 4,            /* s-ops on one side of a selector read jointly (joint.c) */
+    CG_MAX_JOINT_TUPLES = 4096,  /* value tuples of one such side */
     /* A map whose fused tabulation grid is larger than this is gated when it can be (one MLP
      * of 2 units per gate value instead of one per grid change, but no fusion) */
     CG_GATE_WHEN_GRID = 1 << 12,
@@ -124,6 +126,17 @@ typedef struct Gated {
     double *a, *b;     /* per gate value */
     double bound;      /* max |a_v y + b_v| over the grid */
 } Gated;
+
+/* One side of a selector read jointly (joint.c): its s-ops and the one-hot of their tuple of
+ * values, tuple t holding member i's value number (t / stride[i]) % |values_i|. */
+typedef struct Joint {
+    size_t n_members;
+    const IrNode *members[CG_MAX_JOINT];
+    size_t stride[CG_MAX_JOINT];
+    size_t n_tuples;
+    LinView *cat;
+    int time;
+} Joint;
 
 typedef struct SopInfo {
     const IrNode *node;
@@ -248,6 +261,7 @@ typedef struct MlpOp {
     const PosTable *table;     /* MLP_FN_TABLE */
     /* MLP_FN_GATED: sum_v e_v (a_v y + b_v) from the gate's one-hot views and y's view */
     const Gated *gated;
+    const Joint *joint;        /* MLP_FN_JOINT */
     const LinView *gate_views;
     LinView y_view;
     /* output: categorical block or a numerical dim */
@@ -263,6 +277,7 @@ enum {
     MLP_FN_KIND_IDENTITY, /* the kind on leaf 0's kind axis */
     MLP_FN_TABLE,         /* MlpOp.table at the index and length leaves 0 and 1 */
     MLP_FN_GATED,         /* MlpOp.gated (numerical output) */
+    MLP_FN_JOINT,         /* the index of the leaves' tuple of values in MlpOp.joint */
 };
 
 typedef struct Plan {
@@ -298,7 +313,7 @@ typedef struct Plan {
 
 /* rewrite.c: copies the part of `src` that `out` depends on into `dst` (an empty graph),
  * simplified (see the file); returns the copy of `out`. */
-const IrNode *rewrite_program(const IrGraph *src, const IrNode *out, IrGraph *dst);
+const IrNode *rewrite_program(const IrGraph *src, const IrNode *out, size_t max_len, IrGraph *dst);
 
 /* linview.c */
 LinView lv_unit(Arena *a, uint32_t dim, double coef);
@@ -429,6 +444,13 @@ typedef struct HiddenBuf {
 size_t hidden_add(Plan *p, HiddenBuf *hb, LinView in, double scale, double bias);
 /* Appends op's units to hb and its constant output to b2 (the layer's output bias). */
 bool mlp_tabulate(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2);
+
+/* joint.c: aggregates over selectors that combine several s-ops per side with or/not */
+void joint_want(Plan *p, const IrNode *sel);
+bool joint_columns(Plan *p, const IrNode *sel, ScoreColumn **cols, size_t *n, double *bos_level, int *time);
+bool joint_tuple_index(Plan *p, const Joint *j, const Value *vals, size_t *t);
+/* Whether an aggregate through `sel` needs joint.c (it is not one and-term of pairs). */
+bool selector_needs_joint(Plan *p, const IrNode *sel);
 
 /* kinds.c */
 bool vs_kind_collisions(const ValueSet *vs);

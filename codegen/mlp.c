@@ -136,6 +136,12 @@ static ValueResult evaluate(Plan *p, const MlpOp *op, const Value *vals, char *m
         const ValueSet *src = &p->info[n->u.aggregate.sop->id].vs;
         return (ValueResult){true, w == 1 && src->n ? src->vals[0] : value_float(0), NULL};
     }
+    case MLP_FN_JOINT: {
+        size_t t;
+        if (joint_tuple_index(p, op->joint, vals, &t)) return (ValueResult){true, value_int((int64_t)t), NULL};
+        snprintf(msg, msgsize, "a value outside its set");
+        return (ValueResult){false, value_int(0), msg};
+    }
     case MLP_FN_TABLE: {
         Value v;
         if (pos_lookup(op->table, vals[0].as.i, vals[1].as.i, p->max_len, &v)) return (ValueResult){true, v, NULL};

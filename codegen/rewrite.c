@@ -7,7 +7,10 @@
  *   selector_width(S)    = 1 if P else 0
  * where P is the selector's formula with each select(K, Q, cmp) read as the map `K cmp Q` and
  * and/or/not as the maps of the same name (all of them bools). The multi-head files of the
- * simulator paper route values this way; as maps they need no attention head. */
+ * simulator paper route values this way; as maps they need no attention head.
+ *
+ * The BOS idiom. aggregate(s or select(indices, 0, ==), indicator(indices == 0)) is how the RASP
+ * paper counts with a beginning-of-sequence token; it is a map of a selector width (bos_idiom). */
 #include <string.h>
 
 #include "codegen/internal.h"
@@ -16,6 +19,7 @@ typedef struct Rewriter {
     const IrGraph *src;
     IrGraph *dst;
     IrNode **map; /* per source id: its copy, or NULL when not reached yet */
+    size_t max_len;
 } Rewriter;
 
 static IrNode *copy_node(Rewriter *r, const IrNode *n);
@@ -58,6 +62,56 @@ static IrNode *diagonal_formula(Rewriter *r, const IrNode *s) {
     }
 }
 
+/* ---- the BOS idiom: aggregate(s or select(indices, 0, ==), v) ---- */
+
+/* Whether s is select(indices, 0, ==): it selects the first position for every query. */
+static bool first_position(const IrNode *s) {
+    return s->kind == IR_SELECT && s->u.select.cmp == IR_CMP_EQ && s->u.select.keys->kind == IR_INDICES &&
+           s->u.select.queries->kind == IR_CONST && value_is_number(s->u.select.queries->u.constant) &&
+           value_as_double(s->u.select.queries->u.constant) == 0;
+}
+
+/* The value of a map of indices and constants at index i; false when it reads anything else
+ * or raises. */
+static bool index_value(const IrNode *n, int64_t i, Value *v) {
+    if (n->kind == IR_INDICES) { *v = value_int(i); return true; }
+    if (n->kind == IR_CONST) { *v = n->u.constant; return true; }
+    if (n->kind != IR_MAP) return false;
+    Value args[3];
+    for (uint32_t j = 0; j < n->u.map.nargs; j++)
+        if (!index_value(n->u.map.args[j], i, &args[j])) return false;
+    char msg[160];
+    ValueResult res = ir_map_apply(n, args, NULL, msg, sizeof msg);
+    *v = res.value;
+    return res.ok;
+}
+
+/* aggregate(x or select(indices, 0, ==), v) where v is a number c at index 0 and zero at every
+ * other index (the RASP paper's BOS idiom, v = indicator(indices == 0)): it selects the first
+ * position and the w = selector_width(x and select(indices, 0, !=)) others, so it is c when
+ * w = 0 (one key: the value itself) and the mean c / (w + 1) otherwise. A width, one layer. */
+static IrNode *bos_idiom(Rewriter *r, const IrNode *n) {
+    const IrNode *s = n->u.aggregate.selector, *x;
+    if (s->kind != IR_SELECT_OR) return NULL;
+    if (first_position(s->u.combine.rhs)) x = s->u.combine.lhs;
+    else if (first_position(s->u.combine.lhs)) x = s->u.combine.rhs;
+    else return NULL;
+    const IrNode *v = n->u.aggregate.sop;
+    Value c;
+    if (!index_value(v, 0, &c) || (c.kind != VAL_INT && c.kind != VAL_FLOAT)) return NULL;
+    for (size_t i = 1; i < r->max_len; i++) {
+        Value z;
+        if (!index_value(v, (int64_t)i, &z) || !value_is_number(z) || value_as_double(z) != 0) return NULL;
+    }
+    IrGraph *g = r->dst;
+    SrcLoc loc = n->loc;
+    IrNode *zero = ir_const(g, value_int(0), loc), *one = ir_const(g, value_int(1), loc), *cc = ir_const(g, c, loc);
+    IrNode *others = ir_select_and(g, arg(r, x), ir_select(g, ir_indices(g, loc), zero, IR_CMP_NE, loc), loc);
+    IrNode *w = ir_selector_width(g, others, loc);
+    IrNode *mean = ir_map_binary(g, VOP_DIV, cc, ir_map_binary(g, VOP_ADD, w, one, loc), loc);
+    return ir_map_cond(g, ir_map_binary(g, VOP_EQ, w, zero, loc), cc, mean, loc);
+}
+
 static IrNode *copy_node(Rewriter *r, const IrNode *n) {
     IrGraph *g = r->dst;
     IrNode *c = NULL;
@@ -86,6 +140,7 @@ static IrNode *copy_node(Rewriter *r, const IrNode *n) {
     case IR_SELECT_OR: c = ir_select_or(g, arg(r, n->u.combine.lhs), arg(r, n->u.combine.rhs), n->loc); break;
     case IR_SELECT_NOT: c = ir_select_not(g, arg(r, n->u.combine.lhs), n->loc); break;
     case IR_AGGREGATE:
+        if ((c = bos_idiom(r, n))) break;
         if (diagonal(n->u.aggregate.selector)) {
             IrNode *d = ir_const(g, n->u.aggregate.default_value, n->loc);
             IrNode *f = diagonal_formula(r, n->u.aggregate.selector);
@@ -109,8 +164,8 @@ static IrNode *copy_node(Rewriter *r, const IrNode *n) {
     return c;
 }
 
-const IrNode *rewrite_program(const IrGraph *src, const IrNode *out, IrGraph *dst) {
-    Rewriter r = {src, dst, NULL};
+const IrNode *rewrite_program(const IrGraph *src, const IrNode *out, size_t max_len, IrGraph *dst) {
+    Rewriter r = {src, dst, NULL, max_len};
     r.map = ARENA_ARRAY(dst->arena, IrNode *, (size_t)out->id + 1);
     /* indices and length always exist, first: s-ops computed from their positional tables read
      * them even when the program does not mention them */

@@ -91,14 +91,21 @@ static bool is_index_match(Plan *p, const IrNode *sel, bool for_width) {
     return selector_index_match(p, sel, for_width) == IM_TOTAL;
 }
 
-/* The (keys, queries) pair shared by every comparison in a subtree, or false if mixed. */
-static bool single_pair(const IrNode *sel, const IrNode **keys, const IrNode **queries) {
-    if (sel->kind == IR_SELECT) {
-        if (*keys && (*keys != sel->u.select.keys || *queries != sel->u.select.queries)) return false;
-        *keys = sel->u.select.keys;
-        *queries = sel->u.select.queries;
+/* Merges one side of a comparison into the side of a subtree: the same s-op, or a constant
+ * (which reads nothing) on either. */
+static bool merge_side(const IrNode **side, const IrNode *x) {
+    if (!*side || ((*side)->kind == IR_CONST && x->kind != IR_CONST)) {
+        *side = x;
         return true;
     }
+    return *side == x || x->kind == IR_CONST;
+}
+
+/* The (keys, queries) pair of s-ops every comparison in a subtree reads, constants aside
+ * (select(r, 2, ==) or select(r, 6, ==) reads only r: a key-only table), or false if mixed.
+ * A side that reads only constants is one of them (its value is taken per comparison). */
+static bool single_pair(const IrNode *sel, const IrNode **keys, const IrNode **queries) {
+    if (sel->kind == IR_SELECT) return merge_side(keys, sel->u.select.keys) && merge_side(queries, sel->u.select.queries);
     if (!single_pair(sel->u.combine.lhs, keys, queries)) return false;
     return !sel->u.combine.rhs || single_pair(sel->u.combine.rhs, keys, queries);
 }
@@ -124,11 +131,14 @@ void selector_want(Plan *p, const IrNode *sel, bool for_width) {
     if (sel->u.combine.rhs) selector_want(p, sel->u.combine.rhs, for_width);
 }
 
-/* Truth of a single-pair selector subtree for one key and one query value. */
+/* Truth of a single-pair selector subtree for one key and one query value (a comparison with
+ * a constant side reads the constant). */
 static bool eval_formula(const IrNode *sel, Value k, Value q, bool *ok) {
     switch (sel->kind) {
     case IR_SELECT: {
         char msg[160];
+        if (sel->u.select.keys->kind == IR_CONST) k = sel->u.select.keys->u.constant;
+        if (sel->u.select.queries->kind == IR_CONST) q = sel->u.select.queries->u.constant;
         ValueResult r = ir_cmp_apply(sel->u.select.cmp, k, q, msg, sizeof msg);
         if (!r.ok) *ok = false;
         return r.ok && r.value.as.b;
@@ -378,9 +388,13 @@ bool selector_lower(Plan *p, const IrNode *sel, ScoreColumn **cols_out, size_t *
         *bos_level = 0.5;
         return true;
     }
-    diag_error(p->diags, sel->loc,
-               "this selector combines comparisons of different s-ops with or/not, which one "
-               "attention head cannot average over exactly (selector_width of it compiles; "
-               "aggregate needs an and-combination, or one (keys, queries) pair)");
-    return false;
+    return joint_columns(p, sel, cols_out, n_out, bos_level, time);
+}
+
+bool selector_needs_joint(Plan *p, const IrNode *sel) {
+    if (selector_index_match(p, sel, false) != IM_NONE) return false;
+    SelTerm *terms;
+    size_t n;
+    if (!selector_terms(p, sel, &terms, &n)) return false;
+    return n > 1 || (n == 1 && terms[0].coef != 1);
 }

@@ -135,6 +135,15 @@ static const Case cases[] = {
     {"a tabulated map of values near 9e14 (centred exactly before scaling)",
      "big = 888888888888888 + indices * 3; r = \"x\" if big % 2 == length % 2 else \"y\";", "r", "ab", 6, 5, -1},
     {"mixed kinds from a map", "r = 1 if tokens == \"a\" else \"z\";", "r", "ab", 4, 4, -1},
+    {"an aggregate over an or of different pairs: joint one-hots, one head",
+     "r = aggregate(select(tokens, tokens, <) or select(indices, indices, ==), indices);", "r", "abc", 5, 5, 2},
+    {"the BOS idiom: a width plus the first position, one layer",
+     "s = select(tokens, tokens, ==) or select(indices, 0, ==); r = round(1 / aggregate(s, indicator(indices == 0))) - 1;",
+     "r", "abc", 5, 5, 1},
+    {"an or of comparisons with constants reads one s-op: one table",
+     "r = aggregate(select(indices, 1, ==) or select(indices, 3, ==), indicator(tokens == \"a\"));", "r", "ab", 5, 5, 1},
+    {"an or of pairs on strings: several keys raise, one key is copied",
+     "r = aggregate(select(tokens, \"a\", ==) or select(indices, indices, ==), tokens, \"-\");", "r", "ab", 4, 4, -1},
 };
 
 START_TEST(test_differential) {
@@ -207,8 +216,8 @@ END_TEST
 /* Programs the compiler must refuse, with a message about the construct. */
 START_TEST(test_compile_errors) {
     static const struct { const char *src, *vocab, *needle; size_t max_len; } bad[] = {
-        {"r = aggregate(select(tokens, tokens, <) or select(indices, indices, ==), indices);", "abc",
-         "one attention head cannot average", 5},
+        {"r = aggregate(select(tokens, tokens, <) or select(indices, indices, ==) or select(length, length, ==), indices);",
+         "abcdefghijklmnop", "more than 4096 of them", 64},
         {"r = aggregate(select(tokens, tokens, ==), tokens);", NULL, "no vocabulary", 5},
         /* found by fuzz_compile: a width over comparisons that always raise is not 0 */
         {"r = selector_width(select(tokens, indices, <));", "ab", "cannot be ordered", 3},
