@@ -138,6 +138,10 @@ static double grid_size(Plan *p, const IrNode *const *set, uint32_t n) {
 /* Collects what `n` is computed from through the maps that would cost a layer of their own
  * (costly; every map when all_maps): non-map s-ops and free views stay leaves. False when
  * more than CG_MAX_LEAVES. */
+/* A map whose values mix strings with other atoms must be computed on its own dims, where the
+ * one-kind check sees it (the reference refuses such a sequence): never fused through. */
+static bool mixed(Plan *p, const IrNode *n) { return vs_mixed_kinds(&p->info[n->id].vs); }
+
 static bool map_sources(Plan *p, const IrNode *n, const MapClass *cls, bool all_maps, const IrNode **out,
                         uint32_t *count) {
     if (n->kind == IR_CONST) return true;
@@ -148,7 +152,7 @@ static bool map_sources(Plan *p, const IrNode *n, const MapClass *cls, bool all_
             if (pl[j] && !map_sources(p, pl[j], cls, all_maps, out, count)) return false;
         return true;
     }
-    if (n->kind == IR_MAP && (all_maps || costly(p, n, cls))) {
+    if (n->kind == IR_MAP && !mixed(p, n) && (all_maps || costly(p, n, cls))) {
         for (uint32_t j = 0; j < n->u.map.nargs; j++)
             if (!map_sources(p, n->u.map.args[j], cls, all_maps, out, count)) return false;
         return true;
@@ -255,7 +259,7 @@ static void descend(Plan *p, const IrNode **set, uint32_t *n, LeafCost *cost, co
         for (uint32_t k = 0; k < *n && !improved; k++) {
             const IrNode *l = set[k];
             bool positional = expands_to_position(p, l);
-            if (l->kind != IR_MAP && !positional) continue;
+            if ((l->kind != IR_MAP && !positional) || mixed(p, l)) continue;
             const IrNode *cand[3 * CG_MAX_LEAVES];
             uint32_t nc = 0;
             for (uint32_t j = 0; j < *n; j++)

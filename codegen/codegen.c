@@ -1,7 +1,9 @@
 /* The compiler driver: value sets -> plan -> weights (see codegen.h for the passes). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/internal.h"
+#include "ir/eval.h"
 
 /* The token type of the program: that of every `tokens_*` the output depends on. */
 static bool find_token_type(const IrGraph *g, const IrNode *out, IrTokenType *type, bool *reads,
@@ -43,6 +45,45 @@ static bool find_token_type(const IrGraph *g, const IrNode *out, IrTokenType *ty
     return ok;
 }
 
+/* The token type a --vocab spec spells: an int range or a JSON list of numbers means ints (or
+ * floats, bools), anything else strings. */
+static IrTokenType vocab_token_type(const char *spec) {
+    const char *s = spec + strspn(spec, " \t");
+    if (*s == '[') {
+        s++;
+        s += strspn(s, " \t");
+        if (*s == '"' || *s == ']') return IR_TOKENS_STR;
+        if (!strncmp(s, "true", 4) || !strncmp(s, "false", 5)) return IR_TOKENS_BOOL;
+        size_t len = strcspn(s, ",]");
+        return memchr(s, '.', len) || memchr(s, 'e', len) || memchr(s, 'E', len) ? IR_TOKENS_FLOAT : IR_TOKENS_INT;
+    }
+    const char *dots = strstr(s + (*s == '-'), "..");
+    if (dots) {
+        char *end;
+        strtol(s, &end, 10);
+        if (end == dots) return IR_TOKENS_INT;
+    }
+    return IR_TOKENS_STR;
+}
+
+/* An output that takes no value at all raises on every input: a model of it would have nothing
+ * to read out. Refused, with the reference's own error on the shortest input. */
+static bool takes_a_value(Plan *p, const IrNode *out, const IrGraph *g, const IrNode *output) {
+    const SopInfo *o = &p->info[out->id];
+    if (o->vs.unbounded || o->vs.n > 0) return true;
+    Arena a;
+    arena_init(&a);
+    Value in = p->numeric_tokens ? value_float(p->token_lo) : p->n_vocab ? p->vocab[0] : value_int(0);
+    Value *res;
+    IrEvalError e;
+    if (ir_eval(g, output, &in, 1, &a, &res, &e))
+        diag_error(p->diags, output->loc, "this s-op can take no value (every combination of its inputs raises)");
+    else
+        diag_error(p->diags, output->loc, "this s-op raises on every input (on the input of one token: %s)", e.message);
+    arena_free(&a);
+    return false;
+}
+
 bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_name,
                      const CodegenOptions *opt, Model *model, DiagList *diags) {
     if (ir_is_selector(output)) {
@@ -62,6 +103,8 @@ bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_
     p.win_hi = p.max_len;
     bool reads_tokens, ok = find_token_type(g, output, &p.token_type, &reads_tokens, diags);
     char err[256];
+    if (ok && !reads_tokens && opt->vocab_spec) /* the tokens are never read: take the kind the vocabulary spells */
+        p.token_type = vocab_token_type(opt->vocab_spec);
     if (ok && !opt->vocab_spec && p.token_type == IR_TOKENS_FLOAT && opt->have_range) {
         /* real-valued tokens: a numerical encoding only, exact wherever the program uses them
          * linearly (copied, averaged, added, scaled); tabulating them is refused */
@@ -91,7 +134,8 @@ bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_
         const IrNode *out = rewrite_program(g, output, p.max_len, &lowered);
         p.g = &lowered;
         p.info = ARENA_ARRAY(&scratch, SopInfo, lowered.count ? lowered.count : 1);
-        ok = vs_compute(&p, out) && plan_build(&p, out) && emit_model(&p, out, output_name, opt, model);
+        ok = vs_compute(&p, out) && takes_a_value(&p, out, g, output) && plan_build(&p, out) &&
+             emit_model(&p, out, output_name, opt, model);
     }
     arena_free(&scratch);
     return ok;

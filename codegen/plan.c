@@ -202,6 +202,9 @@ static bool plan_width(Plan *p, SopInfo *info, const IrNode *out) {
 static bool plan_aggregate(Plan *p, SopInfo *info, const IrNode *out) {
     const IrNode *n = info->node;
     SopInfo *src = &p->info[n->u.aggregate.sop->id];
+    if (vs_mixed_kinds(&src->vs) && !selector_at_most_one(p, n->u.aggregate.selector))
+        return plan_error(p, n, "averages an s-op that holds strings on some inputs and numbers on others; the "
+                                "compiler needs one kind to know whether it averages or copies");
     HeadOp *h = plan_new_head(p);
     h->tie_tol = 0.25; /* scores m (selected), m - 1/2 (BOS), at most m - 1 (others); index match: gaps 1 */
     int t_sel;

@@ -125,16 +125,20 @@ static const Case cases[] = {
     {"mixed kinds across positions raise", "r = aggregate(select(indices, length - indices, ==), tokens);", "r", "ab", 4,
      4, -1},
     {"a raise inside a fused affine query (found by fuzz_compile)",
-     "r = aggregate(select(indices, length % -indices - 5, ==), tokens);", "r", "ab", 3, 3, -1},
+     "r = aggregate(select(indices, length % -(indices - 1) - 5, ==), tokens);", "r", "ab", 3, 3, -1},
     {"gather by an irreflexive width: index match on a width query",
      "t = selector_width(select(tokens, tokens, <)); r = aggregate(select(indices, t, ==), tokens, \"-\");", "r",
      "abc", 5, 5, 2},
     {"a raise under unary plus chains in a categorical query (found by fuzz_compile)",
-     "q = +1 - +indices + 888888888 + +length % +indices - 0; r = aggregate(select(indices, q, ==), tokens);", "r",
+     "q = +1 - +indices + 888888888 + +length % (+indices + 1) - 0; r = aggregate(select(indices, q, ==), tokens);", "r",
      "ab", 3, 3, -1},
     {"a tabulated map of values near 9e14 (centred exactly before scaling)",
      "big = 888888888888888 + indices * 3; r = \"x\" if big % 2 == length % 2 else \"y\";", "r", "ab", 6, 5, -1},
     {"mixed kinds from a map", "r = 1 if tokens == \"a\" else \"z\";", "r", "ab", 4, 4, -1},
+    {"mixed kinds read through a map: checked where they are computed",
+     "x = 1 if tokens == \"a\" else \"q\"; r = 1 if x == \"q\" else 0;", "r", "ab", 4, 4, -1},
+    {"the tokens are never read: their type comes from the vocabulary", "tokens = tokens_int; r = indices + 1;", "r",
+     "0..3", 4, 4, 0},
     {"an aggregate over an or of different pairs: joint one-hots, one head",
      "r = aggregate(select(tokens, tokens, <) or select(indices, indices, ==), indices);", "r", "abc", 5, 5, 2},
     {"the BOS idiom: a width plus the first position, one layer",
@@ -222,6 +226,13 @@ START_TEST(test_compile_errors) {
         /* found by fuzz_compile: a width over comparisons that always raise is not 0 */
         {"r = selector_width(select(tokens, indices, <));", "ab", "cannot be ordered", 3},
         {"tokens = tokens_int; r = tokens * tokens * tokens * tokens * indices;", "0..99", "", 64},
+        /* the reference raises on every input (length % indices at index 0): nothing to read out */
+        {"q = +1 - +indices + 888888888 + +length % +indices - 0; r = aggregate(select(indices, q, ==), tokens);", "ab",
+         "raises on every input", 3},
+        {"r = (-length) ^ 0.5;", "ab", "raises on every input", 4},
+        {"d = {\"z\": 1}; r = d[tokens];", "ab", "raises on every input", 4},
+        {"x = 1 if tokens == \"a\" else \"q\"; r = aggregate(select(indices, indices, <=), x);", "ab",
+         "holds strings on some inputs and numbers on others", 4},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         Compiled *c = compile_src(bad[i].src, "r", bad[i].vocab, bad[i].max_len);
