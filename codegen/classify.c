@@ -508,6 +508,7 @@ void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
             if (cls[id] == MAP_MLP || (cls[id] == MAP_AFFINE && info->want_cat)) {
                 for (uint32_t k = 0; k < info->n_leaves; k++) {
                     SopInfo *a = &p->info[info->leaves[k]->id];
+                    if (vs_kind_collisions(&a->vs)) a->want_kind = true; /* 1 and 1.0 may map differently */
                     if (a->node->kind == IR_LENGTH || a->node->kind == IR_SELECTOR_WIDTH) continue; /* read via u */
                     if (a->vs.numeric) a->want_num = true;
                     else a->want_cat = true;

@@ -66,20 +66,27 @@ static IrTokenType vocab_token_type(const char *spec) {
     return IR_TOKENS_STR;
 }
 
-/* An output that takes no value at all raises on every input: a model of it would have nothing
- * to read out. Refused, with the reference's own error on the shortest input. */
+/* A program with an s-op that takes no value at all (every combination of its arguments raises)
+ * raises on every input: a model of it would have nothing to read out. Refused, with the
+ * reference's own error on the shortest input. */
 static bool takes_a_value(Plan *p, const IrNode *out, const IrGraph *g, const IrNode *output) {
-    const SopInfo *o = &p->info[out->id];
-    if (o->vs.unbounded || o->vs.n > 0) return true;
+    const IrNode *empty = NULL; /* an s-op the output reads that can take no value */
+    for (size_t id = 0; id <= out->id && !empty; id++) {
+        const SopInfo *x = &p->info[id];
+        if (x->reachable && !ir_is_selector(x->node) && !x->vs.unbounded && x->vs.n == 0) empty = x->node;
+    }
+    if (!empty) return true;
     Arena a;
     arena_init(&a);
     Value in = p->numeric_tokens ? value_float(p->token_lo) : p->n_vocab ? p->vocab[0] : value_int(0);
     Value *res;
     IrEvalError e;
+    char d[160];
+    vs_describe(empty, d, sizeof d);
     if (ir_eval(g, output, &in, 1, &a, &res, &e))
-        diag_error(p->diags, output->loc, "this s-op can take no value (every combination of its inputs raises)");
+        diag_error(p->diags, empty->loc, "%s can take no value: every combination of its arguments raises", d);
     else
-        diag_error(p->diags, output->loc, "this s-op raises on every input (on the input of one token: %s)", e.message);
+        diag_error(p->diags, empty->loc, "%s raises on every input, so the program does (on one token: %s)", d, e.message);
     arena_free(&a);
     return false;
 }

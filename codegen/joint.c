@@ -56,6 +56,7 @@ static bool plan_joint(Plan *p, const IrNode *sel, Joint *j) {
     for (size_t i = 0; i < j->n_members; i++) {
         const ValueSet *vs = &p->info[j->members[i]->id].vs;
         if (vs->unbounded) return plan_error(p, j->members[i], "has too many possible values to select on jointly");
+        if (vs->n == 0) return plan_error(p, j->members[i], "takes no value (internal compiler error)");
         j->stride[i] = j->n_tuples;
         j->n_tuples *= vs->n ? vs->n : 1;
         if (j->n_tuples > CG_MAX_JOINT_TUPLES) {

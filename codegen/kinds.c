@@ -94,23 +94,6 @@ void kinds_demand(Plan *p, SopInfo *x) {
     }
 }
 
-/* A leaf of a kind MLP: the argument's value through its encoding and, when its kinds collide,
- * its kind block as a second input. */
-static bool kind_leaf(Plan *p, MlpOp *m, size_t j, SopInfo *a) {
-    if (!plan_scalar_arg(p, m, j, a, true)) return false;
-    if (!a->want_kind) return true;
-    if (!a->has_kind) return plan_error(p, a->node, "has no kind block (internal compiler error)");
-    LeafMap *leaf = &m->leaf[j];
-    double *sc;
-    LinView v = lv_empty();
-    for (uint32_t k = 0; k < a->n_kinds; k++) v = lv_combine(p->arena, 1, v, (double)k, a->kind_cat[k]);
-    if (!plan_add_grid(p, m, v, a->n_kinds, &sc, &leaf->kind_arg)) return false;
-    for (uint32_t k = 0; k < a->n_kinds; k++) sc[k] = (double)k;
-    leaf->has_kind_axis = true;
-    leaf->kinds = a->kinds;
-    return true;
-}
-
 /* The kind block as the one-hot output of m. */
 static void kind_output(Plan *p, MlpOp *m, SopInfo *x) {
     m->kind_of = true;
@@ -226,7 +209,7 @@ bool kinds_plan(Plan *p, SopInfo *x) {
             for (uint32_t k = 0; k < nl; k++) dup = dup || lv[k] == a->node;
             if (dup) continue;
             lv[nl] = a->node;
-            if (!kind_leaf(p, m, nl++, a)) return false;
+            if (!plan_scalar_arg(p, m, nl++, a, true)) return false;
             int ta = a->want_kind && a->kind_time > a->time ? a->kind_time : (a->has_u ? a->u_time : a->time);
             if (ta > t) t = ta;
         }

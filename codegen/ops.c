@@ -116,7 +116,27 @@ bool plan_add_grid(Plan *p, MlpOp *m, LinView view, size_t n, double **scalar, u
 
 /* Adds leaf `a` of an MLP: a selector width through its heads' outputs u (-1/(w+1) ascends
  * with w), a number through its numerical view, anything else through the rank of its value. */
+/* A leaf whose kinds collide (1 and 1.0) and matter gets its kind block as a second input. */
+static bool kind_axis(Plan *p, MlpOp *m, size_t j, SopInfo *a) {
+    if (!a->want_kind || !a->has_kind) return true;
+    LeafMap *leaf = &m->leaf[j];
+    double *sc = NULL;
+    LinView v = lv_empty();
+    for (uint32_t k = 0; k < a->n_kinds; k++) v = lv_combine(p->arena, 1, v, (double)k, a->kind_cat[k]);
+    if (!plan_add_grid(p, m, v, a->n_kinds, &sc, &leaf->kind_arg)) return false;
+    for (uint32_t k = 0; k < a->n_kinds; k++) sc[k] = (double)k;
+    leaf->has_kind_axis = true;
+    leaf->kinds = a->kinds;
+    return true;
+}
+
+static bool scalar_arg_value(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u);
+
 bool plan_scalar_arg(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u) {
+    return scalar_arg_value(p, m, j, a, via_u) && kind_axis(p, m, j, a);
+}
+
+static bool scalar_arg_value(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u) {
     if (a->vs.unbounded) return plan_error(p, a->node, "has too many possible values to tabulate in an MLP (lower --max-len or --vocab)");
     LeafMap *leaf = &m->leaf[j];
     m->n_leaves = j + 1 > m->n_leaves ? j + 1 : m->n_leaves;

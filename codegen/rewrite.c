@@ -174,5 +174,9 @@ const IrNode *rewrite_program(const IrGraph *src, const IrNode *out, size_t max_
     /* arguments first, in id order, so the recursion in arg() stays shallow */
     for (size_t id = 0; id <= out->id; id++)
         if (!r.map[id]) copy_node(&r, src->nodes[id]);
-    return r.map[out->id];
+    IrNode *o = r.map[out->id];
+    /* the passes visit the nodes up to the output: it must come after indices and length (+x is
+     * x for the ints these two hold) */
+    if (o->kind == IR_INDICES || o->kind == IR_LENGTH) o = ir_map_unary(dst, VOP_POS, o, o->loc);
+    return o;
 }

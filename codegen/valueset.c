@@ -118,10 +118,13 @@ static void kinds_compute(Plan *p, const IrNode *out) {
     for (size_t id = out->id + 1; id-- > 0;) {
         SopInfo *info = &p->info[id];
         const IrNode *n = info->node;
-        if (!info->reachable || !info->kind_matters) continue;
+        if (!info->reachable) continue;
+        if (n->kind == IR_MAP && n->u.map.kind == IR_MAP_INDEX) /* a float index raises, whatever the result */
+            p->info[n->u.map.args[0]->id].kind_matters = true;
+        if (!info->kind_matters) continue;
         if (n->kind == IR_MAP) {
             for (uint32_t j = 0; j < n->u.map.nargs; j++)
-                if (map_arg_kind_flows(n, j) || n->u.map.kind == IR_MAP_INDEX) p->info[n->u.map.args[j]->id].kind_matters = true;
+                if (map_arg_kind_flows(n, j)) p->info[n->u.map.args[j]->id].kind_matters = true;
         } else if (n->kind == IR_AGGREGATE) { /* one key: the value itself */
             p->info[n->u.aggregate.sop->id].kind_matters = true;
         }

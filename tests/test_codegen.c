@@ -139,6 +139,17 @@ static const Case cases[] = {
      "x = 1 if tokens == \"a\" else \"q\"; r = 1 if x == \"q\" else 0;", "r", "ab", 4, 4, -1},
     {"the tokens are never read: their type comes from the vocabulary", "tokens = tokens_int; r = indices + 1;", "r",
      "0..3", 4, 4, 0},
+    /* fuzz_compile findings */
+    {"the output is indices itself", "r = indices;", "r", "ab", 3, 3, 0},
+    {"a list indexed by a mean: a float index raises, an int one does not (kind axis)",
+     "x = aggregate(select(tokens, tokens, ==), length); r = selector_width(select(indices, [3, 1, 2][x], >));", "r",
+     "ab", 4, 4, -1},
+    {"a mixed-kind map read by a comparison keeps its one-kind check", "x = -1 if tokens == \"a\" else \"a\"; r = x == \"a\";",
+     "r", "ab", 4, 4, -1},
+    {"a costly width of a product (fuzz: 1 GB at max-len 8 before the cost model)",
+     "tokens = tokens_int; x6 = selector_width(select(tokens, tokens, <=)); "
+     "k = aggregate(select(tokens, tokens, <), length, -1) * x6; r = selector_width(select(k, k, <));",
+     "r", "-1,5,7", 4, 4, -1},
     {"an aggregate over an or of different pairs: joint one-hots, one head",
      "r = aggregate(select(tokens, tokens, <) or select(indices, indices, ==), indices);", "r", "abc", 5, 5, 2},
     {"the BOS idiom: a width plus the first position, one layer",
@@ -232,6 +243,13 @@ START_TEST(test_compile_errors) {
         {"r = (-length) ^ 0.5;", "ab", "raises on every input", 4},
         {"d = {\"z\": 1}; r = d[tokens];", "ab", "raises on every input", 4},
         {"x = 1 if tokens == \"a\" else \"q\"; r = aggregate(select(indices, indices, <=), x);", "ab",
+         "holds strings on some inputs and numbers on others", 4},
+        /* fuzz_compile findings: a program that raises everywhere; an empty set in a joint selector */
+        {"x = {\"a\": 1, \"b\": 2}[tokens]; r = aggregate(select(indices, indices, <), x);", "()", "raises on every input", 4},
+        {"q = [\"x\", \"y\", \"z\"][indices / 2]; "
+         "r = aggregate(select(indices, 2, <=) or (select(tokens, q, ==) or select(indices, 0, ==)), indices);",
+         "ab", "raises on every input", 4},
+        {"w = 0.5 if length == 4 else tokens; r = aggregate(select(indices, indices, <), w);", "ab",
          "holds strings on some inputs and numbers on others", 4},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
