@@ -106,6 +106,8 @@ bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_
     p.diags = diags;
     p.max_len = opt->max_len ? opt->max_len : 8;
     p.numbers_only = opt->numbers_only;
+    p.max_mlp = opt->max_mlp ? opt->max_mlp : CODEGEN_DEFAULT_MAX_MLP;
+    p.max_bytes = opt->max_bytes ? opt->max_bytes : CODEGEN_DEFAULT_MAX_BYTES;
     p.win_lo = 1;
     p.win_hi = p.max_len;
     bool reads_tokens, ok = find_token_type(g, output, &p.token_type, &reads_tokens, diags);

@@ -33,7 +33,14 @@ typedef struct CodegenOptions {
      * For exporting the attention computation (raspcc --fut-target); a model compiled so
      * prints a representative kind where the program's kinds collide. */
     bool numbers_only;
+    /* Limits that keep a compile bounded (0: the defaults below); exceeding one is a located
+     * error naming the figure. */
+    size_t max_mlp;          /* hidden units of one layer's MLP (default CODEGEN_DEFAULT_MAX_MLP) */
+    size_t max_bytes;        /* bytes of the model's weights, dense float64 (CODEGEN_DEFAULT_MAX_BYTES) */
 } CodegenOptions;
+
+#define CODEGEN_DEFAULT_MAX_MLP ((size_t)1 << 17)
+#define CODEGEN_DEFAULT_MAX_BYTES ((size_t)1 << 30)
 
 /* Compiles `output` (an s-op of g) into *model (initialised by the caller with model_init).
  * Reports problems to diags, located at the s-op they concern. */

@@ -15,13 +15,20 @@ static void put_view(Matrix *w, size_t col, LinView v, double scale) {
     for (size_t t = 0; t < v.n; t++) w->data[(size_t)v.terms[t].dim * w->cols + col] += scale * v.terms[t].coef;
 }
 
+/* Counts `entries` more weights against --max-bytes; false (with a located error) past it. */
+static bool budget(Plan *p, const IrNode *at, double entries, const char *what) {
+    p->weight_bytes += 8 * entries;
+    if (p->weight_bytes <= (double)p->max_bytes) return true;
+    diag_error(p->diags, at->loc, "%s brings the model's weights to %.3g bytes (limit %zu, --max-bytes): lower "
+               "--max-len or --vocab, or raise the limit", what, p->weight_bytes, p->max_bytes);
+    return false;
+}
+
 static bool emit_head(Plan *p, Model *m, const HeadOp *op, ModelHead *h, const double *bos_row) {
     size_t D = p->n_dims, dk = op->n_cols + 1, dv = op->n_vals;
-    if (D > CG_MAX_MATRIX / (dk > dv ? dk : dv)) {
-        diag_error(p->diags, op->node->loc, "this head would need %zu score columns over a residual of %zu (limit %d "
-                   "weights per matrix): lower --max-len or --vocab", dk, D, CG_MAX_MATRIX);
-        return false;
-    }
+    char what[96];
+    snprintf(what, sizeof what, "this head (%zu score columns, %zu values over a residual of %zu)", dk, dv, D);
+    if (!budget(p, op->node, (double)D * (double)(2 * dk + 2 * dv), what)) return false;
     h->wq = model_matrix(m, D, dk);
     h->wk = model_matrix(m, D, dk);
     h->wv = model_matrix(m, D, dv);
@@ -70,19 +77,28 @@ static bool emit_layer_mlp(Plan *p, Model *m, int layer, ModelMlp *mlp, double *
     size_t D = p->n_dims;
     HiddenBuf hb = {0};
     double *b2 = ARENA_ARRAY(&m->arena, double, D);
-    for (size_t i = 0; i < p->n_mlps; i++)
+    size_t most = 0;
+    for (size_t i = 0; i < p->n_mlps; i++) {
+        size_t before = hb.n;
         if (p->mlps[i].layer == layer && !mlp_tabulate(p, &p->mlps[i], &hb, b2)) return false;
+        if (hb.n - before > most) { /* where a limit error points */
+            most = hb.n - before;
+            hb.largest = p->mlps[i].node;
+        }
+        if (hb.n > p->max_mlp) {
+            char d[128];
+            vs_describe(p->mlps[i].node, d, sizeof d);
+            diag_error(p->diags, p->mlps[i].node->loc,
+                       "%s brings layer %d's MLP to %zu hidden units (limit %zu, --max-mlp): lower --max-len or --vocab, "
+                       "or raise the limit", d, layer, hb.n, p->max_mlp);
+            return false;
+        }
+    }
     if (diag_has_errors(p->diags)) return false;
     size_t H = hb.n;
-    if (H && D > CG_MAX_MATRIX / H) {
-        const MlpOp *first = NULL;
-        for (size_t i = 0; i < p->n_mlps && !first; i++)
-            if (p->mlps[i].layer == layer) first = &p->mlps[i];
-        diag_error(p->diags, first->node->loc,
-                   "layer %d's MLP would need %zu hidden units over a residual of %zu (%.3g weights, limit %d per "
-                   "matrix): lower --max-len or --vocab", layer, H, D, (double)D * (double)H, CG_MAX_MATRIX);
-        return false;
-    }
+    char what[96];
+    snprintf(what, sizeof what, "layer %d's MLP (%zu hidden units over a residual of %zu)", layer, H, D);
+    if (H && !budget(p, hb.largest, 2.0 * (double)D * (double)H, what)) return false;
     mlp->w1 = model_matrix(m, D, H);
     mlp->w2 = model_matrix(m, H, D);
     mlp->b1 = ARENA_ARRAY(&m->arena, double, H ? H : 1);

@@ -40,14 +40,13 @@ enum {
     /* Lengths up to which an output may decode against a value set per length (each length
      * reruns the value analysis) */
     CG_MAX_LEN_DECODE = 256,
-    CG_MAX_MATRIX = 1 << 27,     /* entries of one weight matrix (1 GiB of float64) */
     /* A width decomposed into several heads is made categorical in one MLP over the joint grid
      * of its terms while that grid is at most this large; beyond, in two steps (a numerical sum,
      * then a 1-D discretisation one layer later): one more layer, far fewer hidden units. */
     CG_MAX_WIDTH_JOINT = 1 << 14,
     /* Positional tables (positional.c): entries of all tables together, and comparisons spent
      * evaluating positional selectors at every length. Beyond, no tables (and less precision). */
-    CG_MAX_POS_ENTRIES = 1 << 23,
+    CG_MAX_POS_ENTRIES = 1 << 22,
     CG_MAX_POS_WORK = 1 << 30,
 };
 
@@ -294,6 +293,8 @@ typedef struct Plan {
     const IrNode *indices, *length; /* always in the graph (rewrite.c), always reachable */
     bool have_pos;             /* positional tables were computed (positional.c) */
     bool numbers_only;         /* CodegenOptions.numbers_only */
+    size_t max_mlp, max_bytes; /* the limits (CodegenOptions) */
+    double weight_bytes;       /* dense bytes of the weights emitted so far */
     /* The lengths the value analysis covers: 1..max_len, or one length for the value sets of
      * the output at that length (valueset.c, vs_output_at_length). */
     size_t win_lo, win_hi;
@@ -321,6 +322,14 @@ LinView lv_empty(void);
 /* a*x + b*y, merging terms and dropping zeros */
 LinView lv_combine(Arena *a, double alpha, LinView x, double beta, LinView y);
 double lv_eval(LinView v, const double *row);
+/* A sum of many views, built in one pass (repeated lv_combine would copy it each time): add
+ * coef * v terms to the builder (heap scratch), then lvb_done merges them into the arena. */
+typedef struct LvBuild {
+    Term *t;
+    size_t n, cap;
+} LvBuild;
+void lvb_add(LvBuild *b, double coef, LinView v);
+LinView lvb_done(Arena *a, LvBuild *b);
 
 /* positional.c: tables of the reachable positional s-ops and selectors (after reachability) */
 bool pos_compute(Plan *p, const IrNode *out);
@@ -440,6 +449,7 @@ typedef struct HiddenBuf {
     double *out_coef;
     uint32_t *out_dim2;
     double *out_coef2;
+    const IrNode *largest; /* the s-op whose op added the most units (for messages) */
 } HiddenBuf;
 size_t hidden_add(Plan *p, HiddenBuf *hb, LinView in, double scale, double bias);
 /* Appends op's units to hb and its constant output to b2 (the layer's output bias). */

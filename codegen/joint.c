@@ -158,11 +158,12 @@ bool joint_columns(Plan *p, const IrNode *sel, ScoreColumn **cols_out, size_t *n
     size_t n = 0, major = nk <= nq ? nk : nq;
     ScoreColumn *cols = ARENA_ARRAY(p->arena, ScoreColumn, major ? major : 1);
     for (size_t c = 0; c < major; c++) { /* one column per tuple of the smaller side */
-        LinView other = lv_empty();
+        LvBuild b = {0};
         for (size_t o = 0; o < (nk <= nq ? nq : nk); o++) {
             bool sel_ab = nk <= nq ? M[o * nk + c] : M[c * nk + o];
-            if (sel_ab) other = lv_combine(p->arena, 1, other, 1, nk <= nq ? qj->cat[o] : kj->cat[o]);
+            if (sel_ab) lvb_add(&b, 1, nk <= nq ? qj->cat[o] : kj->cat[o]);
         }
+        LinView other = lvb_done(p->arena, &b);
         if (other.n == 0) continue;
         cols[n++] = nk <= nq ? (ScoreColumn){other, kj->cat[c]} : (ScoreColumn){qj->cat[c], other};
     }

@@ -111,13 +111,15 @@ static void kind_output(Plan *p, MlpOp *m, SopInfo *x) {
 static bool kinds_from_table(Plan *p, SopInfo *x, const PosTable *t) {
     if (t->dep != POS_IN && t->dep != POS_N && !t->any_fail) {
         const SopInfo *ix = &p->info[p->indices->id];
+        LvBuild b[3] = {{0}, {0}, {0}};
         for (size_t i = 0; i < p->max_len; i++) {
             Value v;
             if (!pos_lookup(t, (int64_t)i, (int64_t)i + 1, p->max_len, &v)) continue;
             uint32_t k = 0;
             while (k < x->n_kinds && x->kinds[k] != v.kind) k++;
-            if (k < x->n_kinds) x->kind_cat[k] = lv_combine(p->arena, 1, x->kind_cat[k], 1, ix->cat[i]);
+            if (k < x->n_kinds) lvb_add(&b[k], 1, ix->cat[i]);
         }
+        for (uint32_t k = 0; k < 3; k++) x->kind_cat[k] = lvb_done(p->arena, &b[k]);
         x->has_kind = true;
         x->kind_time = 0;
         return true;

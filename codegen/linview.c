@@ -35,6 +35,26 @@ LinView lv_combine(Arena *a, double alpha, LinView x, double beta, LinView y) {
     return (LinView){t, out};
 }
 
+void lvb_add(LvBuild *b, double coef, LinView v) {
+    if (coef == 0.0 || v.n == 0) return;
+    if (b->n + v.n > b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 16;
+        while (cap < b->n + v.n) cap *= 2;
+        Term *t = realloc(b->t, cap * sizeof *t);
+        if (!t) abort(); /* out of memory: nothing sensible to do in a compiler pass */
+        b->t = t;
+        b->cap = cap;
+    }
+    for (size_t i = 0; i < v.n; i++) b->t[b->n++] = (Term){v.terms[i].dim, coef * v.terms[i].coef};
+}
+
+LinView lvb_done(Arena *a, LvBuild *b) {
+    LinView v = lv_combine(a, 1, (LinView){b->t, b->n}, 0, lv_empty());
+    free(b->t);
+    *b = (LvBuild){NULL, 0, 0};
+    return v;
+}
+
 double lv_eval(LinView v, const double *row) {
     double s = 0.0;
     for (size_t i = 0; i < v.n; i++) s += v.terms[i].coef * row[v.terms[i].dim];

@@ -303,6 +303,7 @@ static bool tabulate_slice(Tab *t, size_t g, HiddenBuf *hb, double *b2) {
             prev = cur;
             prev_p = pk;
         }
+        if (hb->n > p->max_mlp) return true; /* over the limit: emit.c reports it */
         size_t j = 0; /* odometer over the non-gate inputs, the first fastest */
         for (; j < na; j++) {
             if ((int)j == t->gate) continue;

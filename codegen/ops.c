@@ -97,8 +97,9 @@ void plan_own_cat_block(Plan *p, SopInfo *info) {
 /* The numerical view of a categorical s-op with numeric values: sum of value * one-hot. */
 void plan_num_from_cat(Plan *p, SopInfo *info) {
     if (!info->has_cat || !info->vs.numeric || info->has_num) return;
-    LinView v = lv_empty();
-    for (size_t i = 0; i < info->vs.n; i++) v = lv_combine(p->arena, 1, v, value_as_double(info->vs.vals[i]), info->cat[i]);
+    LvBuild b = {0};
+    for (size_t i = 0; i < info->vs.n; i++) lvb_add(&b, value_as_double(info->vs.vals[i]), info->cat[i]);
+    LinView v = lvb_done(p->arena, &b);
     info->num = v;
     info->has_num = true;
 }
@@ -166,8 +167,9 @@ static bool scalar_arg_value(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u
         return true;
     }
     if (!a->has_cat) return plan_error(p, a->node, "has no encoding an MLP can read (internal)");
-    LinView v = lv_empty();
-    for (size_t i = 0; i < a->vs.n; i++) v = lv_combine(p->arena, 1, v, (double)i, a->cat[i]);
+    LvBuild b = {0};
+    for (size_t i = 0; i < a->vs.n; i++) lvb_add(&b, (double)i, a->cat[i]);
+    LinView v = lvb_done(p->arena, &b);
     if (!plan_add_grid(p, m, v, a->vs.n, &sc, &leaf->arg)) return false;
     for (size_t i = 0; i < a->vs.n; i++) sc[i] = (double)i;
     if (onehot) m->grid[leaf->arg].onehot = a->cat;

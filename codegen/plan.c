@@ -2,6 +2,7 @@
  * virtual), when it becomes available (ASAP slots), which residual dims it owns, and the heads
  * and MLPs that compute it. Weights are written later by emit.c, layer by layer. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/internal.h"
@@ -25,20 +26,27 @@
 static bool plan_pos_free(Plan *p, SopInfo *info, const SopInfo *indices) {
     const PosTable *t = info->pos;
     info->cat = ARENA_ARRAY(p->arena, LinView, info->vs.n ? info->vs.n : 1);
-    LinView num = lv_empty();
+    LvBuild *cat = calloc(info->vs.n ? info->vs.n : 1, sizeof *cat), num = {0};
     for (size_t i = 0; i < p->max_len; i++) {
         Value v;
         size_t w;
-        if (!pos_lookup(t, (int64_t)i, (int64_t)i + 1, p->max_len, &v) || !vs_contains(&info->vs, v, &w))
+        if (!pos_lookup(t, (int64_t)i, (int64_t)i + 1, p->max_len, &v) || !vs_contains(&info->vs, v, &w)) {
+            for (size_t k = 0; k < info->vs.n; k++) free(cat[k].t);
+            free(cat);
+            free(num.t);
             return plan_error(p, info->node, "has no value at an index (internal compiler error)");
+        }
         LinView e = t->dep == POS_CONST ? lv_unit(p->arena, DIM_ONE, 1) : indices->cat[i];
         if (t->dep == POS_CONST && i > 0) break;
-        info->cat[w] = lv_combine(p->arena, 1, info->cat[w], 1, e);
-        if (value_is_number(v)) num = lv_combine(p->arena, 1, num, value_as_double(v), e);
+        lvb_add(&cat[w], 1, e);
+        if (value_is_number(v)) lvb_add(&num, value_as_double(v), e);
     }
+    for (size_t w = 0; w < info->vs.n; w++) info->cat[w] = lvb_done(p->arena, &cat[w]);
+    free(cat);
     info->has_cat = true;
+    LinView nv = lvb_done(p->arena, &num);
     if (info->vs.numeric) {
-        info->num = num;
+        info->num = nv;
         info->has_num = true;
     }
     info->time = 0;
@@ -66,13 +74,15 @@ static bool plan_target(Plan *p, SopInfo *q) {
     tt->dep = tb->dep = q->pos->dep;
     const SopInfo *ix = &p->info[p->indices->id];
     if (q->pos->dep == POS_I || q->pos->dep == POS_CONST) {
-        q->target = q->target_bos = lv_empty();
+        LvBuild bt = {0}, bb = {0};
         for (size_t i = 0; i < N; i++) {
             LinView e = q->pos->dep == POS_CONST ? lv_unit(p->arena, DIM_ONE, 1) : ix->cat[i];
-            q->target = lv_combine(p->arena, 1, q->target, tt->val[pos_at(i + 1, i)].as.f, e);
-            q->target_bos = lv_combine(p->arena, 1, q->target_bos, tb->val[pos_at(i + 1, i)].as.f, e);
+            lvb_add(&bt, tt->val[pos_at(i + 1, i)].as.f, e);
+            lvb_add(&bb, tb->val[pos_at(i + 1, i)].as.f, e);
             if (q->pos->dep == POS_CONST) break;
         }
+        q->target = lvb_done(p->arena, &bt);
+        q->target_bos = lvb_done(p->arena, &bb);
         q->target_time = 0;
         q->has_target = true;
         return true;
@@ -336,6 +346,7 @@ static bool plan_map(Plan *p, SopInfo *info, MapClass cls, const IrNode *out) {
         if (!X->has_cat && !plan_convert_to_cat(p, X)) return false;
         if (X->time > info->time) info->time = X->time;
         info->cat = ARENA_ARRAY(p->arena, LinView, info->vs.n ? info->vs.n : 1);
+        LvBuild *cat = calloc(info->vs.n ? info->vs.n : 1, sizeof *cat);
         char msg[160];
         for (size_t i = 0; i < X->vs.n; i++) {
             Value in[3];
@@ -343,9 +354,15 @@ static bool plan_map(Plan *p, SopInfo *info, MapClass cls, const IrNode *out) {
                 in[j] = n->u.map.args[j] == x ? X->vs.vals[i] : n->u.map.args[j]->u.constant;
             ValueResult r = ir_map_apply(n, in, p->arena, msg, sizeof msg);
             size_t w;
-            if (!r.ok || !vs_contains(&info->vs, r.value, &w)) return plan_error(p, n, "could not be tabulated (internal)");
-            info->cat[w] = lv_combine(p->arena, 1, info->cat[w], 1, X->cat[i]);
+            if (!r.ok || !vs_contains(&info->vs, r.value, &w)) {
+                for (size_t k = 0; k < info->vs.n; k++) free(cat[k].t);
+                free(cat);
+                return plan_error(p, n, "could not be tabulated (internal)");
+            }
+            lvb_add(&cat[w], 1, X->cat[i]);
         }
+        for (size_t w = 0; w < info->vs.n; w++) info->cat[w] = lvb_done(p->arena, &cat[w]);
+        free(cat);
         info->has_cat = true;
         plan_num_from_cat(p, info);
         return true;

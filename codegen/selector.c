@@ -165,6 +165,11 @@ static bool table_columns(Plan *p, const IrNode *conj, const IrNode *keys, const
     if (!need_cat(p, keys, conj) || !need_cat(p, queries, conj)) return false;
     SopInfo *K = &p->info[keys->id], *Q = &p->info[queries->id];
     size_t nk = K->vs.n, nq = Q->vs.n;
+    if ((double)nk * (double)nq > CG_MAX_GRID * 16.0) {
+        diag_error(p->diags, conj->loc, "this select compares %zu key values with %zu query values, a table too large "
+                   "to build (lower --max-len or --vocab)", nk, nq);
+        return false;
+    }
     bool ok = true;
     bool *M = ARENA_ARRAY(p->arena, bool, nk * nq + 1);
     for (size_t qi = 0; qi < nq; qi++)
@@ -175,17 +180,19 @@ static bool table_columns(Plan *p, const IrNode *conj, const IrNode *keys, const
     }
     if (nk <= nq) { /* one column per key value */
         for (size_t ki = 0; ki < nk; ki++) {
-            LinView q = lv_empty();
+            LvBuild b = {0};
             for (size_t qi = 0; qi < nq; qi++)
-                if (M[qi * nk + ki]) q = lv_combine(p->arena, 1, q, 1, Q->cat[qi]);
+                if (M[qi * nk + ki]) lvb_add(&b, 1, Q->cat[qi]);
+            LinView q = lvb_done(p->arena, &b);
             if (q.n == 0 || K->cat[ki].n == 0) continue;
             cols[(*n)++] = (ScoreColumn){q, K->cat[ki]};
         }
     } else { /* one column per query value */
         for (size_t qi = 0; qi < nq; qi++) {
-            LinView k = lv_empty();
+            LvBuild b = {0};
             for (size_t ki = 0; ki < nk; ki++)
-                if (M[qi * nk + ki]) k = lv_combine(p->arena, 1, k, 1, K->cat[ki]);
+                if (M[qi * nk + ki]) lvb_add(&b, 1, K->cat[ki]);
+            LinView k = lvb_done(p->arena, &b);
             if (k.n == 0 || Q->cat[qi].n == 0) continue;
             cols[(*n)++] = (ScoreColumn){Q->cat[qi], k};
         }
@@ -272,7 +279,7 @@ static bool term_empty(Plan *p, const SelTerm *t) {
         const IrNode *ki = NULL, *qi = NULL;
         single_pair(t->conj[i], &ki, &qi);
         const ValueSet *K = &p->info[ki->id].vs, *Q = &p->info[qi->id].vs;
-        if (K->unbounded || Q->unbounded) continue;
+        if (K->unbounded || Q->unbounded || (double)K->n * (double)Q->n > CG_MAX_GRID) continue;
         bool any = false;
         for (size_t a = 0; a < K->n && !any; a++)
             for (size_t b = 0; b < Q->n && !any; b++) {

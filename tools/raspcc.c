@@ -55,6 +55,9 @@ static const char help_text[] =
     "                   tokens_bool); a V starting with '[' is always a JSON list\n"
     "  --max-len N      longest input (default 8)\n"
     "  --range LO..HI   numeric tokens lie in [LO, HI]\n"
+    "  --max-mlp N      hidden units one layer's MLP may have (default 131072)\n"
+    "  --max-bytes B    bytes the weights may take in memory, dense float64 (default 2^30);\n"
+    "                   over either limit the compile stops at the s-op responsible\n"
     "  --stats          print layers, heads per layer, residual width, MLP hidden size per\n"
     "                   layer, parameter counts, compile time, the size of the file written\n"
     "                   (file_bytes) and what the self-check checked (--json: one JSON object)\n"
@@ -95,7 +98,7 @@ typedef struct Options {
     const char **inputs; /* positional inputs */
     size_t n_inputs;
     const char *model_path;
-    const char *vocab, *max_len, *range;
+    const char *vocab, *max_len, *range, *max_mlp, *max_bytes;
     const char *fut_target, *beta, *fut_embed;
 } Options;
 
@@ -131,6 +134,8 @@ static int parse_args(int argc, char **argv, Options *o) {
         else if (strcmp(a, "--vocab") == 0) value = &o->vocab;
         else if (strcmp(a, "--max-len") == 0) value = &o->max_len;
         else if (strcmp(a, "--range") == 0) value = &o->range;
+        else if (strcmp(a, "--max-mlp") == 0) value = &o->max_mlp;
+        else if (strcmp(a, "--max-bytes") == 0) value = &o->max_bytes;
         else if (strcmp(a, "--fut-target") == 0) value = &o->fut_target;
         else if (strcmp(a, "--beta") == 0) value = &o->beta;
         else if (strcmp(a, "--fut-embed") == 0) value = &o->fut_embed;
@@ -496,6 +501,16 @@ static int compile_mode(const IrGraph *g, const IrNode *out, const char *out_nam
         if (*end || end == o->max_len || v <= 0 || v > 100000)
             return usage_error("--max-len needs a positive integer, got '%s'", o->max_len);
         co.max_len = (size_t)v;
+    }
+    const char *limits[2] = {o->max_mlp, o->max_bytes};
+    size_t *limit_out[2] = {&co.max_mlp, &co.max_bytes};
+    for (int k = 0; k < 2; k++) {
+        if (!limits[k]) continue;
+        char *end;
+        unsigned long long v = strtoull(limits[k], &end, 10);
+        if (*end || end == limits[k] || *limits[k] == '-' || v == 0)
+            return usage_error("%s needs a positive integer", k ? "--max-bytes" : "--max-mlp");
+        *limit_out[k] = (size_t)v;
     }
     if (o->range) {
         if (!parse_range(o->range, &co.range_lo, &co.range_hi))
