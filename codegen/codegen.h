@@ -40,7 +40,7 @@ typedef struct CodegenOptions {
 } CodegenOptions;
 
 #define CODEGEN_DEFAULT_MAX_MLP ((size_t)1 << 17)
-#define CODEGEN_DEFAULT_MAX_BYTES ((size_t)1 << 30)
+#define CODEGEN_DEFAULT_MAX_BYTES ((size_t)1 << 31)
 
 /* Compiles `output` (an s-op of g) into *model (initialised by the caller with model_init).
  * Reports problems to diags, located at the s-op they concern. */

@@ -56,7 +56,7 @@ static const char help_text[] =
     "  --max-len N      longest input (default 8)\n"
     "  --range LO..HI   numeric tokens lie in [LO, HI]\n"
     "  --max-mlp N      hidden units one layer's MLP may have (default 131072)\n"
-    "  --max-bytes B    bytes the weights may take in memory, dense float64 (default 2^30);\n"
+    "  --max-bytes B    bytes the weights may take in memory, dense float64 (default 2^31);\n"
     "                   over either limit the compile stops at the s-op responsible\n"
     "  --stats          print layers, heads per layer, residual width, MLP hidden size per\n"
     "                   layer, parameter counts, compile time, the size of the file written\n"
