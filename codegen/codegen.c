@@ -143,8 +143,9 @@ bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_
         const IrNode *out = rewrite_program(g, output, p.max_len, &lowered);
         p.g = &lowered;
         p.info = ARENA_ARRAY(&scratch, SopInfo, lowered.count ? lowered.count : 1);
-        ok = vs_compute(&p, out) && takes_a_value(&p, out, g, output) && plan_build(&p, out) &&
-             emit_model(&p, out, output_name, opt, model);
+        ok = vs_compute(&p, out) && takes_a_value(&p, out, g, output) && plan_build(&p, out);
+        if (ok && opt->plan_out) plan_dump(&p, out, opt->plan_out);
+        ok = ok && emit_model(&p, out, output_name, opt, model);
     }
     arena_free(&scratch);
     return ok;

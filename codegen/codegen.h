@@ -37,6 +37,7 @@ typedef struct CodegenOptions {
      * error naming the figure. */
     size_t max_mlp;          /* hidden units of one layer's MLP (default CODEGEN_DEFAULT_MAX_MLP) */
     size_t max_bytes;        /* bytes of the model's weights, dense float64 (CODEGEN_DEFAULT_MAX_BYTES) */
+    FILE *plan_out;          /* when set, the plan is printed there (raspcc --dump-plan) */
 } CodegenOptions;
 
 #define CODEGEN_DEFAULT_MAX_MLP ((size_t)1 << 17)

@@ -388,6 +388,9 @@ typedef struct WidthHeads {
 } WidthHeads;
 bool plan_width_heads(Plan *p, const IrNode *node, const IrNode *selector, WidthHeads *w);
 
+/* Prints one line per s-op the model computes: its value set, how it is encoded and when. */
+void plan_dump(Plan *p, const IrNode *out, FILE *f);
+
 /* ops.c: the plan's toolkit */
 const char *plan_node_name(Plan *p, const IrNode *n);
 uint32_t plan_alloc_dims(Plan *p, size_t count, const char *name, const ValueSet *vs);

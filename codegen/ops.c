@@ -211,3 +211,30 @@ bool plan_convert_to_cat(Plan *p, SopInfo *info) {
     info->time = slot;
     return true;
 }
+
+void plan_dump(Plan *p, const IrNode *out, FILE *f) {
+    static const char *const dep[] = {"const", "index", "length", "index+length"};
+    fprintf(f, "# s-op                             values     encoding                  available\n");
+    for (size_t id = 0; id <= out->id; id++) {
+        const SopInfo *x = &p->info[id];
+        if (!x->reachable || ir_is_selector(x->node) || (!x->needed && !x->want_target)) continue;
+        char name[64], vals[32], enc[96] = "";
+        snprintf(name, sizeof name, "%s@%d:%d", x->node->name ? x->node->name : ir_kind_name(x->node->kind),
+                 x->node->loc.line, x->node->loc.col);
+        if (x->vs.unbounded) snprintf(vals, sizeof vals, "unbounded");
+        else snprintf(vals, sizeof vals, "%zu%s", x->vs.n, x->vs.approx ? "~" : "");
+        size_t k = 0;
+        if (x->cat_block) k += (size_t)snprintf(enc + k, sizeof enc - k, "one-hot ");
+        else if (x->has_cat) k += (size_t)snprintf(enc + k, sizeof enc - k, "cat-view ");
+        if (x->has_num && k < sizeof enc) k += (size_t)snprintf(enc + k, sizeof enc - k, "num ");
+        if (x->has_u && k < sizeof enc) k += (size_t)snprintf(enc + k, sizeof enc - k, "u%u ", x->n_u);
+        if (x->has_kind && k < sizeof enc) k += (size_t)snprintf(enc + k, sizeof enc - k, "kind ");
+        if (x->has_target && k < sizeof enc) k += (size_t)snprintf(enc + k, sizeof enc - k, "target ");
+        if (x->gated && k < sizeof enc) k += (size_t)snprintf(enc + k, sizeof enc - k, "gated ");
+        if (x->pos && x->pos->val && k < sizeof enc)
+            snprintf(enc + k, sizeof enc - k, "pos:%s%s", dep[x->pos->dep], x->pos_free ? "(free)" : "");
+        int t = x->has_u ? x->u_time : x->time;
+        fprintf(f, "%-34s %-10s %-25s slot %d (layer %d %s)\n", name, vals, enc, t, t ? slot_layer(t) : 0,
+                t == 0 ? "embedding" : t % 2 ? "attention" : "mlp");
+    }
+}

@@ -259,6 +259,114 @@ static ValueSet map_values_disjoint(Plan *p, SopInfo *info, bool covered) {
     return vs;
 }
 
+static ValueSet aggregate_values_at(Plan *p, const IrNode *n, const ValueSet *src, const bool *counts);
+
+/* ---- maps of arguments that are correlated through the position ---- */
+
+/* How an argument of a map is known at a cell: a positional s-op by its value there, an
+ * aggregate over a positional selector by how many keys it selects there, anything else not. */
+typedef enum CellKey { CK_NONE, CK_VALUE, CK_COUNT } CellKey;
+
+static CellKey cell_key(Plan *p, const IrNode *a) {
+    const SopInfo *x = &p->info[a->id];
+    if (x->pos && x->pos->val && !x->pos->any_fail) return CK_VALUE;
+    if (a->kind == IR_AGGREGATE) {
+        const PosTable *t = p->info[a->u.aggregate.selector->id].pos;
+        if (t && t->count && !t->any_fail) return CK_COUNT;
+    }
+    return CK_NONE;
+}
+
+typedef struct CellTuple {
+    size_t key[3]; /* per argument: value index (CK_VALUE) or count (CK_COUNT) */
+} CellTuple;
+
+static int tuple_cmp(const void *a, const void *b) { return memcmp(a, b, sizeof(CellTuple)); }
+
+/* A map with a positional argument and an aggregate over a positional selector, such as
+ * (indices + 1) * aggregate(select(indices, indices, <=), x): at each cell the first has one
+ * value and the second averages a known number of keys, so the map's values are the union over
+ * the cells' (value, count) classes, not the product of the whole sets (Dyck's n_opens). False
+ * when no argument is so correlated or the union would be too large. */
+static bool map_values_by_cell(Plan *p, SopInfo *info, ValueSet *out) {
+    const IrNode *n = info->node;
+    size_t nargs = n->u.map.nargs, keyed = 0;
+    CellKey kind[3];
+    for (size_t j = 0; j < nargs; j++) {
+        kind[j] = cell_key(p, n->u.map.args[j]);
+        keyed += kind[j] != CK_NONE && n->u.map.args[j]->kind != IR_CONST;
+        if (p->info[n->u.map.args[j]->id].vs.unbounded) return false;
+    }
+    if (keyed < 2 || !p->have_pos) return false;
+    size_t first, end;
+    window_cells(p, &first, &end);
+    CellTuple *tu = ARENA_ARRAY(p->arena, CellTuple, end - first + 1);
+    size_t nt = 0;
+    for (size_t c = first; c < end; c++) {
+        CellTuple t;
+        memset(&t, 0, sizeof t);
+        for (size_t j = 0; j < nargs; j++) {
+            const IrNode *a = n->u.map.args[j];
+            if (kind[j] == CK_VALUE) {
+                if (a->kind == IR_CONST) continue;
+                if (!vs_contains(&p->info[a->id].vs, p->info[a->id].pos->val[c], &t.key[j])) return false;
+            } else if (kind[j] == CK_COUNT) {
+                t.key[j] = (size_t)p->info[a->u.aggregate.selector->id].pos->count[c];
+            }
+        }
+        tu[nt++] = t;
+    }
+    qsort(tu, nt, sizeof *tu, tuple_cmp);
+    size_t u = 0;
+    for (size_t i = 0; i < nt; i++)
+        if (u == 0 || memcmp(&tu[u - 1], &tu[i], sizeof *tu)) tu[u++] = tu[i];
+    Value *vals = NULL;
+    size_t count = 0, cap = 0, work = 0;
+    char msg[160];
+    bool *counts = ARENA_ARRAY(p->arena, bool, p->max_len + 1);
+    for (size_t i = 0; i < u; i++) {
+        ValueSet sets[3];
+        size_t total = 1;
+        for (size_t j = 0; j < nargs; j++) {
+            const IrNode *a = n->u.map.args[j];
+            const SopInfo *x = &p->info[a->id];
+            if (kind[j] == CK_VALUE && a->kind != IR_CONST) {
+                sets[j] = (ValueSet){(Value *)&x->vs.vals[tu[i].key[j]], 1, false, true, true, false, x->vs.by_number};
+            } else if (kind[j] == CK_COUNT) {
+                memset(counts, 0, (p->max_len + 1) * sizeof *counts);
+                counts[tu[i].key[j]] = true;
+                sets[j] = aggregate_values_at(p, a, &p->info[a->u.aggregate.sop->id].vs, counts);
+                if (sets[j].unbounded) return false;
+            } else {
+                sets[j] = x->vs;
+            }
+            total *= sets[j].n;
+        }
+        work += total;
+        if (work > CG_MAX_GRID) return false;
+        if (count + total > cap) {
+            size_t nc = cap ? cap * 2 : 256;
+            while (nc < count + total) nc *= 2;
+            vals = arena_grow(p->arena, vals, count, nc, sizeof *vals);
+            cap = nc;
+        }
+        for (size_t combo = 0; combo < total; combo++) {
+            Value in[3];
+            size_t rest = combo;
+            for (size_t j = nargs; j-- > 0;) {
+                in[j] = sets[j].vals[rest % sets[j].n];
+                rest /= sets[j].n;
+            }
+            ValueResult r = ir_map_apply(n, in, p->arena, msg, sizeof msg);
+            if (r.ok) vals[count++] = r.value;
+            else info->may_fail = true;
+        }
+    }
+    *out = vs_make(vals, count);
+    for (size_t j = 0; j < nargs; j++) out->approx = out->approx || p->info[n->u.map.args[j]->id].vs.approx;
+    return true;
+}
+
 /* Tabulates a map over the product of its arguments' value sets. */
 static ValueSet map_values(Plan *p, SopInfo *info) {
     const IrNode *n = info->node;
@@ -266,6 +374,8 @@ static ValueSet map_values(Plan *p, SopInfo *info) {
     const ValueSet *args[3];
     bool covered;
     if (disjoint_args(p, n, &covered)) return map_values_disjoint(p, info, covered);
+    ValueSet by_cell;
+    if (map_values_by_cell(p, info, &by_cell)) return by_cell;
     for (size_t j = 0; j < nargs; j++) {
         args[j] = &p->info[n->u.map.args[j]->id].vs;
         if (args[j]->unbounded) return vs_unbounded();
@@ -317,7 +427,6 @@ static bool means_of_range(Plan *p, int64_t lo, int64_t hi, double c0, const boo
  * numbers, the means of k = 2..N integers from their range; a positional selector says exactly
  * which numbers of keys occur. */
 static ValueSet aggregate_values(Plan *p, const IrNode *n, const ValueSet *src) {
-    Value d = n->u.aggregate.default_value;
     const PosTable *t = p->info[n->u.aggregate.selector->id].pos;
     bool *counts = NULL;
     if (t) { /* the numbers of keys it selects at the lengths of the window */
@@ -327,6 +436,12 @@ static ValueSet aggregate_values(Plan *p, const IrNode *n, const ValueSet *src) 
         for (size_t c = first; c < end; c++)
             if (!t->fail[c]) counts[t->count[c]] = true;
     }
+    return aggregate_values_at(p, n, src, counts);
+}
+
+/* The values of the aggregate when it selects one of the numbers of keys in counts (NULL: any). */
+static ValueSet aggregate_values_at(Plan *p, const IrNode *n, const ValueSet *src, const bool *counts) {
+    Value d = n->u.aggregate.default_value;
     bool none = !counts || counts[0], one = !counts || counts[1];
     bool several = !selector_at_most_one(p, n->u.aggregate.selector);
     bool averages = several && src->numeric;

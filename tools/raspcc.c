@@ -73,6 +73,8 @@ static const char help_text[] =
     "Other:\n"
     "  --output NAME    the top-level s-op variable to evaluate or compile\n"
     "  --dump-ir        print the IR graph of the elaborated program\n"
+    "  --dump-plan      with the compilation flags: print how each s-op is computed (value set\n"
+    "                   size, encoding, layer); writes the model only with -o\n"
     "  --dump-ast       print the parsed program\n"
     "  --help, --version\n"
     "\n"
@@ -93,7 +95,7 @@ static const char help_text[] =
 typedef struct Options {
     const char *program;
     const char *output;
-    bool eval, json, stats, dump_ir, dump_ast, no_selfcheck;
+    bool eval, json, stats, dump_ir, dump_ast, dump_plan, no_selfcheck;
     const char *inputs_file;
     const char **inputs; /* positional inputs */
     size_t n_inputs;
@@ -148,7 +150,7 @@ static int parse_args(int argc, char **argv, Options *o) {
         if (inline_value) {
             bool known = !strcmp(a, "--help") || !strcmp(a, "--version") || !strcmp(a, "--eval") ||
                          !strcmp(a, "--json") || !strcmp(a, "--stats") || !strcmp(a, "--dump-ir") ||
-                         !strcmp(a, "--dump-ast") || !strcmp(a, "--no-selfcheck");
+                         !strcmp(a, "--dump-ast") || !strcmp(a, "--dump-plan") || !strcmp(a, "--no-selfcheck");
             return usage_error(known ? "option '%s' takes no value" : "unknown option '%s'", a);
         }
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -162,13 +164,14 @@ static int parse_args(int argc, char **argv, Options *o) {
         else if (strcmp(a, "--stats") == 0) o->stats = true;
         else if (strcmp(a, "--dump-ir") == 0) o->dump_ir = true;
         else if (strcmp(a, "--dump-ast") == 0) o->dump_ast = true;
+        else if (strcmp(a, "--dump-plan") == 0) o->dump_plan = true;
         else if (strcmp(a, "--no-selfcheck") == 0) o->no_selfcheck = true;
         else if (a[0] == '-' && a[1] == '-') return usage_error("unknown option '%s'", a);
         else if (!o->program) o->program = a;
         else o->inputs[o->n_inputs++] = a;
     }
     if (!o->program) return usage_error("%s", "no program given");
-    int modes = o->eval + (o->model_path || o->fut_target) + (o->dump_ir || o->dump_ast);
+    int modes = o->eval + (o->model_path || o->fut_target || o->dump_plan) + (o->dump_ir || o->dump_ast);
     if (modes == 0) return usage_error("%s", "nothing to do: give --eval, -o MODEL, --dump-ir or --dump-ast");
     if ((o->beta || o->fut_embed) && !o->fut_target) return usage_error("%s", "--beta and --fut-embed go with --fut-target");
     if (modes > 1) return usage_error("%s", "--eval, -o and --dump-* are separate modes");
@@ -517,6 +520,7 @@ static int compile_mode(const IrGraph *g, const IrNode *out, const char *out_nam
             return usage_error("--range needs LO..HI with LO <= HI, got '%s'", o->range);
         co.have_range = true;
     }
+    if (o->dump_plan) co.plan_out = stdout;
     co.program_source = src->text;
     co.program_name = src->name;
     co.compile_flags = arena_printf(arena, "%s%s%s%s%s%s", o->vocab ? "--vocab " : "",
