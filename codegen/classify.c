@@ -391,6 +391,28 @@ MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls) {
     return c;
 }
 
+uint32_t sop_sources(Plan *p, const IrNode *x, const IrNode **out) {
+    const SopInfo *info = &p->info[x->id];
+    if (info->may_fail || info->pos_free || vs_mixed_kinds(&info->vs)) { /* read as it is, checks and all */
+        out[0] = x;
+        return 1;
+    }
+    if (expands_to_position(p, x)) {
+        const IrNode *pl[2];
+        pos_leaves(p, info, pl);
+        uint32_t n = 0;
+        for (int j = 0; j < 2; j++)
+            if (pl[j]) out[n++] = pl[j];
+        return n;
+    }
+    if (x->kind == IR_MAP && info->n_leaves && !info->gated && info->has_mlp_leaves) {
+        memcpy(out, info->leaves, info->n_leaves * sizeof *out);
+        return info->n_leaves;
+    }
+    out[0] = x;
+    return 1;
+}
+
 ValueResult plan_fused_apply(Plan *p, const IrNode *n, const IrNode *const *leaves, size_t n_leaves,
                              const Value *leaf_vals, char *msg, size_t msgsize) {
     for (size_t k = 0; k < n_leaves; k++)

@@ -34,6 +34,7 @@ enum {
     CG_MAX_GATE = 256,           /* values of the gate of a gated map */
     CG_MAX_JOINT = 4,            /* s-ops on one side of a selector read jointly (joint.c) */
     CG_MAX_JOINT_TUPLES = 4096,  /* value tuples of one such side */
+    CG_MAX_JOINT_LEAVES = 8,     /* s-ops such a side is tabulated from (at most CG_MAX_LEAVES used) */
     /* A map whose fused tabulation grid is larger than this is gated when it can be (one MLP
      * of 2 units per gate value instead of one per grid change, but no fusion) */
     CG_GATE_WHEN_GRID = 1 << 12,
@@ -131,6 +132,8 @@ typedef struct Gated {
 typedef struct Joint {
     size_t n_members;
     const IrNode *members[CG_MAX_JOINT];
+    size_t n_leaves;           /* what its MLP reads (the members, or what they are computed from) */
+    const IrNode *leaves[CG_MAX_JOINT_LEAVES];
     size_t stride[CG_MAX_JOINT];
     size_t n_tuples;
     LinView *cat;
@@ -191,6 +194,7 @@ typedef struct SopInfo {
     int est[2];
     size_t n_terms;            /* memo of classify.c width_terms() */
     Gated *gated;              /* MAP_GATED */
+    bool has_mlp_leaves;       /* a map tabulated by an MLP of its own (MAP_MLP), from `leaves` */
 } SopInfo;
 
 typedef enum MapClass { MAP_UNARY_CAT, MAP_AFFINE, MAP_MLP, MAP_POS_FREE, MAP_GATED } MapClass;
@@ -438,6 +442,11 @@ typedef enum IndexMatch { IM_NONE, IM_TOTAL, IM_POSITIONAL } IndexMatch;
 IndexMatch selector_index_match(Plan *p, const IrNode *sel, bool for_width);
 bool selector_at_most_one(Plan *p, const IrNode *sel);
 void selector_want(Plan *p, const IrNode *sel, bool for_width);
+
+/* What a tabulation may read instead of s-op x (classify.c): x itself, or, when x is computed
+ * by an MLP of its own, what that MLP reads (a positional s-op: indices and/or length). At most
+ * CG_MAX_LEAVES + 2 entries. */
+uint32_t sop_sources(Plan *p, const IrNode *x, const IrNode **out);
 
 /* Evaluates map `n` given values of the fused leaves (plan.c). */
 ValueResult plan_fused_apply(Plan *p, const IrNode *n, const IrNode *const *leaves, size_t n_leaves,

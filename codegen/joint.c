@@ -29,14 +29,37 @@ static void side_members(const IrNode *sel, bool keys, Joint *j) {
     j->n_members++;
 }
 
+/* The s-ops a side's tuple is tabulated from: each member itself, or, when the member is
+ * computed by an MLP of its own (a layer later than what it reads), what that MLP reads, so the
+ * tuple comes out in the same layer as the member would (sort_bos keeps the paper's 2 layers). */
+static void joint_leaves(Plan *p, Joint *j) {
+    j->n_leaves = 0;
+    for (size_t i = 0; i < j->n_members; i++) {
+        const IrNode *x[CG_MAX_LEAVES + 2];
+        uint32_t n = sop_sources(p, j->members[i], x);
+        for (uint32_t k = 0; k < n; k++) {
+            bool dup = false;
+            for (size_t l = 0; l < j->n_leaves; l++) dup = dup || j->leaves[l] == x[k];
+            if (!dup && j->n_leaves < CG_MAX_JOINT_LEAVES) j->leaves[j->n_leaves++] = x[k];
+        }
+    }
+}
+
 void joint_want(Plan *p, const IrNode *sel) {
     for (int side = 0; side < 2; side++) {
         Joint j = {0};
         side_members(sel, side == 0, &j);
-        for (size_t i = 0; i < j.n_members && i < CG_MAX_JOINT; i++) {
-            SopInfo *a = &p->info[j.members[i]->id];
+        if (j.n_members == 1) { /* its own one-hot */
+            SopInfo *a = &p->info[j.members[0]->id];
+            a->needed = a->want_cat = true;
+            continue;
+        }
+        joint_leaves(p, &j);
+        for (size_t i = 0; i < j.n_leaves; i++) {
+            SopInfo *a = &p->info[j.leaves[i]->id];
             a->needed = true;
-            if (j.n_members == 1 || !a->vs.numeric) a->want_cat = true;
+            if (a->node->kind == IR_LENGTH || a->node->kind == IR_SELECTOR_WIDTH) continue; /* read via u */
+            if (!a->vs.numeric) a->want_cat = true;
             else a->want_num = true;
         }
     }
@@ -85,12 +108,18 @@ static bool plan_joint(Plan *p, const IrNode *sel, Joint *j) {
     m->node = sel;
     m->fn = MLP_FN_JOINT;
     m->joint = j;
+    joint_leaves(p, j);
+    if (j->n_leaves > CG_MAX_LEAVES) return plan_error(p, sel, "reads too many s-ops to attend through jointly");
+    m->leaves = j->leaves;
     int t = 0;
-    for (size_t i = 0; i < j->n_members; i++) {
-        SopInfo *a = &p->info[j->members[i]->id];
-        if (!plan_scalar_arg(p, m, i, a, false)) return false;
-        if (a->time > t) t = a->time;
+    bool may_fail = false;
+    for (size_t i = 0; i < j->n_leaves; i++) {
+        SopInfo *a = &p->info[j->leaves[i]->id];
+        if (!plan_scalar_arg(p, m, i, a, true)) return false;
+        int ta = a->has_u ? a->u_time : a->time;
+        if (ta > t) t = ta;
     }
+    for (size_t i = 0; i < j->n_members; i++) may_fail = may_fail || p->info[j->members[i]->id].may_fail;
     int slot = next_slot(t, false);
     m->layer = slot_layer(slot);
     ValueSet *codes = ARENA_NEW(p->arena, ValueSet);
@@ -102,15 +131,19 @@ static bool plan_joint(Plan *p, const IrNode *sel, Joint *j) {
     m->out_dim = plan_alloc_dims(p, j->n_tuples, arena_printf(p->arena, "joint@%d:%d", sel->loc.line, sel->loc.col), codes);
     j->cat = ARENA_ARRAY(p->arena, LinView, j->n_tuples);
     for (size_t k = 0; k < j->n_tuples; k++) j->cat[k] = lv_unit(p->arena, m->out_dim + (uint32_t)k, 1);
+    /* where a member raises, the tuple has no value: the block is empty there, and checked */
+    if (may_fail) plan_add_check(p, m->layer, m->out_dim, j->n_tuples, plan_node_name(p, sel));
     j->time = slot;
     return true;
 }
 
-bool joint_tuple_index(Plan *p, const Joint *j, const Value *vals, size_t *t) {
+bool joint_tuple_index(Plan *p, const Joint *j, const Value *leaf_vals, size_t *t) {
     *t = 0;
+    char msg[160];
     for (size_t i = 0; i < j->n_members; i++) {
+        ValueResult r = plan_fused_apply(p, j->members[i], j->leaves, j->n_leaves, leaf_vals, msg, sizeof msg);
         size_t k;
-        if (!vs_contains(&p->info[j->members[i]->id].vs, vals[i], &k)) return false;
+        if (!r.ok || !vs_contains(&p->info[j->members[i]->id].vs, r.value, &k)) return false;
         *t += k * j->stride[i];
     }
     return true;

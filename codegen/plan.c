@@ -414,7 +414,10 @@ bool plan_build(Plan *p, const IrNode *out) {
     }
     for (size_t id = 0; id < count; id++) {
         SopInfo *info = &p->info[id];
-        if (info->reachable && info->node->kind == IR_MAP) cls[id] = map_classify(p, info->node, cls);
+        if (info->reachable && info->node->kind == IR_MAP) {
+            cls[id] = map_classify(p, info->node, cls);
+            info->has_mlp_leaves = cls[id] == MAP_MLP;
+        }
     }
     plan_demand(p, out, cls);
 
