@@ -129,6 +129,26 @@ static void add_leaf(const IrNode **set, uint32_t *n, const IrNode *x) {
 
 static double grid_size(Plan *p, const IrNode *const *set, uint32_t n) {
     double grid = 1;
+    bool has_index = false, correlated = false;
+    for (uint32_t j = 0; j < n; j++) {
+        has_index = has_index || set[j]->kind == IR_INDICES;
+        correlated = correlated || agg_count_by_index(p, set[j]);
+    }
+    if (has_index && correlated) { /* the pairs that occur: per index, the values at its count */
+        double total = 0;
+        for (size_t i = 0; i < p->max_len; i++) {
+            double g = 1;
+            for (uint32_t j = 0; j < n; j++) {
+                const int32_t *c = agg_count_by_index(p, set[j]);
+                if (set[j]->kind == IR_INDICES) continue;
+                g *= c ? agg_values_with_count(p, set[j], c[i]) + 1
+                       : set[j]->kind == IR_SELECTOR_WIDTH ? pow((double)p->max_len + 1, width_terms(p, set[j]))
+                                                           : (double)(p->info[set[j]->id].vs.n + 1);
+            }
+            total += g;
+        }
+        return total;
+    }
     for (uint32_t j = 0; j < n; j++)
         grid *= set[j]->kind == IR_SELECTOR_WIDTH ? pow((double)p->max_len + 1, width_terms(p, set[j]))
                                                   : (double)(p->info[set[j]->id].vs.n + 1);

@@ -195,6 +195,8 @@ typedef struct SopInfo {
     size_t n_terms;            /* memo of classify.c width_terms() */
     Gated *gated;              /* MAP_GATED */
     bool has_mlp_leaves;       /* a map tabulated by an MLP of its own (MAP_MLP), from `leaves` */
+    bool count_known;          /* memo of agg_count_by_index */
+    const int32_t *count_by_index;
 } SopInfo;
 
 typedef enum MapClass { MAP_UNARY_CAT, MAP_AFFINE, MAP_MLP, MAP_POS_FREE, MAP_GATED } MapClass;
@@ -348,6 +350,13 @@ bool vs_compute(Plan *p, const IrNode *out);
 /* The value sets of the output at each length n = 1..N, into out[n - 1]: the whole analysis
  * rerun on one length at a time. Nothing else changes. */
 void vs_output_by_length(Plan *p, const IrNode *out, ValueSet *by_len);
+/* An aggregate over a positional selector whose number of keys depends on the index alone:
+ * that number per index (NULL otherwise); whether it can take v when it selects k keys; and
+ * about how many values it then takes (for cost estimates). A tabulation reading the index and
+ * such an aggregate skips the pairs that never occur (Dyck's prefix counts). */
+const int32_t *agg_count_by_index(Plan *p, const IrNode *agg);
+bool agg_value_possible(Plan *p, const IrNode *agg, Value v, int32_t k);
+double agg_values_with_count(Plan *p, const IrNode *agg, int32_t k);
 /* Sorts and deduplicates vals[0..n) in place (a set of exact atoms). */
 ValueSet vs_from_values(Value *vals, size_t n);
 bool vs_contains(const ValueSet *vs, Value v, size_t *index);

@@ -75,6 +75,7 @@ typedef struct Tab {
     double M;          /* gating constant */
     LinView proj;      /* the projection of the non-gate inputs, centred */
     int pos_i, pos_n;  /* leaves holding indices / length (for reachability), or -1 */
+    const int32_t *count_at[CG_MAX_LEAVES]; /* per leaf: its keys per index (agg_count_by_index) */
 } Tab;
 
 /* A located error about op's s-op: "<description> <message>". */
@@ -186,6 +187,10 @@ static bool point_output(Tab *t, const size_t *idx, GridOut *out, bool *reachabl
             if (!lm->width && !lm->has_kind_axis) vals[l] = lm->vs->vals[t->ax[lm->arg].start[idx[lm->arg]] + pick[l]];
         }
         if (t->pos_i >= 0 && t->pos_n >= 0 && vals[t->pos_i].as.i >= vals[t->pos_n].as.i) *reachable = false;
+        for (size_t l = 0; l < op->n_leaves && *reachable && t->pos_i >= 0; l++) /* an aggregate at this index */
+            if (t->count_at[l] &&
+                !agg_value_possible(p, op->leaf[l].node, vals[l], t->count_at[l][vals[t->pos_i].as.i]))
+                *reachable = false;
         if (!*reachable) return true;
         char msg[160];
         ValueResult r = evaluate(p, op, vals, msg, sizeof msg);
@@ -347,6 +352,8 @@ bool mlp_tabulate(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
         if (lm->vs && lm->vs->approx) approx = true;
         if (!lm->width && lm->node && lm->node->kind == IR_INDICES) t.pos_i = (int)l;
         if (lm->node && lm->node->kind == IR_LENGTH) t.pos_n = (int)l;
+        if (!lm->width && !lm->has_kind_axis && lm->node && lm->node->kind == IR_AGGREGATE)
+            t.count_at[l] = agg_count_by_index(p, lm->node);
     }
     for (size_t j = 0; j < na; j++) {
         if (!build_axis(&t, j, approx)) return false;

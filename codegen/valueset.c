@@ -683,3 +683,39 @@ static void values_pass(Plan *p, const IrNode *out) {
         info->affine = affine_of(p, n);
     }
 }
+
+/* ---- an aggregate's value at a position of a positional selector ---- */
+
+const int32_t *agg_count_by_index(Plan *p, const IrNode *agg) {
+    SopInfo *info = &p->info[agg->id];
+    if (agg->kind != IR_AGGREGATE) return NULL;
+    if (info->count_known) return info->count_by_index;
+    info->count_known = true;
+    const PosTable *t = p->info[agg->u.aggregate.selector->id].pos;
+    if (!t || !t->count || t->any_fail) return NULL;
+    int32_t *c = ARENA_ARRAY(p->arena, int32_t, p->max_len);
+    for (size_t i = 0; i < p->max_len; i++) {
+        c[i] = t->count[pos_at(i + 1, i)];
+        for (size_t n = i + 2; n <= p->max_len; n++)
+            if (t->count[pos_at(n, i)] != c[i]) return NULL;
+    }
+    info->count_by_index = c;
+    return c;
+}
+
+bool agg_value_possible(Plan *p, const IrNode *agg, Value v, int32_t k) {
+    const ValueSet *src = &p->info[agg->u.aggregate.sop->id].vs;
+    if (k == 0) return value_equal(v, agg->u.aggregate.default_value);
+    if (k == 1 || !src->numeric || !src->all_int || src->unbounded) return vs_contains(src, v, NULL) || k > 1;
+    if (!value_is_number(v) || src->n == 0) return false;
+    double s = round(value_as_double(v) * (double)k); /* the mean of k integers: s / k */
+    double lo = value_as_double(src->vals[0]) * k, hi = value_as_double(src->vals[src->n - 1]) * k;
+    return s >= lo && s <= hi && s / (double)k == value_as_double(v);
+}
+
+double agg_values_with_count(Plan *p, const IrNode *agg, int32_t k) {
+    const ValueSet *src = &p->info[agg->u.aggregate.sop->id].vs;
+    if (k == 0) return 1;
+    if (k == 1 || !src->numeric || !src->all_int || src->n == 0) return (double)src->n;
+    return (double)k * (value_as_double(src->vals[src->n - 1]) - value_as_double(src->vals[0])) + 1;
+}
