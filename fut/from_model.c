@@ -163,7 +163,7 @@ bool fut_model_readout(Arena *a, const Model *m, FutMat Y, Value **out, char *er
     for (size_t i = 0; i < n; i++) {
         const double *x = Y.data + (i + 1) * Y.cols;
         if (m->output_kind == MODEL_OUT_NUMERICAL) { /* decoded as the runtime does */
-            if (!model_read_output(m, x, i, &res[i], err, errsize)) return false;
+            if (!model_read_output(m, x, i, n, &res[i], err, errsize)) return false;
             continue;
         }
         size_t hot;

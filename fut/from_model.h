@@ -42,8 +42,8 @@ FutMat fut_model_embedding(Arena *a, const Model *m, const size_t *ids, size_t n
 
 /* Reads the output s-op from a final residual Y ((n+1) x D) as the runtime does: categorical =
  * the value of the one-hot output block (an error when it is not one-hot), numerical = Y_i .
- * out_readout (an int when the model's outputs are integral and the value is within 1e-6 of
- * one). n atoms in a. */
+ * out_readout decoded by model_read_output (the value set of inputs of length n, margin, kind
+ * block; the float itself for a real-valued output). n atoms in a. */
 bool fut_model_readout(Arena *a, const Model *m, FutMat Y, Value **out, char *err, size_t errsize);
 
 /* Prints X in the inline syntax of `raspfut run`: rows separated by ';', numbers by ','. */

@@ -1,5 +1,7 @@
 /* libFuzzer target: model_read_buffer must accept or reject any bytes without crashing, and a
- * model it accepts must be usable: a workspace can be built and an input run through it.
+ * model it accepts must be usable: a workspace can be built and inputs run through it (every
+ * length up to 3, so per-length value sets are decoded at several lengths), and the writer must
+ * write it back to a file that reads again (the writer refuses nothing the reader accepts).
  *
  * A sparse tensor lets a few bytes describe a huge dense matrix, so the reads here use small
  * expansion limits (the default ones would let one input allocate gigabytes), and inputs run
@@ -22,13 +24,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (m.max_len <= 64 && workspace_init(&ws, &m, err, sizeof err)) {
         Arena a;
         arena_init(&a);
-        size_t n = m.max_len < 3 ? m.max_len : 3;
-        Value *in = ARENA_ARRAY(&a, Value, n + 1), *out;
-        for (size_t i = 0; i < n && m.n_vocab; i++) in[i] = m.vocab[i % m.n_vocab];
-        if (m.n_vocab || n == 0) (void)model_run(&m, &ws, in, n, &a, &out, err, sizeof err);
+        size_t longest = m.max_len < 3 ? m.max_len : 3;
+        Value *in = ARENA_ARRAY(&a, Value, longest + 1), *out;
+        for (size_t i = 0; i < longest && m.n_vocab; i++) in[i] = m.vocab[i % m.n_vocab];
+        for (size_t n = 0; n <= longest; n++)
+            if (m.n_vocab || n == 0) (void)model_run(&m, &ws, in, n, &a, &out, err, sizeof err);
         arena_free(&a);
         workspace_free(&ws);
     }
+    uint8_t *buf;
+    size_t len;
+    if (!model_serialize(&m, &buf, &len, err, sizeof err)) abort(); /* the reader accepted it */
+    Model again;
+    opt.verify_checksum = true;
+    if (!model_read_buffer_opts(buf, len, &opt, &again, err, sizeof err)) abort();
+    model_free(&again);
+    free(buf);
     model_free(&m);
     return 0;
 }

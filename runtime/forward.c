@@ -75,7 +75,7 @@ static void embed(const Model *m, const size_t *ids, const double *values, size_
 static void attention_head(const Model *m, const ModelHead *h, const HeadPlan *plan, const double *X, size_t rows,
                            Workspace *ws, double *out, size_t ldo) {
     size_t dk = h->wq.cols, dv = h->wv.cols;
-    double *Q = ws->Q, *K = ws->K, *V = ws->V, *S = ws->S, tol = model_head_tie_tol(m, h);
+    double *Q = ws->Q, *K = ws->K, *V = ws->V, *S = ws->S, tol = h->tie_tol;
     project(m, ws, X, rows, &h->wq, &plan->q, Q);
     project(m, ws, X, rows, &h->wk, &plan->k, K);
     project(m, ws, X, rows, &h->wv, &plan->v, V);
@@ -296,51 +296,52 @@ bool model_block_one_hot(const double *x, size_t dim, size_t count, size_t *hot)
     return ones == 1;
 }
 
-/* A numerical output: x = row . readout, decoded against the value set (runtime/model.h). */
-static bool read_number(const Model *m, const double *x, size_t pos, Value *out, char *err, size_t errsize) {
+/* A numerical output: x = row . readout, decoded against the value set of the input's length
+ * (runtime/model.h). */
+static bool read_number(const Model *m, const double *x, size_t pos, size_t n_input, Value *out, char *err,
+                        size_t errsize) {
     double v = 0.0;
     for (size_t j = 0; j < m->d_model; j++) v += x[j] * m->out_readout[j];
     if (!isfinite(v)) {
         snprintf(err, errsize, "output at position %zu: model value %g is not a finite number", pos, v);
         return false;
     }
-    if (m->out_count == 0 && m->out_integral) { /* transitional: see Model.out_integral */
-        double r = nearbyint(v);
-        if (fabs(v - r) > 1e-6 * fmax(1.0, fabs(v)) || !(fabs(r) < 9.2e18)) {
-            snprintf(err, errsize, "output at position %zu: model value %.17g is not an integer", pos, v);
-            return false;
-        }
-        *out = value_int((int64_t)r);
-        return true;
-    }
     if (m->out_count == 0) { /* unbounded: the number itself */
         *out = value_float(v);
         return true;
     }
+    size_t count;
+    const Value *set = model_output_values(m, n_input, &count);
+    char length[64] = "";
+    if (m->out_len_count) snprintf(length, sizeof length, " for an input of length %zu", n_input);
+    if (count == 0) {
+        snprintf(err, errsize,
+                 "output at position %zu: model value %.17g is not within the decoding margin of any value the program "
+                 "can produce%s", pos, v, length);
+        return false;
+    }
     /* the first member not below v, and its predecessor: the nearest value is one of them */
-    size_t lo = 0, hi = m->out_count;
+    size_t lo = 0, hi = count;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (value_as_double(m->out_values[mid]) < v) lo = mid + 1;
+        if (value_as_double(set[mid]) < v) lo = mid + 1;
         else hi = mid;
     }
-    size_t at = lo < m->out_count ? lo : m->out_count - 1;
-    if (lo > 0 && (lo == m->out_count || v - value_as_double(m->out_values[lo - 1]) <=
-                                             value_as_double(m->out_values[lo]) - v))
-        at = lo - 1;
-    double near = value_as_double(m->out_values[at]);
+    size_t at = lo < count ? lo : count - 1;
+    if (lo > 0 && (lo == count || v - value_as_double(set[lo - 1]) <= value_as_double(set[lo]) - v)) at = lo - 1;
+    double near = value_as_double(set[at]);
     if (!(fabs(v - near) <= m->out_margin)) {
         snprintf(err, errsize,
                  "output at position %zu: model value %.17g is not within the decoding margin of any value the program "
-                 "can produce", pos, v);
+                 "can produce%s", pos, v, length);
         return false;
     }
     /* the members with that numeric value are adjacent (sorted) */
     size_t first = at, last = at;
-    while (first > 0 && value_as_double(m->out_values[first - 1]) == near) first--;
-    while (last + 1 < m->out_count && value_as_double(m->out_values[last + 1]) == near) last++;
+    while (first > 0 && value_as_double(set[first - 1]) == near) first--;
+    while (last + 1 < count && value_as_double(set[last + 1]) == near) last++;
     if (m->out_kind_count == 0) {
-        *out = m->out_values[first];
+        *out = set[first];
         return true;
     }
     size_t hot;
@@ -350,19 +351,20 @@ static bool read_number(const Model *m, const double *x, size_t pos, Value *out,
     }
     ValueKind kind = m->out_kinds[hot];
     for (size_t i = first; i <= last; i++)
-        if (m->out_values[i].kind == kind) {
-            *out = m->out_values[i];
+        if (set[i].kind == kind) {
+            *out = set[i];
             return true;
         }
     char text[64];
-    value_format(m->out_values[first], text, sizeof text);
-    snprintf(err, errsize, "output at position %zu: model value %.17g decodes to %s, but no value of kind %s has it", pos,
-             v, text, value_kind_name(kind));
+    value_format(set[first], text, sizeof text);
+    snprintf(err, errsize, "output at position %zu: model value %.17g decodes to %s, but no value of kind %s has it%s",
+             pos, v, text, value_kind_name(kind), length);
     return false;
 }
 
-bool model_read_output(const Model *m, const double *x, size_t pos, Value *out, char *err, size_t errsize) {
-    if (m->output_kind == MODEL_OUT_NUMERICAL) return read_number(m, x, pos, out, err, errsize);
+bool model_read_output(const Model *m, const double *x, size_t pos, size_t n_input, Value *out, char *err,
+                       size_t errsize) {
+    if (m->output_kind == MODEL_OUT_NUMERICAL) return read_number(m, x, pos, n_input, out, err, errsize);
     size_t hot;
     if (!model_block_one_hot(x, m->out_dim, m->out_count, &hot)) {
         snprintf(err, errsize, "output s-op %s is not one-hot at position %zu (several values were averaged)",
@@ -430,7 +432,7 @@ bool model_run(const Model *m, Workspace *ws, const Value *input, size_t n, Aren
     }
     Value *res = ARENA_ARRAY(out_arena, Value, n ? n : 1);
     for (size_t i = 0; i < n; i++)
-        if (!model_read_output(m, X + (i + 1) * D, i, &res[i], err, errsize)) return false;
+        if (!model_read_output(m, X + (i + 1) * D, i, n, &res[i], err, errsize)) return false;
     *out = res;
     return true;
 }

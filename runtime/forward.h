@@ -3,7 +3,7 @@
  *
  * Residual X is (n+1) x D, row-major; row 0 is BOS (position 0), input token i sits in row i+1
  * (position i+1). Attention is average-hard: for query i the keys whose score is at least
- * max - tie_tol are averaged, with the head's absolute tolerance (model_head_tie_tol).
+ * max - tie_tol are averaged, with the head's absolute tolerance (ModelHead.tie_tol).
  *
  * Dense products go through CBLAS. Compiled weights are very sparse: most matrices read or
  * write only a few residual directions. A Workspace therefore precomputes, per weight matrix,
@@ -75,11 +75,14 @@ void model_forward(const Model *m, const size_t *ids, size_t n, size_t first_lay
 bool model_run(const Model *m, Workspace *ws, const Value *input, size_t n, Arena *out_arena, Value **out,
                char *err, size_t errsize);
 
-/* Reads the output atom of one final residual row x (position pos, 0-based, BOS excluded) by the
- * readout contract of runtime/model.h: categorical = the value of the one-hot output block,
- * numerical = x . out_readout decoded against out_values (margin, kind block), or the float
- * itself when out_values is empty. Strings of the atom point into the model. */
-bool model_read_output(const Model *m, const double *x, size_t pos, Value *out, char *err, size_t errsize);
+/* Reads the output atom of one final residual row x (position pos, 0-based, BOS excluded, of an
+ * input of length n_input) by the readout contract of runtime/model.h: categorical = the value
+ * of the one-hot output block, numerical = x . out_readout decoded against the value set of
+ * inputs of length n_input (model_output_values: out_values, or the per-length range when the
+ * model has per-length value sets) with the margin and the kind block, or the float itself when
+ * out_values is empty. Strings of the atom point into the model. */
+bool model_read_output(const Model *m, const double *x, size_t pos, size_t n_input, Value *out, char *err,
+                       size_t errsize);
 
 /* Whether the block [dim, dim+count) of row x is one-hot within MODEL_ONEHOT_TOL; *hot gets the
  * index (within the block) of the 1. */

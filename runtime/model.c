@@ -55,8 +55,17 @@ static Counter count_params(const Model *m) {
 size_t model_param_count(const Model *m) { return count_params(m).all; }
 size_t model_nonzero_count(const Model *m) { return count_params(m).nonzero; }
 
-double model_head_tie_tol(const Model *m, const ModelHead *h) {
-    return h->tie_tol != 0.0 ? h->tie_tol : m->tie_tolerance;
+const Value *model_output_values(const Model *m, size_t n_input, size_t *count) {
+    if (m->out_len_count == 0) {
+        *count = m->out_count;
+        return m->out_values;
+    }
+    if (n_input == 0 || n_input > m->out_len_count || !m->out_len_start) {
+        *count = 0;
+        return NULL;
+    }
+    *count = m->out_len_start[n_input] - m->out_len_start[n_input - 1];
+    return m->out_len_values + m->out_len_start[n_input - 1];
 }
 
 static bool out_fail(char *err, size_t errsize, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -72,6 +81,105 @@ static bool out_fail(char *err, size_t errsize, const char *fmt, ...) {
 
 static bool is_number_kind(ValueKind k) { return k == VAL_BOOL || k == VAL_INT || k == VAL_FLOAT; }
 
+/* The same atom: kind and exact value (a float's bits, so 0.0 and -0.0 differ). */
+static bool same_member(Value a, Value b) {
+    if (a.kind != b.kind) return false;
+    switch (a.kind) {
+    case VAL_BOOL: return a.as.b == b.as.b;
+    case VAL_INT: return a.as.i == b.as.i;
+    case VAL_FLOAT: return memcmp(&a.as.f, &b.as.f, sizeof a.as.f) == 0;
+    case VAL_STR: return false;
+    }
+    return false;
+}
+
+/* The rules of one numerical value set (values[count]): numbers, finite, kinds covered by the
+ * kind block, sorted, no member twice; when `strict` (a set the output decodes against), also
+ * members sharing a numeric value only with a kind block, and 2 * margin below every gap. `where`
+ * ends each message ("" or " (inputs of length N)"). */
+static bool check_value_set(const Model *m, const Value *values, size_t count, bool strict, const char *where,
+                            char *err, size_t errsize) {
+    size_t kc = m->out_kind_count;
+    char a[64], b[64];
+    for (size_t i = 0; i < count; i++) {
+        Value v = values[i];
+        if (!is_number_kind(v.kind))
+            return out_fail(err, errsize, "numerical output value %zu is not a number%s", i, where);
+        if (v.kind == VAL_FLOAT && !isfinite(v.as.f))
+            return out_fail(err, errsize, "numerical output value %zu is not finite%s", i, where);
+        if (kc) {
+            bool covered = false;
+            for (size_t j = 0; j < kc; j++) covered |= m->out_kinds[j] == v.kind;
+            value_format(v, a, sizeof a);
+            if (!covered)
+                return out_fail(err, errsize, "output value %s has kind %s, which the kind block lacks%s", a,
+                                value_kind_name(v.kind), where);
+        }
+        if (i == 0) continue;
+        Value u = values[i - 1];
+        double x = value_as_double(u), y = value_as_double(v);
+        value_format(u, a, sizeof a);
+        value_format(v, b, sizeof b);
+        if (y < x) return out_fail(err, errsize, "output values are not sorted ascending (%s before %s)%s", a, b, where);
+        if (y == x) {
+            if (u.kind == v.kind)
+                return out_fail(err, errsize, "output values %s and %s have the same kind and numeric value%s", a, b,
+                                where);
+            if (strict && !kc)
+                return out_fail(err, errsize, "output values %s and %s share a numeric value but the output has no kind "
+                                "block to tell them apart%s", a, b, where);
+        } else if (strict && !(2 * m->out_margin < y - x)) {
+            return out_fail(err, errsize, "output margin %.17g is not below half the gap between output values %s and "
+                            "%s%s", m->out_margin, a, b, where);
+        }
+    }
+    return true;
+}
+
+/* Whether the sorted set values[count] holds the atom v. */
+static bool set_contains(const Value *values, size_t count, Value v) {
+    double x = value_as_double(v);
+    size_t lo = 0, hi = count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (value_as_double(values[mid]) < x) lo = mid + 1;
+        else hi = mid;
+    }
+    for (; lo < count && value_as_double(values[lo]) == x; lo++)
+        if (same_member(values[lo], v)) return true;
+    return false;
+}
+
+/* The per-length value sets: max_len ranges, consistent offsets, each range a strict value set
+ * whose members out_values (already checked) contains. */
+static bool check_len_values(const Model *m, char *err, size_t errsize) {
+    if (m->output_kind != MODEL_OUT_NUMERICAL)
+        return out_fail(err, errsize, "per-length output values are for numerical outputs only");
+    if (m->out_len_count != m->max_len)
+        return out_fail(err, errsize, "output has per-length values for %zu lengths, but max_len is %zu",
+                        m->out_len_count, m->max_len);
+    if (m->out_count == 0)
+        return out_fail(err, errsize, "output has per-length values but no values (their union)");
+    const size_t *start = m->out_len_start;
+    if (!start || start[0] != 0) return out_fail(err, errsize, "output per-length offsets are missing or do not start at 0");
+    for (size_t n = 1; n <= m->out_len_count; n++)
+        if (start[n] < start[n - 1]) return out_fail(err, errsize, "output per-length offsets decrease at length %zu", n);
+    if (start[m->out_len_count] && !m->out_len_values) return out_fail(err, errsize, "output has no per-length values");
+    char where[64], a[64];
+    for (size_t n = 1; n <= m->out_len_count; n++) {
+        const Value *v = m->out_len_values + start[n - 1];
+        size_t count = start[n] - start[n - 1];
+        snprintf(where, sizeof where, " (inputs of length %zu)", n);
+        if (!check_value_set(m, v, count, true, where, err, errsize)) return false;
+        for (size_t i = 0; i < count; i++)
+            if (!set_contains(m->out_values, m->out_count, v[i])) {
+                value_format(v[i], a, sizeof a);
+                return out_fail(err, errsize, "output value %s of length %zu is not among the output values", a, n);
+            }
+    }
+    return true;
+}
+
 bool model_check_output(const Model *m, char *err, size_t errsize) {
     size_t D = m->d_model;
     if (m->output_kind == MODEL_OUT_CATEGORICAL) {
@@ -79,6 +187,7 @@ bool model_check_output(const Model *m, char *err, size_t errsize) {
             return out_fail(err, errsize, "output block [%zu, %zu) is empty or outside the residual (D = %zu)",
                             m->out_dim, m->out_dim + m->out_count, D);
         if (!m->out_values) return out_fail(err, errsize, "output has no values");
+        if (m->out_len_count) return check_len_values(m, err, errsize);
         return true;
     }
     if (m->output_kind != MODEL_OUT_NUMERICAL) return out_fail(err, errsize, "output kind is unknown");
@@ -101,36 +210,7 @@ bool model_check_output(const Model *m, char *err, size_t errsize) {
                     return out_fail(err, errsize, "output kind block names kind %s twice", value_kind_name(m->out_kinds[i]));
         }
     }
-    char a[64], b[64];
-    for (size_t i = 0; i < m->out_count; i++) {
-        Value v = m->out_values[i];
-        if (!is_number_kind(v.kind)) return out_fail(err, errsize, "numerical output value %zu is not a number", i);
-        if (v.kind == VAL_FLOAT && !isfinite(v.as.f))
-            return out_fail(err, errsize, "numerical output value %zu is not finite", i);
-        if (kc) {
-            bool covered = false;
-            for (size_t j = 0; j < kc; j++) covered |= m->out_kinds[j] == v.kind;
-            value_format(v, a, sizeof a);
-            if (!covered)
-                return out_fail(err, errsize, "output value %s has kind %s, which the kind block lacks", a,
-                                value_kind_name(v.kind));
-        }
-        if (i == 0) continue;
-        Value u = m->out_values[i - 1];
-        double x = value_as_double(u), y = value_as_double(v);
-        value_format(u, a, sizeof a);
-        value_format(v, b, sizeof b);
-        if (y < x) return out_fail(err, errsize, "output values are not sorted ascending (%s before %s)", a, b);
-        if (y == x) {
-            if (u.kind == v.kind)
-                return out_fail(err, errsize, "output values %s and %s have the same kind and numeric value", a, b);
-            if (!kc)
-                return out_fail(err, errsize, "output values %s and %s share a numeric value but the output has no kind "
-                                "block to tell them apart", a, b);
-        } else if (!(2 * m->out_margin < y - x)) {
-            return out_fail(err, errsize, "output margin %.17g is not below half the gap between output values %s and %s",
-                            m->out_margin, a, b);
-        }
-    }
-    return true;
+    /* with per-length sets, the global set is only their union: the decoding rules hold per length */
+    if (!check_value_set(m, m->out_values, m->out_count, m->out_len_count == 0, "", err, errsize)) return false;
+    return m->out_len_count ? check_len_values(m, err, errsize) : true;
 }

@@ -13,7 +13,8 @@
  * The output s-op is read from the final X, row by row (position i is row i+1):
  *   categorical: the block [out_dim, out_dim + out_count) must be one-hot (within
  *     MODEL_ONEHOT_TOL, else the input is an error); the atom is out_values[hot].
- *   numerical: x = X_row . out_readout, decoded against out_values (see below).
+ *   numerical: x = X_row . out_readout, decoded against out_values, or against the value set of
+ *     the input's length when the output has per-length value sets (see below).
  * `checks` are assertions on intermediate blocks, tested after a layer: a categorical block that
  * is not one-hot (a map raised, or values were mixed), or an aggregate of non-numeric values
  * that selected several keys (the reference evaluator raises then, even when the values are
@@ -35,7 +36,19 @@
  *     value v and the hot kind (an error when the block is not one-hot or there is none).
  *     Without a kind block, members sharing a numeric value are refused at load.
  *   - The decoded atom is the member itself (its kind and exact value), so ints print as ints,
- *     floats as floats, bools as True/False, and a computed -0.0 or 10.999999999 disappears. */
+ *     floats as floats, bools as True/False, and a computed -0.0 or 10.999999999 disappears.
+ *   - Per-length value sets: some outputs take values whose exact bits depend on the input length
+ *     through rounding (fl(fl(20/7) * fl(19/3)) and fl(fl(19/7) * fl(20/3)) are two doubles 1 ulp
+ *     apart), so no margin separates the members of the global set, while for one length each
+ *     member is far from the others. When out_len_count > 0 (it is then max_len), an input of
+ *     length n (1..max_len) decodes as above against the members
+ *     out_len_values[out_len_start[n-1] .. out_len_start[n]) instead of out_values. Each such
+ *     range obeys every rule above (numbers, sorted, kind sharing only with a kind block covering
+ *     its kinds, 2 * out_margin below the smallest gap between its distinct values); an empty
+ *     range means the output takes no value at that length (every input of that length fails to
+ *     decode). out_values is then the union of the ranges (for display): non-empty, sorted, no
+ *     member twice, containing every member of every range, but exempt from the gap and
+ *     kind-sharing rules. The error message ends with " for an input of length N". */
 #ifndef RASPCC_RUNTIME_MODEL_H
 #define RASPCC_RUNTIME_MODEL_H
 
@@ -57,9 +70,8 @@ typedef struct ModelHead {
     Matrix wv;     /* D x dv */
     Matrix wo;     /* dv x D */
     bool causal;
-    /* Absolute tie tolerance: for query i the keys scoring >= max_i - tie_tol are averaged.
-     * 0 in memory means "Model.tie_tolerance" (a transitional default, see there); stored and
-     * loaded files always carry the effective value (model_head_tie_tol). */
+    /* Absolute tie tolerance (finite, >= 0): for query i the keys scoring >= max_i - tie_tol are
+     * averaged. Every builder sets it per head; 0 averages exact ties only. */
     double tie_tol;
     const char *label; /* what it computes, e.g. "aggregate reverse @ prog.rasp:3:11" */
 } ModelHead;
@@ -108,11 +120,6 @@ typedef struct Model {
     bool numeric_tokens;
     size_t token_value_dim;
     double token_lo, token_hi;
-    /* DEPRECATED, in memory only (not stored): the absolute tie tolerance of the heads whose
-     * tie_tol is 0, for builders that do not set tolerances per head. The reader sets it to 0,
-     * so a loaded model uses exactly the per-head values of its file. To be removed once the
-     * compiler sets ModelHead.tie_tol and no tool reads this. */
-    double tie_tolerance;
     char **labels;        /* D residual direction labels, "sop:value" */
 
     Matrix token_embed;   /* (n_vocab + 1) x D */
@@ -126,17 +133,21 @@ typedef struct Model {
     size_t out_dim;            /* categorical: the block [out_dim, out_dim+out_count) */
     size_t out_count;          /* number of out_values */
     Value *out_values;         /* categorical: the value of each dim of the block; numerical: the
-                                  atoms the output can take, sorted (empty = unbounded) */
+                                  atoms the output can take, sorted (empty = unbounded); with
+                                  per-length value sets (out_len_count, below), their union */
     double *out_readout;       /* numerical: D weights, x = X_i . out_readout */
     double out_margin;         /* numerical: |x - v| <= out_margin to decode to value v */
     size_t out_kind_dim, out_kind_count; /* numerical: kind block (count 0 = none) */
     ValueKind *out_kinds;      /* out_kind_count kinds (VAL_BOOL/INT/FLOAT), one per dim */
     double out_error_bound;    /* numerical, unbounded: guaranteed |model - reference| */
-    /* TRANSITIONAL, for the compiler of format version 1 which sets no value set: with an
-     * empty out_values, x is rounded to the nearest int (an error beyond 1e-6 * max(1, |x|)).
-     * Stored as "legacy_integral"; ignored when out_values is not empty. To be removed once
-     * the compiler fills out_values. */
-    bool out_integral;
+    /* numerical, optional per-length value sets (see the readout contract above; stored as
+     * "values_by_length"): out_len_count is 0 (none: every input decodes against out_values)
+     * or max_len; then inputs of length n decode against the out_len_start[n] -
+     * out_len_start[n-1] members out_len_values[out_len_start[n-1] ..), and out_values is their
+     * union. out_len_start has out_len_count + 1 non-decreasing offsets, out_len_start[0] = 0. */
+    size_t out_len_count;
+    size_t *out_len_start;
+    Value *out_len_values;
 
     size_t n_checks;
     ModelCheck *checks;
@@ -157,14 +168,17 @@ Matrix model_matrix(Model *m, size_t rows, size_t cols); /* zeroed, owned by m->
 size_t model_param_count(const Model *m);
 size_t model_nonzero_count(const Model *m);
 
-/* The effective absolute tie tolerance of head h: h->tie_tol, or m->tie_tolerance when that
- * is 0. */
-double model_head_tie_tol(const Model *m, const ModelHead *h);
+/* The members a numerical output decodes against for an input of length n_input: the
+ * per-length range of that length when the model has per-length value sets (NULL and *count 0
+ * when n_input is not in 1..out_len_count), else out_values (*count = out_count). */
+const Value *model_output_values(const Model *m, size_t n_input, size_t *count);
 
 /* Checks the output description against the readout contract above (block inside the
  * residual, values sorted, no string in a numerical output, margin below half the smallest
  * gap, kinds sharing a value only with a kind block that covers every member's kind, finite
- * margin and error bound). The writer and the reader both apply it; compilers may too. */
+ * margin and error bound; with per-length value sets, those rules per length, max_len ranges
+ * with consistent offsets, and out_values sorted and containing every member). The writer and
+ * the reader both apply it; compilers may too. */
 bool model_check_output(const Model *m, char *err, size_t errsize);
 
 #endif

@@ -93,7 +93,7 @@ static bool write_config(const Model *m, JsonBuf *b) {
             const ModelHead *H = &L->heads[h];
             jbuf_printf(b, "%s{\"dk\":%zu,\"dv\":%zu,\"causal\":%s,\"tie_tol\":", h ? "," : "", H->wq.cols,
                         H->wv.cols, H->causal ? "true" : "false");
-            jbuf_double(b, model_head_tie_tol(m, H));
+            jbuf_double(b, H->tie_tol);
             jbuf_puts(b, ",\"label\":");
             jbuf_string(b, H->label ? H->label : "");
             jbuf_puts(b, "}");
@@ -109,6 +109,16 @@ static bool write_config(const Model *m, JsonBuf *b) {
     } else {
         jbuf_puts(b, ",\"kind\":\"numerical\",\"values\":");
         ok &= write_atoms(b, m->out_values, m->out_count);
+        if (m->out_len_count) {
+            jbuf_puts(b, ",\"values_by_length\":[");
+            for (size_t n = 1; n <= m->out_len_count; n++) {
+                if (n > 1) jbuf_puts(b, ",");
+                size_t count;
+                const Value *v = model_output_values(m, n, &count);
+                ok &= write_atoms(b, v, count);
+            }
+            jbuf_puts(b, "]");
+        }
         jbuf_puts(b, ",\"margin\":");
         jbuf_double(b, m->out_margin);
         if (m->out_kind_count) {
@@ -121,7 +131,6 @@ static bool write_config(const Model *m, JsonBuf *b) {
         }
         jbuf_puts(b, ",\"error_bound\":");
         jbuf_double(b, m->out_error_bound);
-        if (m->out_count == 0 && m->out_integral) jbuf_puts(b, ",\"legacy_integral\":true");
         jbuf_puts(b, "}");
     }
     jbuf_puts(b, ",\"checks\":[");
@@ -227,7 +236,7 @@ bool model_serialize(const Model *m, uint8_t **buf, size_t *len, char *err, size
             for (int k = 0; k < 4; k++)
                 add_logical(x, &n, arena_printf(&tmp, "layer.%zu.head.%zu.%s", l, h, wn[k]), w[k]->data, w[k]->rows,
                             w[k]->cols, 2);
-            double tol = model_head_tie_tol(m, H);
+            double tol = H->tie_tol;
             if (!isfinite(tol) || tol < 0) {
                 arena_free(&tmp);
                 return fail(err, errsize, "model: layer %zu head %zu: tie tolerance %g is not a finite number >= 0", l, h,
@@ -382,8 +391,8 @@ static bool get_array(Reader *r, const JsonValue *obj, const char *key, const ch
     return true;
 }
 
-static bool read_atoms(Reader *r, const JsonValue *arr, const char *what, Value **out) {
-    Value *v = ARENA_ARRAY(&r->m->arena, Value, arr->count ? arr->count : 1);
+/* The atoms of arr into v[arr->count]. */
+static bool read_atoms_into(Reader *r, const JsonValue *arr, const char *what, Value *v) {
     for (size_t i = 0; i < arr->count; i++) {
         const JsonValue *x = &arr->items[i];
         switch (x->kind) {
@@ -402,8 +411,12 @@ static bool read_atoms(Reader *r, const JsonValue *arr, const char *what, Value 
         default: return fail(r->err, r->errsize, "model: config: %s %zu is not an atom", what, i);
         }
     }
-    *out = v;
     return true;
+}
+
+static bool read_atoms(Reader *r, const JsonValue *arr, const char *what, Value **out) {
+    *out = ARENA_ARRAY(&r->m->arena, Value, arr->count ? arr->count : 1);
+    return read_atoms_into(r, arr, what, *out);
 }
 
 static int tensor_name_cmp(const void *a, const void *b) {
@@ -611,6 +624,40 @@ static bool read_kind_block(Reader *r, const JsonValue *out) {
     return true;
 }
 
+/* "values_by_length": absent or null (none), or max_len lists of atoms, stored one after the
+ * other in out_len_values with their offsets in out_len_start. The rules of the readout contract
+ * (numbers, sorted, margin per list, every member in "values") are model_check_output's. */
+static bool read_values_by_length(Reader *r, const JsonValue *out) {
+    Model *m = r->m;
+    const JsonValue *vbl = json_get(out, "values_by_length");
+    if (!vbl || vbl->kind == JSON_NULL) return true;
+    if (vbl->kind != JSON_ARRAY)
+        return fail(r->err, r->errsize, "model: config: output 'values_by_length' must be null or an array");
+    if (vbl->count != m->max_len)
+        return fail(r->err, r->errsize, "model: config: output 'values_by_length' has %zu lists, but max_len is %zu",
+                    vbl->count, m->max_len);
+    size_t total = 0;
+    for (size_t n = 0; n < vbl->count; n++) {
+        if (vbl->items[n].kind != JSON_ARRAY)
+            return fail(r->err, r->errsize, "model: config: output 'values_by_length' entry %zu is not a list", n);
+        total += vbl->items[n].count; /* no overflow: each item is at least one byte of the config */
+    }
+    m->out_len_count = vbl->count;
+    m->out_len_start = ARENA_ARRAY(&m->arena, size_t, vbl->count + 1);
+    m->out_len_values = ARENA_ARRAY(&m->arena, Value, total ? total : 1);
+    size_t at = 0;
+    char what[64];
+    for (size_t n = 0; n < vbl->count; n++) {
+        const JsonValue *list = &vbl->items[n];
+        snprintf(what, sizeof what, "output value of length %zu, number", n + 1);
+        if (!read_atoms_into(r, list, what, m->out_len_values + at)) return false;
+        m->out_len_start[n] = at;
+        at += list->count;
+    }
+    m->out_len_start[vbl->count] = at;
+    return true;
+}
+
 static bool read_output_and_checks(Reader *r, const JsonValue *cfg) {
     Model *m = r->m;
     size_t D = m->d_model;
@@ -626,7 +673,7 @@ static bool read_output_and_checks(Reader *r, const JsonValue *cfg) {
             return false;
         if (values->count != m->out_count)
             return fail(r->err, r->errsize, "model: config: output has %zu dims but %zu values", m->out_count, values->count);
-        if (!read_atoms(r, values, "output value", &m->out_values)) return false;
+        if (!read_atoms(r, values, "output value", &m->out_values) || !read_values_by_length(r, out)) return false;
     } else if (kind && kind->kind == JSON_STRING && strcmp(kind->text, "numerical") == 0) {
         m->output_kind = MODEL_OUT_NUMERICAL;
         if (!get_array(r, out, "values", "output", &values) || !read_atoms(r, values, "output value", &m->out_values) ||
@@ -634,11 +681,10 @@ static bool read_output_and_checks(Reader *r, const JsonValue *cfg) {
             !get_nonneg(r, out, "error_bound", "output", &m->out_error_bound))
             return false;
         m->out_count = values->count;
-        const JsonValue *li = json_get(out, "legacy_integral");
-        if (li && (li->kind != JSON_BOOL || (li->boolean && m->out_count)))
-            return fail(r->err, r->errsize, "model: config: output 'legacy_integral' must be a boolean, true only without "
-                        "values");
-        m->out_integral = li && li->boolean;
+        if (json_get(out, "legacy_integral"))
+            return fail(r->err, r->errsize, "model: config: output 'legacy_integral' is no longer supported (a model of an "
+                        "older compiler): recompile the program with raspcc");
+        if (!read_values_by_length(r, out)) return false;
         if (!load_vector(r, "output.readout", D, &m->out_readout)) return false;
     } else {
         return fail(r->err, r->errsize, "model: config: output 'kind' must be \"categorical\" or \"numerical\"");

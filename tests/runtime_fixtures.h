@@ -230,4 +230,48 @@ static void fx_kinds(Model *m) {
     fx_labels(m);
 }
 
+/* Per-length value sets: out = token + c (tokens ints 0 and 1; c = fl(fl(20/7) * fl(19/3)) comes
+ * from every position's embedding). The value sets by length: 1: {A, A + 1}, 2: {B, B + 1} with
+ * A = fl(fl(20/7) * fl(19/3)) and B = fl(fl(19/7) * fl(20/3)) (1 ulp above A: ~380/21 computed
+ * two ways), 3: {0, 100}; out_values is their union, where A and B are far closer than twice the
+ * margin 0.25. Residual: 0 token value | 1 BOS | 2 the constant c. */
+static double fx_len_a(void) { return (20.0 / 7.0) * (19.0 / 3.0); }
+static double fx_len_b(void) { return (19.0 / 7.0) * (20.0 / 3.0); }
+
+static void fx_by_length(Model *m) {
+    double a = fx_len_a(), b = fx_len_b();
+    m->d_model = 3;
+    m->max_len = 3;
+    m->n_vocab = 2;
+    m->vocab = ARENA_ARRAY(&m->arena, Value, 2);
+    m->vocab[0] = value_int(0);
+    m->vocab[1] = value_int(1);
+    m->token_type = IR_TOKENS_INT;
+    m->token_embed = model_matrix(m, 3, 3);
+    AT(m->token_embed, 1, 0) = 1;
+    AT(m->token_embed, 2, 1) = 1;
+    m->pos_embed = model_matrix(m, 4, 3);
+    for (size_t p = 0; p < 4; p++) AT(m->pos_embed, p, 2) = a;
+    size_t heads[1] = {0}, hidden[1] = {0};
+    fx_layers(m, 1, heads, hidden);
+    m->output_name = "scaled";
+    m->output_kind = MODEL_OUT_NUMERICAL;
+    m->out_readout = ARENA_ARRAY(&m->arena, double, 3);
+    m->out_readout[0] = 1;
+    m->out_readout[2] = 1;
+    m->out_margin = 0.25;
+    Value by_len[6] = {value_float(a), value_float(a + 1), value_float(b), value_float(b + 1), value_int(0),
+                       value_int(100)};
+    m->out_len_count = 3;
+    m->out_len_start = ARENA_ARRAY(&m->arena, size_t, 4);
+    for (size_t n = 0; n <= 3; n++) m->out_len_start[n] = 2 * n;
+    m->out_len_values = ARENA_ARRAY(&m->arena, Value, 6);
+    memcpy(m->out_len_values, by_len, sizeof by_len);
+    Value all[6] = {value_int(0), value_float(a), value_float(b), value_float(a + 1), value_float(b + 1), value_int(100)};
+    m->out_count = 6;
+    m->out_values = ARENA_ARRAY(&m->arena, Value, 6);
+    memcpy(m->out_values, all, sizeof all);
+    fx_labels(m);
+}
+
 #endif

@@ -176,18 +176,18 @@ START_TEST(test_exact_decode) {
     }
     /* the decoder on a bare row: the nearest member, both sides of a midpoint */
     double row[3] = {0, 0, 11.000000013975296};
-    ck_assert(model_read_output(&model, row, 0, out, err, sizeof err) && out[0].kind == VAL_INT && out[0].as.i == 11);
+    ck_assert(model_read_output(&model, row, 0, 1, out, err, sizeof err) && out[0].kind == VAL_INT && out[0].as.i == 11);
     row[2] = 11.75;
-    ck_assert(model_read_output(&model, row, 0, out, err, sizeof err) && out[0].as.i == 12);
+    ck_assert(model_read_output(&model, row, 0, 1, out, err, sizeof err) && out[0].as.i == 12);
     row[2] = 12.25;
-    ck_assert(model_read_output(&model, row, 0, out, err, sizeof err) && out[0].as.i == 12);
+    ck_assert(model_read_output(&model, row, 0, 1, out, err, sizeof err) && out[0].as.i == 12);
     row[2] = 9.75;
-    ck_assert(model_read_output(&model, row, 0, out, err, sizeof err) && out[0].as.i == 10);
+    ck_assert(model_read_output(&model, row, 0, 1, out, err, sizeof err) && out[0].as.i == 10);
     row[2] = 9.7;
-    ck_assert(!model_read_output(&model, row, 3, out, err, sizeof err));
+    ck_assert(!model_read_output(&model, row, 3, 4, out, err, sizeof err));
     ck_assert_msg(strstr(err, "output at position 3: model value 9.6999999999999993 is not within"), "%s", err);
     row[2] = NAN;
-    ck_assert(!model_read_output(&model, row, 0, out, err, sizeof err));
+    ck_assert(!model_read_output(&model, row, 0, 1, out, err, sizeof err));
     ck_assert_msg(strstr(err, "not a finite number"), "%s", err);
 }
 END_TEST
@@ -214,37 +214,22 @@ START_TEST(test_kind_block) {
                   "%s", err);
     /* -0.0 itself decodes to the members 0 / 0.0 */
     double row[5] = {-0.0, 0, 0, 1, 0};
-    ck_assert(model_read_output(&model, row, 0, out, err, sizeof err));
+    ck_assert(model_read_output(&model, row, 0, 1, out, err, sizeof err));
     ck_assert(out[0].kind == VAL_FLOAT && out[0].as.f == 0.0 && !signbit(out[0].as.f));
     row[3] = 0;
     row[1] = 1;
-    ck_assert(model_read_output(&model, row, 0, out, err, sizeof err) && out[0].kind == VAL_BOOL && !out[0].as.b);
+    ck_assert(model_read_output(&model, row, 0, 1, out, err, sizeof err) && out[0].kind == VAL_BOOL && !out[0].as.b);
 }
 END_TEST
 
-/* An unbounded output (no value set) is the float itself; the transitional legacy_integral
- * rounds to an int. */
-START_TEST(test_unbounded_and_legacy) {
+/* An unbounded output (no value set) is the float itself. */
+START_TEST(test_unbounded) {
     fx_mean(&model, false);
     ready(_i == 0);
     int64_t in[3] = {1, 1, 0};
     Value *out;
     ck_assert_msg(run(ints(in, 3), 3, &out), "%s", err);
     for (int i = 0; i < 3; i++) ck_assert(out[i].kind == VAL_FLOAT && out[i].as.f == 2.0 / 3.0);
-    teardown();
-    setup();
-    fx_relu(&model);
-    model.out_count = 0;
-    model.out_integral = true;
-    model.layers[0].mlp.b2[2] = 10.0000001;
-    ready(_i == 0);
-    int64_t in2[1] = {3};
-    ck_assert_msg(run(ints(in2, 1), 1, &out), "%s", err);
-    ck_assert(out[0].kind == VAL_INT && out[0].as.i == 12);
-    model.layers[0].mlp.b2[2] = 10.25;
-    ready(_i == 0);
-    ck_assert(!run(ints(in2, 1), 1, &out));
-    ck_assert_msg(strstr(err, "is not an integer"), "%s", err);
 }
 END_TEST
 
@@ -265,13 +250,139 @@ START_TEST(test_absolute_tie_tolerance) {
     ready(_i == 0);
     ck_assert_msg(run(ints(in, 2), 2, &out), "%s", err);
     ck_assert(out[0].as.f == 1e6 + 0.5);
-    /* tie_tol 0 falls back to the model's default (transitional) */
+    /* tie_tol 0: exact ties only */
     h->tie_tol = 0;
-    model.tie_tolerance = 2;
-    ck_assert(model_head_tie_tol(&model, h) == 2);
     ready(_i == 0);
     ck_assert_msg(run(ints(in, 2), 2, &out), "%s", err);
-    ck_assert(out[0].as.f == 1e6 + 0.5);
+    ck_assert(out[0].as.f == 1e6 + 1);
+    int64_t same[2] = {2, 2};
+    ck_assert_msg(run(ints(same, 2), 2, &out), "%s", err);
+    ck_assert(out[0].as.f == 1e6 + 1);
+}
+END_TEST
+
+static bool same_bits(double x, double y) { return memcmp(&x, &y, sizeof x) == 0; }
+
+/* Per-length value sets: the same model value decodes to the member of the input's length, even
+ * when the members of two lengths are 1 ulp apart; a value near a member of another length only
+ * is an error. */
+START_TEST(test_values_by_length) {
+    fx_by_length(&model);
+    ck_assert_msg(model_check_output(&model, err, sizeof err), "%s", err);
+    double a = fx_len_a(), b = fx_len_b();
+    ck_assert(b > a && nextafter(a, INFINITY) == b); /* 1 ulp apart */
+    ready(_i == 0);
+    Value *out;
+    int64_t one[1] = {0}, two[2] = {0, 1};
+    ck_assert_msg(run(ints(one, 1), 1, &out), "%s", err);
+    ck_assert(out[0].kind == VAL_FLOAT && same_bits(out[0].as.f, a));
+    ck_assert_msg(run(ints(two, 2), 2, &out), "%s", err); /* x = A and A + 1 at length 2 */
+    ck_assert(out[0].kind == VAL_FLOAT && same_bits(out[0].as.f, b));
+    ck_assert(out[1].kind == VAL_FLOAT && same_bits(out[1].as.f, b + 1));
+    int64_t three[3] = {0, 0, 0};
+    ck_assert(!run(ints(three, 3), 3, &out));
+    ck_assert_str_eq(err, "output at position 0: model value 18.095238095238095 is not within the decoding margin of "
+                          "any value the program can produce for an input of length 3");
+    /* the decoder on a bare row: B itself at length 1 is A; A itself at length 2 is B */
+    double row[3] = {0, 0, b};
+    ck_assert(model_read_output(&model, row, 0, 1, out, err, sizeof err) && same_bits(out[0].as.f, a));
+    row[2] = a;
+    ck_assert(model_read_output(&model, row, 0, 2, out, err, sizeof err) && same_bits(out[0].as.f, b));
+    row[2] = 99.8; /* length 3: the int 100 */
+    ck_assert(model_read_output(&model, row, 2, 3, out, err, sizeof err) && out[0].kind == VAL_INT &&
+              out[0].as.i == 100);
+    ck_assert(!model_read_output(&model, row, 0, 2, out, err, sizeof err)); /* 100 is no value of length 2 */
+    ck_assert_msg(strstr(err, "for an input of length 2"), "%s", err);
+    row[2] = a + 1.2; /* 0.2 from A + 1: within the margin at lengths 1 and 2 */
+    ck_assert(model_read_output(&model, row, 0, 1, out, err, sizeof err) && same_bits(out[0].as.f, a + 1));
+    /* a length without a set (0, or beyond max_len) is an error, never a read out of bounds */
+    ck_assert(!model_read_output(&model, row, 0, 4, out, err, sizeof err));
+    ck_assert(!model_read_output(&model, row, 0, 0, out, err, sizeof err));
+    /* an empty set at length 3: nothing decodes there */
+    model.out_len_start[3] = 4;
+    ck_assert_msg(model_check_output(&model, err, sizeof err), "%s", err);
+    row[2] = 0;
+    ck_assert(!model_read_output(&model, row, 0, 3, out, err, sizeof err));
+    ck_assert_msg(strstr(err, "for an input of length 3"), "%s", err);
+}
+END_TEST
+
+/* What model_check_output requires of per-length sets, and what it no longer requires of the
+ * global set then. */
+START_TEST(test_values_by_length_rules) {
+    fx_by_length(&model);
+    ck_assert_msg(model_check_output(&model, err, sizeof err), "%s", err);
+    /* without the per-length sets the global set's A and B are too close for the margin */
+    model.out_len_count = 0;
+    ck_assert(!model_check_output(&model, err, sizeof err));
+    ck_assert_msg(strstr(err, "not below half the gap"), "%s", err);
+    model.out_len_count = 2; /* not max_len */
+    ck_assert(!model_check_output(&model, err, sizeof err));
+    ck_assert_msg(strstr(err, "for 2 lengths, but max_len is 3"), "%s", err);
+    model.out_len_count = 3;
+    model.out_len_start[1] = 5; /* offsets: 0 5 4 6 */
+    ck_assert(!model_check_output(&model, err, sizeof err));
+    ck_assert_msg(strstr(err, "offsets decrease at length 2"), "%s", err);
+    model.out_len_start[1] = 2;
+    model.out_len_start[0] = 1;
+    ck_assert(!model_check_output(&model, err, sizeof err));
+    ck_assert_msg(strstr(err, "do not start at 0"), "%s", err);
+    model.out_len_start[0] = 0;
+    /* a member of one length missing from the global set */
+    model.out_len_values[5] = value_int(101);
+    ck_assert(!model_check_output(&model, err, sizeof err));
+    ck_assert_msg(strstr(err, "output value 101 of length 3 is not among the output values"), "%s", err);
+    model.out_len_values[5] = value_float(100.0); /* same number, another kind: not a member either */
+    ck_assert(!model_check_output(&model, err, sizeof err));
+    ck_assert_msg(strstr(err, "of length 3 is not among"), "%s", err);
+    model.out_len_values[5] = value_int(100);
+    /* the gap rule per length: A and B in one range */
+    model.out_len_values[1] = value_float(fx_len_b());
+    ck_assert(!model_check_output(&model, err, sizeof err));
+    ck_assert_msg(strstr(err, "not below half the gap") && strstr(err, "(inputs of length 1)"), "%s", err);
+    model.out_len_values[1] = value_float(fx_len_a() + 1);
+    /* sorted per length */
+    Value t = model.out_len_values[4];
+    model.out_len_values[4] = model.out_len_values[5];
+    model.out_len_values[5] = t;
+    ck_assert(!model_check_output(&model, err, sizeof err));
+    ck_assert_msg(strstr(err, "not sorted ascending (100 before 0) (inputs of length 3)"), "%s", err);
+    model.out_len_values[5] = model.out_len_values[4];
+    model.out_len_values[4] = t;
+    ck_assert_msg(model_check_output(&model, err, sizeof err), "%s", err);
+    /* the global set must still be sorted, and is needed */
+    t = model.out_values[0];
+    model.out_values[0] = model.out_values[1];
+    model.out_values[1] = t;
+    ck_assert(!model_check_output(&model, err, sizeof err));
+    ck_assert_msg(strstr(err, "not sorted ascending"), "%s", err);
+    model.out_values[1] = model.out_values[0];
+    model.out_values[0] = t;
+    model.out_count = 0;
+    ck_assert(!model_check_output(&model, err, sizeof err));
+    ck_assert_msg(strstr(err, "no values (their union)"), "%s", err);
+    model.out_count = 6;
+    /* kind sharing within one length needs a kind block; across lengths it does not */
+    model.out_len_values[5] = value_float(100.0);
+    model.out_values = ARENA_ARRAY(&model.arena, Value, 7);
+    Value all[7] = {value_int(0), value_float(fx_len_a()), value_float(fx_len_b()), value_float(fx_len_a() + 1),
+                    value_float(fx_len_b() + 1), value_int(100), value_float(100.0)};
+    memcpy(model.out_values, all, sizeof all);
+    model.out_count = 7;
+    model.out_len_values[3] = value_int(100); /* length 2: {B, 100}... */
+    model.out_len_values[2] = value_float(fx_len_b());
+    ck_assert_msg(model_check_output(&model, err, sizeof err), "%s", err); /* 100 at length 2, 100.0 at 3 */
+    model.out_len_values[4] = value_int(100); /* length 3: {100, 100.0} */
+    ck_assert(!model_check_output(&model, err, sizeof err));
+    ck_assert_msg(strstr(err, "no kind block") && strstr(err, "(inputs of length 3)"), "%s", err);
+    /* categorical outputs have no per-length sets */
+    model_free(&model);
+    model_init(&model);
+    fx_prev_token(&model);
+    model.out_len_count = 4;
+    model.out_len_start = ARENA_ARRAY(&model.arena, size_t, 5);
+    ck_assert(!model_check_output(&model, err, sizeof err));
+    ck_assert_msg(strstr(err, "numerical outputs only"), "%s", err);
 }
 END_TEST
 
@@ -373,8 +484,10 @@ int main(void) {
     tcase_add_loop_test(tc, test_out_of_margin, 0, 2);
     tcase_add_loop_test(tc, test_exact_decode, 0, 2);
     tcase_add_loop_test(tc, test_kind_block, 0, 2);
-    tcase_add_loop_test(tc, test_unbounded_and_legacy, 0, 2);
+    tcase_add_loop_test(tc, test_unbounded, 0, 2);
     tcase_add_loop_test(tc, test_absolute_tie_tolerance, 0, 2);
+    tcase_add_loop_test(tc, test_values_by_length, 0, 2);
+    tcase_add_test(tc, test_values_by_length_rules);
     tcase_add_loop_test(tc, test_input_errors, 0, 2);
     tcase_add_test(tc, test_sparse_equals_dense);
     tcase_add_test(tc, test_param_counts);

@@ -43,7 +43,7 @@ static void same_model(const Model *a, const Model *b) {
             same_matrix(&x->heads[h].wv, &y->heads[h].wv);
             same_matrix(&x->heads[h].wo, &y->heads[h].wo);
             ck_assert_int_eq(x->heads[h].causal, y->heads[h].causal);
-            ck_assert(model_head_tie_tol(a, &x->heads[h]) == y->heads[h].tie_tol); /* stored effective */
+            ck_assert(x->heads[h].tie_tol == y->heads[h].tie_tol);
             ck_assert_str_eq(x->heads[h].label, y->heads[h].label);
         }
         same_matrix(&x->mlp.w1, &y->mlp.w1);
@@ -67,7 +67,17 @@ static void same_model(const Model *a, const Model *b) {
         ck_assert_uint_eq(a->out_kind_count, b->out_kind_count);
         if (a->out_kind_count) ck_assert_uint_eq(a->out_kind_dim, b->out_kind_dim);
         for (size_t i = 0; i < a->out_kind_count; i++) ck_assert_int_eq(a->out_kinds[i], b->out_kinds[i]);
-        ck_assert_int_eq(a->out_integral && a->out_count == 0, b->out_integral);
+        ck_assert_uint_eq(a->out_len_count, b->out_len_count);
+        for (size_t n = 1; n <= a->out_len_count; n++) {
+            size_t ca, cb;
+            const Value *va = model_output_values(a, n, &ca), *vb = model_output_values(b, n, &cb);
+            ck_assert_uint_eq(ca, cb);
+            for (size_t i = 0; i < ca; i++) {
+                ck_assert_int_eq(va[i].kind, vb[i].kind);
+                ck_assert(memcmp(&va[i].as, &vb[i].as, sizeof va[i].as) == 0 || va[i].kind == VAL_BOOL);
+                ck_assert(value_equal(va[i], vb[i]));
+            }
+        }
     }
     ck_assert_uint_eq(a->n_checks, b->n_checks);
     for (size_t i = 0; i < a->n_checks; i++) {
@@ -88,7 +98,8 @@ static void build(Model *m, int which) {
     case 1: fx_mean(m, true); break;
     case 2: fx_relu(m); break;
     case 3: fx_mix(m, true); break;
-    default: fx_kinds(m); break;
+    case 4: fx_kinds(m); break;
+    default: fx_by_length(m); break;
     }
 }
 
@@ -103,10 +114,7 @@ START_TEST(test_round_trip) {
         a.layers[0].heads[0].tie_tol = 1e-7;
         a.out_error_bound = 1e-9;
     }
-    if (_i == 0) { /* a head without its own tolerance stores the model's default */
-        a.layers[0].heads[0].tie_tol = 0;
-        a.tie_tolerance = 0.25;
-    }
+    if (_i == 0) a.layers[0].heads[0].tie_tol = 0.25;
     if (_i == 2) a.token_embed.data[3] = -0.0; /* kept bit for bit */
     uint8_t *buf;
     size_t len;
@@ -423,7 +431,8 @@ START_TEST(test_output_rejections) {
         {"\"kinds\":[\"bool\",\"int\",\"float\"]", "\"kinds\":[\"bool\",\"int\",\"int\"]", "names kind int twice"},
         {"\"kinds\":[\"bool\",\"int\",\"float\"]", "\"kinds\":[]", "1 to 3 kinds"},
         {",\"kind_block\":{\"dim\":1,\"kinds\":[\"bool\",\"int\",\"float\"]}", "", "lacks 'kind_block'"},
-        {"\"error_bound\":0.0", "\"error_bound\":0.0,\"legacy_integral\":true", "true only without values"},
+        {"\"error_bound\":0.0", "\"error_bound\":0.0,\"legacy_integral\":true", "'legacy_integral' is no longer supported"},
+        {"\"error_bound\":0.0", "\"error_bound\":0.0,\"legacy_integral\":false", "'legacy_integral' is no longer supported"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *c = replace(cfg, cases[i].from, cases[i].to);
@@ -469,6 +478,109 @@ START_TEST(test_output_rejections) {
     ck_assert(!model_serialize(&a, &buf, &len, err, sizeof err));
     ck_assert_msg(strstr(err, "tie tolerance"), "%s", err);
     model_free(&a);
+}
+END_TEST
+
+/* Per-length value sets in the file: "values_by_length" and every way it can be wrong. */
+START_TEST(test_values_by_length_file) {
+    uint8_t *buf, *bad;
+    size_t len, blen;
+    serialize(5, &buf, &len);
+    ck_assert_msg(reads(buf, len), "%s", err);
+    Arena ar;
+    arena_init(&ar);
+    const char *cfg = config_of(buf, len, &ar);
+#define L1 "[18.095238095238095,19.095238095238095]"
+#define L2 "[18.095238095238098,19.095238095238098]"
+#define VBL(x) "\"values_by_length\":" x
+    const char *orig = VBL("[" L1 "," L2 ",[0,100]]");
+    ck_assert_msg(strstr(cfg, "\"values\":[0,18.095238095238095,18.095238095238098,19.095238095238095,"
+                              "19.095238095238098,100]," VBL("[" L1 "," L2 ",[0,100]]") ",\"margin\":0.25"), "%s", cfg);
+    struct { const char *to, *msg; } cases[] = {
+        {VBL("7"), "'values_by_length' must be null or an array"},
+        {VBL("[" L1 "," L2 "]"), "'values_by_length' has 2 lists, but max_len is 3"},
+        {VBL("[" L1 "," L2 ",[0,100],[]]"), "'values_by_length' has 4 lists, but max_len is 3"},
+        {VBL("[]"), "'values_by_length' has 0 lists, but max_len is 3"},
+        {VBL("[" L1 "," L2 ",7]"), "'values_by_length' entry 2 is not a list"},
+        {VBL("[" L1 "," L2 ",[0,\"100\"]]"), "value 1 is not a number (inputs of length 3)"},
+        {VBL("[" L1 "," L2 ",[0,null]]"), "output value of length 3, number 1 is not an atom"},
+        {VBL("[" L1 "," L2 ",[0,{}]]"), "is not an atom"},
+        {VBL("[" L1 "," L2 ",[0,99999999999999999999]]"), "out of range"},
+        {VBL("[" L1 "," L2 ",[100,0]]"), "not sorted ascending (100 before 0) (inputs of length 3)"},
+        {VBL("[[18.095238095238095,18.095238095238098]," L2 ",[0,100]]"),
+         "margin 0.25 is not below half the gap between output values 18.095238095238095 and 18.0952380952381 "
+         "(inputs of length 1)"},
+        {VBL("[" L1 "," L2 ",[0,0.5]]"), "margin 0.25 is not below half the gap between output values 0 and 0.5 "
+                                         "(inputs of length 3)"},
+        {VBL("[" L1 "," L2 ",[0,100.0]]"), "output value 100.0 of length 3 is not among the output values"},
+        {VBL("[" L1 "," L2 ",[0,99]]"), "output value 99 of length 3 is not among the output values"},
+        {VBL("[" L1 "," L2 ",[0,true]]"), "output value True of length 3 is not among the output values"},
+        {VBL("[" L1 "," L2 ",[0,0.0]]"), "share a numeric value but the output has no kind block to tell them apart "
+                                         "(inputs of length 3)"},
+        {VBL("null"), "not below half the gap between output values 18.095238095238095 and 18.0952380952381"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *c = replace(cfg, orig, cases[i].to);
+        rewrite(buf, len, "config", c, true, &bad, &blen);
+        if (reads(bad, blen)) ck_abort_msg("case %zu accepted", i);
+        if (!strstr(err, cases[i].msg)) ck_abort_msg("case %zu: '%s' lacks '%s'", i, err, cases[i].msg);
+        free(bad);
+        free(c);
+    }
+    /* absent: none, so the global gap rule applies again */
+    char *c = replace(cfg, "," VBL("[" L1 "," L2 ",[0,100]]"), "");
+    rewrite(buf, len, "config", c, true, &bad, &blen);
+    ck_assert(!reads(bad, blen));
+    ck_assert_msg(strstr(err, "not below half the gap"), "%s", err);
+    free(bad);
+    free(c);
+    /* accepted: an empty list (no value at that length), members of the union in no list */
+    c = replace(cfg, orig, VBL("[" L1 "," L2 ",[]]"));
+    rewrite(buf, len, "config", c, true, &bad, &blen);
+    Model m;
+    ck_assert_msg(model_read_buffer(bad, blen, &m, err, sizeof err), "%s", err);
+    size_t count;
+    ck_assert(model_output_values(&m, 3, &count) != NULL && count == 0);
+    ck_assert(model_output_values(&m, 2, &count)[1].as.f == fx_len_b() + 1 && count == 2);
+    model_free(&m);
+    free(bad);
+    free(c);
+    arena_free(&ar);
+    free(buf);
+#undef L1
+#undef L2
+
+    /* "values_by_length": null on a model without per-length sets is the same model; lists on a
+     * categorical output are refused */
+    serialize(2, &buf, &len);
+    arena_init(&ar);
+    cfg = config_of(buf, len, &ar);
+    c = replace(cfg, "\"margin\":", VBL("null") ",\"margin\":");
+    rewrite(buf, len, "config", c, true, &bad, &blen);
+    ck_assert_msg(reads(bad, blen), "%s", err);
+    free(bad);
+    free(c);
+    c = replace(cfg, "\"margin\":", VBL("[[10],[10,11],[10,11,12],[12],[11],[10,12]]") ",\"margin\":");
+    rewrite(buf, len, "config", c, true, &bad, &blen);
+    ck_assert_msg(model_read_buffer(bad, blen, &m, err, sizeof err), "%s", err);
+    ck_assert(m.out_len_count == 6 && model_output_values(&m, 3, &count)[2].as.i == 12 && count == 3);
+    model_free(&m);
+    free(bad);
+    free(c);
+    arena_free(&ar);
+    free(buf);
+    serialize(0, &buf, &len);
+    arena_init(&ar);
+    cfg = config_of(buf, len, &ar);
+    c = replace(cfg, "\"values\":[", VBL("[[\"a\"],[\"a\"],[\"a\"],[\"a\"]]") ",\"values\":[");
+    rewrite(buf, len, "config", c, true, &bad, &blen);
+    ck_assert(!reads(bad, blen));
+    ck_assert_msg(strstr(err, "per-length output values are for numerical outputs only"), "%s", err);
+    free(bad);
+    free(c);
+    arena_free(&ar);
+    free(buf);
+#undef VBL
 }
 END_TEST
 
@@ -690,14 +802,15 @@ int main(void) {
     Suite *s = suite_create("model_io");
     TCase *tc = tcase_create("model_io");
     tcase_set_timeout(tc, 120);
-    tcase_add_loop_test(tc, test_round_trip, 0, 5);
+    tcase_add_loop_test(tc, test_round_trip, 0, 6);
     tcase_add_test(tc, test_file_round_trip_and_missing_file);
-    tcase_add_loop_test(tc, test_truncated_and_flipped, 0, 5);
+    tcase_add_loop_test(tc, test_truncated_and_flipped, 0, 6);
     tcase_add_test(tc, test_rejections);
     tcase_add_test(tc, test_non_finite_weight_rejected);
     tcase_add_test(tc, test_fuzz_regressions);
     tcase_add_test(tc, test_loaded_model_runs);
     tcase_add_test(tc, test_output_rejections);
+    tcase_add_test(tc, test_values_by_length_file);
     tcase_add_test(tc, test_sparse_rejections);
     tcase_add_test(tc, test_expansion_limits);
     tcase_add_test(tc, test_file_size_follows_nonzeros);

@@ -305,7 +305,18 @@ static void info(const Model *m) {
     if (m->output_kind == MODEL_OUT_CATEGORICAL) {
         printf(", dims %zu..%zu", m->out_dim, m->out_dim + m->out_count - 1);
     } else if (m->out_count) {
-        printf(", %zu value%s decoded within %g", m->out_count, m->out_count == 1 ? "" : "s", m->out_margin);
+        printf(", %zu value%s", m->out_count, m->out_count == 1 ? "" : "s");
+        if (m->out_len_count) { /* per input length: the fewest and most values of one length */
+            size_t lo = SIZE_MAX, hi = 0, count;
+            for (size_t n = 1; n <= m->out_len_count; n++) {
+                model_output_values(m, n, &count);
+                lo = count < lo ? count : lo;
+                hi = count > hi ? count : hi;
+            }
+            if (lo == hi) printf(", decoded per input length (%zu each)", lo);
+            else printf(", decoded per input length (%zu to %zu each)", lo, hi);
+        }
+        printf(" within %g", m->out_margin);
         if (m->out_kind_count) printf(", kind dims %zu..%zu", m->out_kind_dim, m->out_kind_dim + m->out_kind_count - 1);
     } else {
         printf(", real-valued, error bound %g", m->out_error_bound);
@@ -321,7 +332,7 @@ static void info(const Model *m) {
         printf("  layer %zu: %zu head%s, MLP hidden %zu\n", l, L->n_heads, L->n_heads == 1 ? "" : "s", L->mlp.w1.cols);
         for (size_t h = 0; h < L->n_heads; h++)
             printf("    head %zu: dk %zu, dv %zu, tie tolerance %g%s  %s\n", h, L->heads[h].wq.cols,
-                   L->heads[h].wv.cols, model_head_tie_tol(m, &L->heads[h]), L->heads[h].causal ? ", causal" : "",
+                   L->heads[h].wv.cols, L->heads[h].tie_tol, L->heads[h].causal ? ", causal" : "",
                    L->heads[h].label);
     }
     printf("checks:        %zu\n", m->n_checks);
