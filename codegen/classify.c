@@ -331,6 +331,17 @@ static void choose_leaves(Plan *p, SopInfo *info, const MapClass *cls) {
     }
 }
 
+/* The map n at g = gv and y = yv (its other arguments are constants). */
+static ValueResult gated_apply(Plan *p, const IrNode *n, const IrNode *g, Value gv, const IrNode *y, Value yv, char *msg,
+                               size_t msgsize) {
+    Value in[3];
+    for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+        const IrNode *arg = n->u.map.args[j];
+        in[j] = arg == g ? gv : arg == y ? yv : arg->u.constant;
+    }
+    return ir_map_apply(n, in, p->arena, msg, msgsize);
+}
+
 /* Whether map n is affine in y for each value of the other varying argument g (see Gated),
  * over the exact grid of their values; fills *gd. Worth it only when g has few values and y many. */
 static bool gated_form(Plan *p, const IrNode *n, const IrNode *g, const IrNode *y, Gated *gd) {
@@ -346,19 +357,19 @@ static bool gated_form(Plan *p, const IrNode *n, const IrNode *g, const IrNode *
     gd->bound = 0;
     char msg[160];
     for (size_t v = 0; v < G->n; v++) {
-        double y0 = value_as_double(Y->vals[0]), f0 = 0, a = 0;
-        for (size_t i = 0; i < Y->n; i++) {
-            Value in[3];
-            for (uint32_t j = 0; j < n->u.map.nargs; j++) {
-                const IrNode *arg = n->u.map.args[j];
-                in[j] = arg == g ? G->vals[v] : arg == y ? Y->vals[i] : arg->u.constant;
-            }
-            ValueResult r = ir_map_apply(n, in, p->arena, msg, sizeof msg);
+        /* the slope from the two ends of y's range (the least rounding), checked at every y */
+        double y0 = value_as_double(Y->vals[0]), y1 = value_as_double(Y->vals[Y->n - 1]), f0 = 0, f1 = 0;
+        for (size_t i = 0; i < Y->n; i += Y->n - 1) {
+            ValueResult r = gated_apply(p, n, g, G->vals[v], y, Y->vals[i], msg, sizeof msg);
             if (!r.ok || !value_is_number(r.value)) return false;
-            double f = value_as_double(r.value), yi = value_as_double(Y->vals[i]);
-            if (i == 0) f0 = f;
-            else if (i == 1) a = (f - f0) / (yi - y0);
-            else if (fabs(f0 + a * (yi - y0) - f) > 1e-12 * fmax(1, fabs(f))) return false;
+            *(i ? &f1 : &f0) = value_as_double(r.value);
+        }
+        double a = y1 > y0 ? (f1 - f0) / (y1 - y0) : 0;
+        for (size_t i = 0; i < Y->n; i++) {
+            ValueResult r = gated_apply(p, n, g, G->vals[v], y, Y->vals[i], msg, sizeof msg);
+            if (!r.ok || !value_is_number(r.value)) return false;
+            double f = value_as_double(r.value), d = a * (value_as_double(Y->vals[i]) - y0);
+            if (fabs(f0 + d - f) > 1e-12 * fmax(1, fmax(fabs(f0), fabs(d)))) return false;
             gd->bound = fmax(gd->bound, fabs(f));
         }
         gd->a[v] = a;

@@ -113,6 +113,46 @@ static bool emit_layer_mlp(Plan *p, Model *m, int layer, ModelMlp *mlp, double *
     return true;
 }
 
+/* The output's kind block, when it has one. */
+static void kind_readout(const SopInfo *o, Model *m) {
+    if (!o->has_kind) return;
+    m->out_kind_dim = o->kind_dim;
+    m->out_kind_count = o->n_kinds;
+    m->out_kinds = ARENA_ARRAY(&m->arena, ValueKind, o->n_kinds);
+    memcpy(m->out_kinds, o->kinds, o->n_kinds * sizeof *o->kinds);
+}
+
+/* A numerical output decoded against its values at the input's length (plan_demand chose it:
+ * one set for all lengths would hold values too close to tell apart). */
+static bool output_by_length(Plan *p, const SopInfo *o, Model *m) {
+    size_t N = p->max_len, total = 0;
+    double margin = INFINITY;
+    for (size_t n = 0; n < N; n++) {
+        double gap = 1;
+        if (p->out_by_len[n].n && !vs_decodable(&p->out_by_len[n], o->has_kind, &gap)) return false;
+        total += p->out_by_len[n].n;
+        margin = fmin(margin, gap / 4);
+    }
+    m->output_kind = MODEL_OUT_NUMERICAL;
+    m->out_readout = ARENA_ARRAY(&m->arena, double, p->n_dims);
+    for (size_t t = 0; t < o->num.n; t++) m->out_readout[o->num.terms[t].dim] += o->num.terms[t].coef;
+    m->out_count = o->vs.n;
+    m->out_values = ARENA_ARRAY(&m->arena, Value, o->vs.n ? o->vs.n : 1);
+    memcpy(m->out_values, o->vs.vals, o->vs.n * sizeof *m->out_values);
+    m->out_len_count = N;
+    m->out_len_start = ARENA_ARRAY(&m->arena, size_t, N + 1);
+    m->out_len_values = ARENA_ARRAY(&m->arena, Value, total ? total : 1);
+    for (size_t n = 0, k = 0; n < N; n++) {
+        m->out_len_start[n] = k;
+        memcpy(m->out_len_values + k, p->out_by_len[n].vals, p->out_by_len[n].n * sizeof(Value));
+        k += p->out_by_len[n].n;
+        m->out_len_start[n + 1] = k;
+    }
+    m->out_margin = margin;
+    kind_readout(o, m);
+    return true;
+}
+
 /* The readout of the output s-op. */
 static bool emit_output(Plan *p, const IrNode *out, const char *output_name, Model *m) {
     SopInfo *o = &p->info[out->id];
@@ -130,6 +170,7 @@ static bool emit_output(Plan *p, const IrNode *out, const char *output_name, Mod
     }
     double gap;
     bool real = p->numeric_tokens && o->vs.unbounded;
+    if (o->has_num && p->out_by_len) return output_by_length(p, o, m);
     if (o->has_num && (real || vs_decodable(&o->vs, o->has_kind, &gap))) {
         m->output_kind = MODEL_OUT_NUMERICAL;
         m->out_readout = ARENA_ARRAY(&m->arena, double, p->n_dims);
@@ -142,12 +183,7 @@ static bool emit_output(Plan *p, const IrNode *out, const char *output_name, Mod
         m->out_values = ARENA_ARRAY(&m->arena, Value, o->vs.n);
         memcpy(m->out_values, o->vs.vals, o->vs.n * sizeof *m->out_values);
         m->out_margin = gap / 4;
-        if (o->has_kind) {
-            m->out_kind_dim = o->kind_dim;
-            m->out_kind_count = o->n_kinds;
-            m->out_kinds = ARENA_ARRAY(&m->arena, ValueKind, o->n_kinds);
-            memcpy(m->out_kinds, o->kinds, o->n_kinds * sizeof *o->kinds);
-        }
+        kind_readout(o, m);
         return true;
     }
     char d[128];

@@ -299,6 +299,7 @@ typedef struct Plan {
     const IrNode *indices, *length; /* always in the graph (rewrite.c), always reachable */
     bool have_pos;             /* positional tables were computed (positional.c) */
     bool numbers_only;         /* CodegenOptions.numbers_only */
+    unsigned *kinds_possible;  /* per node id: the ValueKinds it can hold, as bits (valueset.c) */
     size_t max_mlp, max_bytes; /* the limits (CodegenOptions) */
     double weight_bytes;       /* dense bytes of the weights emitted so far */
     /* The lengths the value analysis covers: 1..max_len, or one length for the value sets of

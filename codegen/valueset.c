@@ -93,15 +93,66 @@ void vs_describe(const IrNode *n, char *buf, size_t size) {
 
 /* ---- kinds: where 1, 1.0 and True must be told apart ---- */
 
+/* The kinds an s-op can hold, as a bit set over ValueKind: a forward pass over the IR alone. */
+enum { K_BOOL = 1 << VAL_BOOL, K_INT = 1 << VAL_INT, K_FLOAT = 1 << VAL_FLOAT, K_STR = 1 << VAL_STR };
+
+static unsigned table_kinds(const Value *t, size_t n) {
+    unsigned k = 0;
+    for (size_t i = 0; i < n; i++) k |= 1u << t[i].kind;
+    return k;
+}
+
+static unsigned node_kinds(Plan *p, const IrNode *n) {
+    static const unsigned token_kinds[] = {K_STR, K_INT, K_FLOAT, K_BOOL};
+    const unsigned *k = p->kinds_possible;
+    switch (n->kind) {
+    case IR_TOKENS: return token_kinds[n->u.token_type];
+    case IR_INDICES: case IR_LENGTH: case IR_SELECTOR_WIDTH: return K_INT;
+    case IR_CONST: return 1u << n->u.constant.kind;
+    case IR_AGGREGATE: { /* the default, one key's value, or a mean */
+        unsigned s = k[n->u.aggregate.sop->id];
+        return (1u << n->u.aggregate.default_value.kind) | s | (s & (K_INT | K_FLOAT) ? K_FLOAT : 0);
+    }
+    case IR_MAP: break;
+    default: return 0;
+    }
+    unsigned a = k[n->u.map.args[0]->id], b = n->u.map.nargs > 1 ? k[n->u.map.args[1]->id] : 0;
+    unsigned ints = K_INT | K_BOOL;
+    switch (n->u.map.kind) {
+    case IR_MAP_UNARY:
+        switch (n->u.map.op) {
+        case VOP_NEG: case VOP_POS: return (a & ints ? K_INT : 0) | (a & K_FLOAT);
+        case VOP_NOT: return K_BOOL;
+        default: return K_INT; /* round, indicator */
+        }
+    case IR_MAP_BINARY:
+        switch (n->u.map.op) {
+        case VOP_ADD: case VOP_SUB: case VOP_MUL: case VOP_MOD: case VOP_POW:
+            return ((a & K_FLOAT) || (b & K_FLOAT) ? K_FLOAT : 0) | ((a & ints) && (b & ints) ? K_INT : 0) |
+                   (n->u.map.op == VOP_POW && (a & ints) ? K_FLOAT : 0) | ((a & K_STR) && (b & K_STR) ? K_STR : 0) |
+                   (n->u.map.op == VOP_MUL && ((a & K_STR) || (b & K_STR)) ? K_STR : 0);
+        case VOP_DIV: return K_FLOAT;
+        case VOP_AND: case VOP_OR: return a | b;
+        default: return K_BOOL; /* comparisons */
+        }
+    case IR_MAP_COND: return b | k[n->u.map.args[2]->id];
+    case IR_MAP_IN: return K_BOOL;
+    default: return table_kinds(n->u.map.table_values, n->u.map.table_len); /* lookup, index */
+    }
+}
+
 /* Whether the kind of a map's result depends on the kind of its argument j (the values being
- * equal as numbers): arithmetic keeps kinds (True + 1 is 2, 1 + 1.0 is 2.0), a comparison, a
- * truth test or a division does not, and a list index raises on a float. */
-static bool map_arg_kind_flows(const IrNode *n, uint32_t j) {
+ * equal as numbers): arithmetic keeps kinds (True + 1 is 2, 1 + 1.0 is 2.0) unless the other
+ * operand is always a float, a comparison, a truth test or a division does not, and a list index
+ * raises on a float. */
+static bool map_arg_kind_flows(Plan *p, const IrNode *n, uint32_t j) {
     switch (n->u.map.kind) {
     case IR_MAP_UNARY: return n->u.map.op == VOP_NEG || n->u.map.op == VOP_POS;
     case IR_MAP_BINARY:
         switch (n->u.map.op) {
-        case VOP_ADD: case VOP_SUB: case VOP_MUL: case VOP_MOD: case VOP_POW: case VOP_AND: case VOP_OR: return true;
+        case VOP_ADD: case VOP_SUB: case VOP_MUL: case VOP_MOD: case VOP_POW:
+            return p->kinds_possible[n->u.map.args[1 - j]->id] != K_FLOAT; /* else the result is a float */
+        case VOP_AND: case VOP_OR: return true;
         default: return false; /* comparisons (bool), / (always a float) */
         }
     case IR_MAP_COND: return j > 0;
@@ -114,6 +165,9 @@ static bool map_arg_kind_flows(const IrNode *n, uint32_t j) {
  * tells 1, 1.0 and True apart. Elsewhere the s-op's numbers are collapsed to one atom per value:
  * its consumers cannot see the difference, and a numerical encoding could not make it. */
 static void kinds_compute(Plan *p, const IrNode *out) {
+    p->kinds_possible = ARENA_ARRAY(p->arena, unsigned, (size_t)out->id + 1);
+    for (size_t id = 0; id <= out->id; id++)
+        if (p->info[id].reachable) p->kinds_possible[id] = node_kinds(p, p->g->nodes[id]);
     p->info[out->id].kind_matters = !p->numbers_only;
     for (size_t id = out->id + 1; id-- > 0;) {
         SopInfo *info = &p->info[id];
@@ -124,7 +178,7 @@ static void kinds_compute(Plan *p, const IrNode *out) {
         if (!info->kind_matters) continue;
         if (n->kind == IR_MAP) {
             for (uint32_t j = 0; j < n->u.map.nargs; j++)
-                if (map_arg_kind_flows(n, j)) p->info[n->u.map.args[j]->id].kind_matters = true;
+                if (map_arg_kind_flows(p, n, j)) p->info[n->u.map.args[j]->id].kind_matters = true;
         } else if (n->kind == IR_AGGREGATE) { /* one key: the value itself */
             p->info[n->u.aggregate.sop->id].kind_matters = true;
         }
