@@ -59,7 +59,7 @@ $(eval $(call mode_rules,rel,$(OPT)))
 $(eval $(call mode_rules,san,-O1 -g $(SAN)))
 
 .SECONDARY:
-.PHONY: all deps demo check unit-tests golden verify bench fuzz clean conformance
+.PHONY: all deps demo check unit-tests golden corpus verify bench fuzz clean conformance
 all: deps $(addprefix bin/,$(TOOLS))
 
 bin/%: build/rel/bin/%
@@ -94,7 +94,10 @@ unit-tests: deps $(addprefix build/rel/tests/,$(TESTS)) $(addprefix build/san/te
 golden: deps $(addprefix build/san/bin/,$(TOOLS))
 	@sh tests/golden.sh build/san/bin
 
-check: all unit-tests golden
+corpus: all
+	@sh tests/corpus.sh bin
+
+check: all unit-tests golden corpus
 
 verify: all
 	@sh tests/verify.sh bin
@@ -123,8 +126,9 @@ fuzz: deps $(addprefix build/fuzz/,$(FUZZ_TARGETS))
 	@sh fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 conformance: all
-	python3 ../shared/conformance/run.py --mode eval
-	python3 ../shared/conformance/run.py --mode compiled
+	python3 ../shared/conformance/run.py --mode eval --typed
+	python3 ../shared/conformance/run.py --mode compiled --typed
+	python3 ../shared/corpus/check.py --random 500
 
 clean:
 	rm -rf build bin

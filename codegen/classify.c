@@ -517,7 +517,11 @@ void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
     } else if (o->vs.numeric && !o->vs.unbounded && !o->vs.approx && !o->may_fail && decodable_by_length(p, out)) {
         o->want_num = true; /* the exact double depends on rounding that differs per length */
         o->want_kind = vs_kind_collisions(&o->vs);
-    } else if (!(p->numeric_tokens && o->vs.unbounded)) {
+    } else if (p->numeric_tokens && o->vs.unbounded) { /* real-valued: the number, and its kind if it varies */
+        unsigned k = p->kinds_possible[out->id] & 7;
+        o->want_num = true;
+        o->want_kind = !p->numbers_only && (k & (k - 1)) != 0;
+    } else {
         o->want_cat = true;
     }
     for (size_t id = out->id + 1; id-- > 0;) {

@@ -177,6 +177,7 @@ static bool emit_output(Plan *p, const IrNode *out, const char *output_name, Mod
         for (size_t t = 0; t < o->num.n; t++) m->out_readout[o->num.terms[t].dim] += o->num.terms[t].coef;
         if (real) { /* linear in the tokens: float64 rounding only (docs/compiler.md) */
             m->out_error_bound = 1e-9 * (1 + fmax(fabs(p->token_lo), fabs(p->token_hi)));
+            kind_readout(o, m);
             return true;
         }
         m->out_count = o->vs.n;

@@ -306,8 +306,25 @@ static bool read_number(const Model *m, const double *x, size_t pos, size_t n_in
         snprintf(err, errsize, "output at position %zu: model value %g is not a finite number", pos, v);
         return false;
     }
-    if (m->out_count == 0) { /* unbounded: the number itself */
-        *out = value_float(v);
+    if (m->out_count == 0) { /* unbounded: the number itself, of the kind the kind block names */
+        if (m->out_kind_count == 0) {
+            *out = value_float(v);
+            return true;
+        }
+        size_t hot;
+        if (!model_block_one_hot(x, m->out_kind_dim, m->out_kind_count, &hot)) {
+            snprintf(err, errsize, "output at position %zu: the kind block of the output is not one-hot", pos);
+            return false;
+        }
+        ValueKind k = m->out_kinds[hot];
+        double r = round(v);
+        if (k != VAL_FLOAT && (!(fabs(v - r) <= m->out_error_bound) || fabs(r) > 9007199254740992.0 ||
+                               (k == VAL_BOOL && r != 0 && r != 1))) {
+            snprintf(err, errsize, "output at position %zu: model value %.17g is not within %g of a %s", pos, v,
+                     m->out_error_bound, value_kind_name(k));
+            return false;
+        }
+        *out = k == VAL_FLOAT ? value_float(v) : k == VAL_INT ? value_int((int64_t)r) : value_bool(r != 0);
         return true;
     }
     size_t count;

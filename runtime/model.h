@@ -25,7 +25,8 @@
  *     floats: never strings), sorted ascending by numeric value (True = 1, False = 0); members
  *     may share a numeric value only with different kinds (1, 1.0, True). Empty = unbounded
  *     (real-valued outputs): x is returned as a float, and the compiler guarantees
- *     |x - reference| <= out_error_bound.
+ *     |x - reference| <= out_error_bound; with a kind block (below) naming int or bool at a
+ *     position, the atom there is the integer nearest x, which must be within out_error_bound.
  *   - Otherwise x decodes to the member value v nearest to x, which must satisfy
  *     |x - v| <= out_margin (an absolute margin; the model is refused at load unless
  *     2 * out_margin < the smallest gap between distinct member values, so the nearest member

@@ -9,6 +9,7 @@
 
 #include "codegen/codegen.h"
 #include "ir/elaborate.h"
+#include "verify/verify.h"
 
 typedef struct Compiled {
     Arena arena;
@@ -52,11 +53,10 @@ static inline const char *compiled_first_error(const Compiled *c) {
     return "";
 }
 
-/* Numbers (not bools) within 1e-9 relative; everything else identical in kind and value. */
-static inline bool same_atom(Value a, Value b) {
-    if (value_is_number(a) && value_is_number(b) && a.kind != VAL_BOOL && b.kind != VAL_BOOL)
-        return fabs(value_as_double(a) - value_as_double(b)) <= 1e-9 * fmax(1.0, fabs(value_as_double(b)));
-    return a.kind == b.kind && value_equal(a, b);
+/* A model's output atom against the reference's, as rasprun --check compares them: the same
+ * kind and exactly the same value (within the model's stated bound for real-valued outputs). */
+static inline bool compiled_same(const Compiled *c, Value got, Value want) {
+    return verify_same_atom(got, want, verify_model_bound(&c->model));
 }
 
 #endif

@@ -6,7 +6,7 @@
 #   random      rasprun --verify --random 2000 --seed 1 (inputs of lengths up to the header's
 #               max-len; VERIFY_RANDOM overrides 2000)
 # each must exit 0 with 0 mismatches. Then bench/fut_sweep.sh BINDIR 1 (one trial per
-# configuration), when it exists. The programs run in VERIFY_JOBS (default 2) parallel lanes, each
+# configuration), when it exists, and tests/corpus.sh BINDIR 500 (the corpus programs). The programs run in VERIFY_JOBS (default 2) parallel lanes, each
 # taking the next unclaimed program. One line per program, then "verify: N passed, M failed"
 # (two checks per program, one for the raspfut sweep); exit 1 on any failure.
 bin=${1:?usage: tests/verify.sh BINDIR}
@@ -100,6 +100,17 @@ if [ -f bench/fut_sweep.sh ]; then
         echo "FAIL raspfut selftest sweep (bench/fut_sweep.sh $bin 1):"
         grep -E 'FAIL|configurations' "$tmp/fut"
     fi
+fi
+
+# The programs of ../shared/corpus that compile, with 500 random inputs each.
+t0=$(date +%s)
+if sh tests/corpus.sh "$bin" 500 >"$tmp/corpus" 2>&1; then
+    passed=$((passed + 1))
+    echo "ok corpus (tests/corpus.sh $bin 500, $(($(date +%s) - t0)) s): $(tail -n 1 "$tmp/corpus")"
+else
+    failed=$((failed + 1))
+    echo "FAIL corpus (tests/corpus.sh $bin 500):"
+    cat "$tmp/corpus"
 fi
 
 echo "verify: $passed passed, $failed failed ($(($(date +%s) - start)) s)"
