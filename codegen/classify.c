@@ -8,16 +8,6 @@
 
 #include "codegen/internal.h"
 
-/* Whether a value set mixes strings with numbers or bools (the reference refuses an s-op that
- * does so across positions, so such an s-op is materialised and checked). */
-bool vs_mixed_kinds(const ValueSet *vs) {
-    bool str = false, other = false;
-    for (size_t i = 0; i < vs->n; i++) {
-        if (vs->vals[i].kind == VAL_STR) str = true;
-        else other = true;
-    }
-    return str && other;
-}
 
 /* The one non-constant argument of a map, or NULL when there are several. */
 const IrNode *map_single_varying_arg(const IrNode *n) {
@@ -444,6 +434,22 @@ uint32_t sop_sources(Plan *p, const IrNode *x, const IrNode **out) {
     return 1;
 }
 
+/* The s-ops a side's tuple is tabulated from: each member itself, or, when the member is
+ * computed by an MLP of its own (a layer later than what it reads), what that MLP reads, so the
+ * tuple comes out in the same layer as the member would (sort_bos keeps the paper's 2 layers). */
+void joint_sources(Plan *p, Joint *j) {
+    j->n_leaves = 0;
+    for (size_t i = 0; i < j->n_members; i++) {
+        const IrNode *x[CG_MAX_LEAVES + 2];
+        uint32_t n = sop_sources(p, j->members[i], x);
+        for (uint32_t k = 0; k < n; k++) {
+            bool dup = false;
+            for (size_t l = 0; l < j->n_leaves; l++) dup = dup || j->leaves[l] == x[k];
+            if (!dup && j->n_leaves < CG_MAX_JOINT_LEAVES) j->leaves[j->n_leaves++] = x[k];
+        }
+    }
+}
+
 ValueResult plan_fused_apply(Plan *p, const IrNode *n, const IrNode *const *leaves, size_t n_leaves,
                              const Value *leaf_vals, char *msg, size_t msgsize) {
     for (size_t k = 0; k < n_leaves; k++)
@@ -480,105 +486,7 @@ ValueResult plan_fused_apply(Plan *p, const IrNode *n, const IrNode *const *leav
     return ir_map_apply(n, args, p->arena, msg, msgsize);
 }
 
-/* ---- demand: which views consumers read ---- */
 
-static void need_selector(Plan *p, const IrNode *sel, bool for_width) {
-    p->info[sel->id].needed = true;
-    if (selector_index_match(p, sel, for_width) == IM_POSITIONAL) return; /* its target's features */
-    if (sel->kind == IR_SELECT) {
-        p->info[sel->u.select.keys->id].needed = true;
-        p->info[sel->u.select.queries->id].needed = true;
-        return;
-    }
-    need_selector(p, sel->u.combine.lhs, for_width);
-    if (sel->u.combine.rhs) need_selector(p, sel->u.combine.rhs, for_width);
-}
 
-/* Whether the output, not decodable from one value set, is from the value set of each length
- * (then kept in p->out_by_len). Reruns the value analysis once per length: only small ones. */
-static bool decodable_by_length(Plan *p, const IrNode *out) {
-    if (p->max_len > CG_MAX_LEN_DECODE) return false;
-    ValueSet *by_len = ARENA_ARRAY(p->arena, ValueSet, p->max_len);
-    vs_output_by_length(p, out, by_len);
-    for (size_t n = 0; n < p->max_len; n++)
-        if (by_len[n].n && !vs_decodable(&by_len[n], true, NULL)) return false;
-    p->out_by_len = by_len;
-    return true;
-}
 
-void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
-    SopInfo *o = &p->info[out->id];
-    o->needed = true;
-    /* the readout: a number decoded against its value set where that is exact, else one-hot */
-    if (vs_decodable(&o->vs, false, NULL) && !o->may_fail) {
-        o->want_num = true;
-    } else if (vs_decodable(&o->vs, true, NULL) && !o->may_fail) {
-        o->want_num = o->want_kind = true; /* 1 and 1.0: a kind block tells them apart */
-    } else if (o->vs.numeric && !o->vs.unbounded && !o->vs.approx && !o->may_fail && decodable_by_length(p, out)) {
-        o->want_num = true; /* the exact double depends on rounding that differs per length */
-        o->want_kind = vs_kind_collisions(&o->vs);
-    } else if (p->numeric_tokens && o->vs.unbounded) { /* real-valued: the number, and its kind if it varies */
-        unsigned k = p->kinds_possible[out->id] & 7;
-        o->want_num = true;
-        o->want_kind = !p->numbers_only && (k & (k - 1)) != 0;
-    } else {
-        o->want_cat = true;
-    }
-    for (size_t id = out->id + 1; id-- > 0;) {
-        SopInfo *info = &p->info[id];
-        const IrNode *n = info->node;
-        if (!info->needed || ir_is_selector(n)) continue;
-        if (info->want_kind) kinds_demand(p, info);
-        if (info->pos_free) { /* a view of the index one-hot */
-            p->info[p->indices->id].needed = p->info[p->indices->id].want_cat = true;
-            continue;
-        }
-        switch (n->kind) {
-        case IR_AGGREGATE: need_selector(p, n->u.aggregate.selector, false); p->info[n->u.aggregate.sop->id].needed = true; break;
-        case IR_SELECTOR_WIDTH: need_selector(p, n->u.width.selector, true); break;
-        case IR_MAP:
-            if (cls[id] == MAP_MLP || (cls[id] == MAP_AFFINE && info->want_cat))
-                for (uint32_t k = 0; k < info->n_leaves; k++) p->info[info->leaves[k]->id].needed = true;
-            if (cls[id] == MAP_UNARY_CAT || (cls[id] == MAP_AFFINE && (info->want_num || n == out)))
-                for (uint32_t j = 0; j < n->u.map.nargs; j++) p->info[n->u.map.args[j]->id].needed = true;
-            if (cls[id] == MAP_GATED) {
-                SopInfo *g = &p->info[info->gated->gate->id], *y = &p->info[info->gated->y->id];
-                g->needed = g->want_cat = true;
-                y->needed = y->want_num = true;
-            }
-            break;
-        default: break;
-        }
-        switch (n->kind) {
-        case IR_AGGREGATE: {
-            if (selector_needs_joint(p, n->u.aggregate.selector)) joint_want(p, n->u.aggregate.selector);
-            else selector_want(p, n->u.aggregate.selector, false);
-            SopInfo *src = &p->info[n->u.aggregate.sop->id];
-            bool copy = !aggregate_averages(p, n) || (selector_at_most_one(p, n->u.aggregate.selector) && !src->vs.unbounded &&
-                                            (info->want_cat || n == out));
-            if (copy) src->want_cat = true;
-            else src->want_num = true;
-            break;
-        }
-        case IR_SELECTOR_WIDTH: selector_want(p, n->u.width.selector, true); break;
-        case IR_MAP:
-            if (cls[id] == MAP_MLP || (cls[id] == MAP_AFFINE && info->want_cat)) {
-                for (uint32_t k = 0; k < info->n_leaves; k++) {
-                    SopInfo *a = &p->info[info->leaves[k]->id];
-                    if (vs_kind_collisions(&a->vs)) a->want_kind = true; /* 1 and 1.0 may map differently */
-                    if (a->node->kind == IR_LENGTH || a->node->kind == IR_SELECTOR_WIDTH) continue; /* read via u */
-                    if (a->vs.numeric) a->want_num = true;
-                    else a->want_cat = true;
-                }
-            }
-            for (uint32_t j = 0; j < n->u.map.nargs; j++) {
-                SopInfo *a = &p->info[n->u.map.args[j]->id];
-                if (cls[id] == MAP_UNARY_CAT) a->want_cat = a->want_cat || a->node->kind != IR_CONST;
-                else if (cls[id] == MAP_AFFINE && (info->want_num || n == out)) a->want_num = true;
-            }
-            break;
-        default: break;
-        }
-    }
-}
 

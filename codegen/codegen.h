@@ -1,19 +1,28 @@
 /* The compiler back end: IR (ir/ir.h) -> the weights of a transformer (runtime/model.h).
  *
- * Passes, in order (each in its own file under codegen/; the design is docs/compiler.md):
- *   valueset.c   exact finite value set of every s-op reachable from the output, from the
- *                vocabulary and maximum length (including the rational means numerical
- *                aggregates can produce); too large is marked, an error only where enumerated
- *   classify.c   each map: a free categorical view, a free affine numerical view, or an MLP
- *                tabulating it from chosen leaves (fusion); then which views consumers read
- *   plan.c       views, residual directions "sop:value" in program order, ASAP time slots (as
- *                few layers as the dependency depth allows), the heads and MLPs to build
- *   selector.c   selectors -> score columns (tables, sums, index match, inclusion-exclusion)
- *   emit.c       the weights, layer by layer, with the BOS row tracked exactly
+ * Passes, in order (each in its own file under codegen/; a pass calls only earlier ones; the
+ * design is docs/compiler.md, the shared data codegen/internal.h):
+ *   rewrite.c     the program copied into the compiler's graph, simplified exactly (aggregates
+ *                 over selectors that only select the query's own position become maps; the
+ *                 RASP paper's BOS idiom becomes a width)
+ *   positional.c  exact tables of the s-ops and selectors that depend only on the position and
+ *                 the length (index arithmetic), from the reference evaluator at every length
+ *   valueset.c    the exact finite value set of every reachable s-op (the doubles the reference
+ *                 computes, kinds included), with positional tables, disjoint supports and
+ *                 position-correlated arguments; unbounded where too large
+ *   selterms.c    selector analysis: pairs, formulas, index matches, inclusion-exclusion terms
+ *   classify.c    each map: a free view, an MLP tabulating it from chosen leaves (fusion), or a
+ *                 gated product; evaluation of fused maps
+ *   demand.c      which views (one-hot, number, u, kind block, index target) consumers read
+ *   plan.c        views, residual directions "sop:value" in program order, ASAP time slots, the
+ *                 heads and MLPs to build (with ops.c, selector.c, joint.c, kinds.c)
+ *   mlp.c, emit.c the weights, layer by layer, with the BOS row tracked exactly
  *
  * Contract: codegen_compile either returns a model that computes exactly what the reference
- * evaluator computes on every input within the vocabulary and maximum length, or fails with
- * diagnostics. It never approximates silently. */
+ * evaluator computes on every input within the vocabulary and maximum length (value and kind;
+ * real-valued outputs within the error bound the model states), or fails with diagnostics
+ * located at the s-op concerned. It never approximates silently. raspcc also runs the model
+ * against the reference before writing it (verify/). */
 #ifndef RASPCC_CODEGEN_CODEGEN_H
 #define RASPCC_CODEGEN_CODEGEN_H
 

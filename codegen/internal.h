@@ -319,11 +319,9 @@ typedef struct Plan {
     int n_layers;
 } Plan;
 
-/* rewrite.c: copies the part of `src` that `out` depends on into `dst` (an empty graph),
- * simplified (see the file); returns the copy of `out`. */
-const IrNode *rewrite_program(const IrGraph *src, const IrNode *out, size_t max_len, IrGraph *dst);
+/* ======== The passes, in order. A pass calls only the passes above it (and linview.c). ======== */
 
-/* linview.c */
+/* linview.c: sparse linear functionals of a residual row */
 LinView lv_unit(Arena *a, uint32_t dim, double coef);
 LinView lv_empty(void);
 /* a*x + b*y, merging terms and dropping zeros */
@@ -338,15 +336,29 @@ typedef struct LvBuild {
 void lvb_add(LvBuild *b, double coef, LinView v);
 LinView lvb_done(Arena *a, LvBuild *b);
 
-/* positional.c: tables of the reachable positional s-ops and selectors (after reachability) */
+/* Time slots: 0 the embedding, 2l+1 the attention of layer l, 2l+2 its MLP. */
+static inline int next_slot(int after, bool attention) {
+    int s = after + 1;
+    if (attention ? (s % 2 == 0) : (s % 2 == 1)) s++;
+    return s;
+}
+static inline int slot_layer(int slot) { return (slot - 1) / 2; }
+
+/* 1. rewrite.c: copies the part of `src` that `out` depends on into `dst` (an empty graph),
+ * simplified (see the file); returns the copy of `out`. */
+const IrNode *rewrite_program(const IrGraph *src, const IrNode *out, size_t max_len, IrGraph *dst);
+
+/* 2. positional.c: tables of the reachable positional s-ops and selectors (after reachability) */
 bool pos_compute(Plan *p, const IrNode *out);
 ValueSet pos_value_set(Plan *p, const PosTable *t);
 /* How a table's atoms depend on the index and the length. */
 PosDep pos_classify(const PosTable *t, size_t max_len);
 /* The value at (i, n); false when the cell does not exist or raises. */
 bool pos_lookup(const PosTable *t, int64_t i, int64_t n, size_t max_len, Value *v);
+/* Whether a selector never selects more than one key (by its form, or its positional table). */
+bool selector_at_most_one(Plan *p, const IrNode *sel);
 
-/* valueset.c */
+/* 3. valueset.c: value sets (with positional tables, supports, kinds) */
 bool vs_compute(Plan *p, const IrNode *out);
 /* The value sets of the output at each length n = 1..N, into out[n - 1]: the whole analysis
  * rerun on one length at a time. Nothing else changes. */
@@ -358,6 +370,8 @@ void vs_output_by_length(Plan *p, const IrNode *out, ValueSet *by_len);
 const int32_t *agg_count_by_index(Plan *p, const IrNode *agg);
 bool agg_value_possible(Plan *p, const IrNode *agg, Value v, int32_t k);
 double agg_values_with_count(Plan *p, const IrNode *agg, int32_t k);
+/* The kinds (bool, int, float, ascending) an s-op's numbers take; their count. */
+uint32_t sop_kinds(Plan *p, const IrNode *x, ValueKind kinds[3]);
 /* Sorts and deduplicates vals[0..n) in place (a set of exact atoms). */
 ValueSet vs_from_values(Value *vals, size_t n);
 bool vs_contains(const ValueSet *vs, Value v, size_t *index);
@@ -366,44 +380,61 @@ bool vs_contains(const ValueSet *vs, Value v, size_t *index);
  * distinct numbers at least 1e-9 of their magnitude apart; *gap gets the smallest distance
  * between distinct numbers. */
 bool vs_decodable(const ValueSet *vs, bool with_kinds, double *gap);
+/* Whether the set holds equal numbers of different kinds (1 and 1.0) / strings and non-strings. */
+bool vs_kind_collisions(const ValueSet *vs);
+bool vs_mixed_kinds(const ValueSet *vs);
 /* Numbers that differ only by rounding: the same rational reached along different paths. */
 bool scalar_twins(double a, double b);
 void vs_describe(const IrNode *n, char *buf, size_t size);
 
-/* Time slots: 0 the embedding, 2l+1 the attention of layer l, 2l+2 its MLP. */
-static inline int next_slot(int after, bool attention) {
-    int s = after + 1;
-    if (attention ? (s % 2 == 0) : (s % 2 == 1)) s++;
-    return s;
-}
-static inline int slot_layer(int slot) { return (slot - 1) / 2; }
+/* 4. selterms.c: selector analysis. Selectors as signed sums of "terms", each an `and` of
+ * single-pair conjuncts (inclusion-exclusion); the pair of s-ops a subtree reads (constants
+ * aside); its truth for a key and a query value; the s-ops one side reads; index matches. */
+typedef struct SelTerm {
+    double coef;
+    const IrNode **conj; /* conjuncts; none = the full selector */
+    size_t n_conj;
+} SelTerm;
+bool selector_terms(Plan *p, const IrNode *sel, SelTerm **terms, size_t *n);
+bool selector_single_pair(const IrNode *sel, const IrNode **keys, const IrNode **queries);
+bool selector_formula(const IrNode *sel, Value k, Value q, bool *ok);
+void selector_side(const IrNode *sel, bool keys, Joint *j);
+/* select(indices, q, ==) read as an index match: q provably an index (IM_TOTAL: q's numerical
+ * view), or a positional q that may not be one (IM_POSITIONAL: q's target features), or not. */
+typedef enum IndexMatch { IM_NONE, IM_TOTAL, IM_POSITIONAL } IndexMatch;
+IndexMatch selector_index_match(Plan *p, const IrNode *sel, bool for_width);
+bool selector_total_index_match(Plan *p, const IrNode *sel, bool for_width);
+/* Whether an aggregate through `sel` needs joint.c (it is not one and-term of pairs). */
+bool selector_needs_joint(Plan *p, const IrNode *sel);
 
-/* classify.c */
-bool vs_mixed_kinds(const ValueSet *vs);
+/* 5. classify.c: map classes, fusion (the leaves an MLP reads), and evaluation of fused maps */
 const IrNode *map_single_varying_arg(const IrNode *n);
 bool aggregate_averages(Plan *p, const IrNode *agg);
 bool map_subtree_may_fail(Plan *p, const IrNode *n, const IrNode *const *leaves, uint32_t n_leaves);
 MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls);
-void plan_demand(Plan *p, const IrNode *out, const MapClass *cls);
 /* The leaves that stand for a positional s-op with a table in a tabulation: indices and/or
  * length, as its table depends on them (NULL entries when not needed). */
 void pos_leaves(Plan *p, const SopInfo *info, const IrNode *out[2]);
+/* What a tabulation may read instead of s-op x: x itself, or, when x is computed by an MLP of
+ * its own, what that MLP reads (a positional s-op: indices and/or length). At most
+ * CG_MAX_LEAVES + 2 entries. */
+uint32_t sop_sources(Plan *p, const IrNode *x, const IrNode **out);
+/* What a joint side's tuple is tabulated from: the union of its members' sop_sources. */
+void joint_sources(Plan *p, Joint *j);
+/* Evaluates map `n` given values of the leaves (maps through ir_map_apply, positional s-ops
+ * through their tables). */
+ValueResult plan_fused_apply(Plan *p, const IrNode *n, const IrNode *const *leaves, size_t n_leaves,
+                             const Value *leaf_vals, char *msg, size_t msgsize);
 
-/* plan.c */
-bool plan_build(Plan *p, const IrNode *out);
-/* The heads of a width: one per inclusion-exclusion term of `selector` (NULL: every key, which
- * is length), each averaging the BOS flag over its selected keys and BOS: u = 1/(w_t + 1), and
- * width = sum_t coef_t (1/u_t - 1). They sit in the first attention slot after the selector. */
-typedef struct WidthHeads {
-    uint32_t n_u;
-    uint32_t u_dims[CG_MAX_WIDTH_TERMS];
-    double u_coef[CG_MAX_WIDTH_TERMS];
-    int time;
-} WidthHeads;
-bool plan_width_heads(Plan *p, const IrNode *node, const IrNode *selector, WidthHeads *w);
+/* 6. demand.c: which views consumers read. selector_want, joint_want and kinds_demand are its
+ * parts for selectors, joint selectors and kind blocks. */
+void plan_demand(Plan *p, const IrNode *out, const MapClass *cls);
+void selector_want(Plan *p, const IrNode *sel, bool for_width);
+void joint_want(Plan *p, const IrNode *sel);
+void kinds_demand(Plan *p, SopInfo *x);
 
-/* Prints one line per s-op the model computes: its value set, how it is encoded and when. */
-void plan_dump(Plan *p, const IrNode *out, FILE *f);
+/* 7. Building: plan.c drives; ops.c is its toolkit; selector.c, joint.c and kinds.c build the
+ * heads and MLPs of selectors, joint selectors and kind blocks. */
 
 /* ops.c: the plan's toolkit */
 const char *plan_node_name(Plan *p, const IrNode *n);
@@ -425,44 +456,46 @@ void plan_num_from_cat(Plan *p, SopInfo *info);
 /* Adds a scalar input to m: a view and the n values it takes (*scalar, to fill ascending) */
 bool plan_add_grid(Plan *p, MlpOp *m, LinView view, size_t n, double **scalar, uint32_t *index);
 /* Adds leaf j of m: a width through its heads' u (via_u), a number through its numerical view,
- * anything else through the rank of its value */
+ * anything else through the rank of its value; plus its kind block when its kinds collide */
 bool plan_scalar_arg(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u);
 /* m's output: a categorical block (checked one-hot where the map raises) or a numerical dim */
 void plan_mlp_output(Plan *p, MlpOp *m, SopInfo *info, bool want_cat_out);
 /* A categorical encoding for an s-op that only has a numerical one (one MLP later) */
 bool plan_convert_to_cat(Plan *p, SopInfo *info);
+/* Prints one line per s-op the model computes: its value set, how it is encoded and when. */
+void plan_dump(Plan *p, const IrNode *out, FILE *f);
 
-/* selector.c: selectors as signed sums of "terms", each an `and` of single-pair conjuncts
- * (inclusion-exclusion), and the score columns of a term. */
-typedef struct SelTerm {
-    double coef;
-    const IrNode **conj; /* conjuncts; none = the full selector */
-    size_t n_conj;
-} SelTerm;
-bool selector_terms(Plan *p, const IrNode *sel, SelTerm **terms, size_t *n);
+/* selector.c: score columns of a term and of an aggregate's selector; the heads of widths */
 bool selector_lower_term(Plan *p, const SelTerm *t, bool for_width, ScoreColumn **cols, size_t *n,
                          double *bos_level, int *time);
-/* The columns of a selector that is a single term (aggregates need one head). */
-/* bos_q: a query-dependent BOS score (a view of the query row), or empty for bos_level. */
+/* The columns of an aggregate's selector (one head). bos_q: a query-dependent BOS score (a view
+ * of the query row), or empty for bos_level. */
 bool selector_lower(Plan *p, const IrNode *sel, ScoreColumn **cols, size_t *n, double *bos_level, LinView *bos_q,
                     int *time);
-/* select(indices, q, ==) read as an index match: q provably an index (IM_TOTAL: q's numerical
- * view), or a positional q that may not be one (IM_POSITIONAL: q's target features), or not. */
-typedef enum IndexMatch { IM_NONE, IM_TOTAL, IM_POSITIONAL } IndexMatch;
-IndexMatch selector_index_match(Plan *p, const IrNode *sel, bool for_width);
-bool selector_at_most_one(Plan *p, const IrNode *sel);
-void selector_want(Plan *p, const IrNode *sel, bool for_width);
+/* The heads of a width: one per inclusion-exclusion term of `selector` (NULL: every key, which
+ * is length), each averaging the BOS flag over its selected keys and BOS: u = 1/(w_t + 1), and
+ * width = sum_t coef_t (1/u_t - 1). They sit in the first attention slot after the selector. */
+typedef struct WidthHeads {
+    uint32_t n_u;
+    uint32_t u_dims[CG_MAX_WIDTH_TERMS];
+    double u_coef[CG_MAX_WIDTH_TERMS];
+    int time;
+} WidthHeads;
+bool plan_width_heads(Plan *p, const IrNode *node, const IrNode *selector, WidthHeads *w);
 
-/* What a tabulation may read instead of s-op x (classify.c): x itself, or, when x is computed
- * by an MLP of its own, what that MLP reads (a positional s-op: indices and/or length). At most
- * CG_MAX_LEAVES + 2 entries. */
-uint32_t sop_sources(Plan *p, const IrNode *x, const IrNode **out);
+/* joint.c: the head of an aggregate whose selector combines several s-ops per side (or/not) */
+bool joint_columns(Plan *p, const IrNode *sel, ScoreColumn **cols, size_t *n, double *bos_level, int *time);
+bool joint_tuple_index(Plan *p, const Joint *j, const Value *vals, size_t *t);
 
-/* Evaluates map `n` given values of the fused leaves (plan.c). */
-ValueResult plan_fused_apply(Plan *p, const IrNode *n, const IrNode *const *leaves, size_t n_leaves,
-                             const Value *leaf_vals, char *msg, size_t msgsize);
+/* kinds.c: plans x's kind block after x itself; kinds_materialise gives it dims of its own */
+bool kinds_plan(Plan *p, SopInfo *x);
+bool kinds_materialise(Plan *p, SopInfo *x);
 
-/* mlp.c: the hidden units of MLP ops, collected per layer before the matrices are written */
+/* plan.c */
+bool plan_build(Plan *p, const IrNode *out);
+
+/* 8. Emission. mlp.c: the hidden units of MLP ops, collected per layer before the matrices are
+ * written; emit.c: the weights, layer by layer, with the BOS row tracked exactly. */
 typedef struct HiddenBuf {
     size_t n, cap;
     LinView *in;       /* W1 column (before scaling) */
@@ -476,23 +509,6 @@ typedef struct HiddenBuf {
 size_t hidden_add(Plan *p, HiddenBuf *hb, LinView in, double scale, double bias);
 /* Appends op's units to hb and its constant output to b2 (the layer's output bias). */
 bool mlp_tabulate(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2);
-
-/* joint.c: aggregates over selectors that combine several s-ops per side with or/not */
-void joint_want(Plan *p, const IrNode *sel);
-bool joint_columns(Plan *p, const IrNode *sel, ScoreColumn **cols, size_t *n, double *bos_level, int *time);
-bool joint_tuple_index(Plan *p, const Joint *j, const Value *vals, size_t *t);
-/* Whether an aggregate through `sel` needs joint.c (it is not one and-term of pairs). */
-bool selector_needs_joint(Plan *p, const IrNode *sel);
-
-/* kinds.c */
-bool vs_kind_collisions(const ValueSet *vs);
-/* Demand of x's kind block (called when x->want_kind, as the demand sweep reaches x). */
-void kinds_demand(Plan *p, SopInfo *x);
-/* Plans x's kind block after x itself; kinds_materialise gives it dims of its own (readout). */
-bool kinds_plan(Plan *p, SopInfo *x);
-bool kinds_materialise(Plan *p, SopInfo *x);
-
-/* emit.c */
 bool emit_model(Plan *p, const IrNode *out, const char *output_name, const CodegenOptions *opt, Model *m);
 
 #endif

@@ -14,56 +14,8 @@
 
 #include "codegen/internal.h"
 
-/* The distinct non-constant s-ops the comparisons of `sel` read on one side. */
-static void side_members(const IrNode *sel, bool keys, Joint *j) {
-    if (sel->kind != IR_SELECT) {
-        side_members(sel->u.combine.lhs, keys, j);
-        if (sel->u.combine.rhs) side_members(sel->u.combine.rhs, keys, j);
-        return;
-    }
-    const IrNode *x = keys ? sel->u.select.keys : sel->u.select.queries;
-    if (x->kind == IR_CONST) return;
-    for (size_t i = 0; i < j->n_members; i++)
-        if (j->members[i] == x) return;
-    if (j->n_members < CG_MAX_JOINT) j->members[j->n_members] = x;
-    j->n_members++;
-}
 
-/* The s-ops a side's tuple is tabulated from: each member itself, or, when the member is
- * computed by an MLP of its own (a layer later than what it reads), what that MLP reads, so the
- * tuple comes out in the same layer as the member would (sort_bos keeps the paper's 2 layers). */
-static void joint_leaves(Plan *p, Joint *j) {
-    j->n_leaves = 0;
-    for (size_t i = 0; i < j->n_members; i++) {
-        const IrNode *x[CG_MAX_LEAVES + 2];
-        uint32_t n = sop_sources(p, j->members[i], x);
-        for (uint32_t k = 0; k < n; k++) {
-            bool dup = false;
-            for (size_t l = 0; l < j->n_leaves; l++) dup = dup || j->leaves[l] == x[k];
-            if (!dup && j->n_leaves < CG_MAX_JOINT_LEAVES) j->leaves[j->n_leaves++] = x[k];
-        }
-    }
-}
 
-void joint_want(Plan *p, const IrNode *sel) {
-    for (int side = 0; side < 2; side++) {
-        Joint j = {0};
-        side_members(sel, side == 0, &j);
-        if (j.n_members == 1) { /* its own one-hot */
-            SopInfo *a = &p->info[j.members[0]->id];
-            a->needed = a->want_cat = true;
-            continue;
-        }
-        joint_leaves(p, &j);
-        for (size_t i = 0; i < j.n_leaves; i++) {
-            SopInfo *a = &p->info[j.leaves[i]->id];
-            a->needed = true;
-            if (a->node->kind == IR_LENGTH || a->node->kind == IR_SELECTOR_WIDTH) continue; /* read via u */
-            if (!a->vs.numeric) a->want_cat = true;
-            else a->want_num = true;
-        }
-    }
-}
 
 /* The member values of tuple t. */
 static void tuple_values(Plan *p, const Joint *j, size_t t, Value *out) {
@@ -108,7 +60,7 @@ static bool plan_joint(Plan *p, const IrNode *sel, Joint *j) {
     m->node = sel;
     m->fn = MLP_FN_JOINT;
     m->joint = j;
-    joint_leaves(p, j);
+    joint_sources(p, j);
     if (j->n_leaves > CG_MAX_LEAVES) return plan_error(p, sel, "reads too many s-ops to attend through jointly");
     m->leaves = j->leaves;
     int t = 0;
@@ -172,8 +124,8 @@ static bool eval_joint(const IrNode *sel, const Joint *kj, const Value *kv, cons
 
 bool joint_columns(Plan *p, const IrNode *sel, ScoreColumn **cols_out, size_t *n_out, double *bos_level, int *time) {
     Joint *kj = ARENA_NEW(p->arena, Joint), *qj = ARENA_NEW(p->arena, Joint);
-    side_members(sel, true, kj);
-    side_members(sel, false, qj);
+    selector_side(sel, true, kj);
+    selector_side(sel, false, qj);
     if (kj->n_members > CG_MAX_JOINT || qj->n_members > CG_MAX_JOINT)
         return plan_error(p, sel, "compares too many different s-ops to attend through exactly");
     if (!plan_joint(p, sel, kj) || !plan_joint(p, sel, qj)) return false;

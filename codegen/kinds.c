@@ -25,19 +25,6 @@ bool vs_kind_collisions(const ValueSet *vs) {
     return false;
 }
 
-/* The kinds of an s-op's numbers, ascending (bool, int, float); their count. From its value set,
- * or, when that is unbounded (real-valued tokens), from the kinds it can hold at all. */
-static uint32_t kinds_of(Plan *p, const IrNode *x, ValueKind kinds[3]) {
-    const ValueSet *vs = &p->info[x->id].vs;
-    bool seen[3] = {false, false, false};
-    for (size_t i = 0; i < vs->n; i++)
-        if (vs->vals[i].kind != VAL_STR) seen[vs->vals[i].kind] = true;
-    for (int k = 0; k < 3 && vs->unbounded; k++) seen[k] = p->kinds_possible[x->id] >> k & 1;
-    uint32_t n = 0;
-    for (int k = 0; k < 3; k++)
-        if (seen[k]) kinds[n++] = (ValueKind)k;
-    return n;
-}
 
 /* The kinds as a value set of ints (the codes of ValueKind), the output set of kind MLPs. */
 static ValueSet *kind_codes(Plan *p, const SopInfo *x) {
@@ -68,34 +55,6 @@ static bool map_kind_unary(Plan *p, const IrNode *x, const SopInfo *a, ValueKind
     return true;
 }
 
-void kinds_demand(Plan *p, SopInfo *x) {
-    const IrNode *n = x->node;
-    x->n_kinds = kinds_of(p, x->node, x->kinds);
-    if (x->pos && x->pos->val) { /* from its table, through indices and length */
-        p->info[p->indices->id].needed = p->info[p->indices->id].want_cat = true;
-        p->info[p->length->id].needed = true;
-        return;
-    }
-    if (n->kind == IR_AGGREGATE) { /* a width head on its selector, or its positional counts */
-        const PosTable *t = p->info[n->u.aggregate.selector->id].pos;
-        if (t && t->count) {
-            p->info[p->indices->id].needed = p->info[p->indices->id].want_cat = true;
-            p->info[p->length->id].needed = true;
-        } else {
-            selector_want(p, n->u.aggregate.selector, true);
-        }
-        return;
-    }
-    if (n->kind != IR_MAP) return;
-    for (uint32_t j = 0; j < n->u.map.nargs; j++) {
-        SopInfo *a = &p->info[n->u.map.args[j]->id];
-        if (a->node->kind == IR_CONST) continue;
-        a->needed = true;
-        if (vs_kind_collisions(&a->vs)) a->want_kind = true;
-        if (a->vs.numeric) a->want_num = true;
-        else a->want_cat = true;
-    }
-}
 
 /* The kind block as the one-hot output of m. */
 static void kind_output(Plan *p, MlpOp *m, SopInfo *x) {
@@ -146,12 +105,12 @@ static bool kinds_from_table(Plan *p, SopInfo *x, const PosTable *t) {
 
 bool kinds_plan(Plan *p, SopInfo *x) {
     const IrNode *n = x->node;
-    if (x->n_kinds == 0) x->n_kinds = kinds_of(p, x->node, x->kinds);
+    if (x->n_kinds == 0) x->n_kinds = sop_kinds(p, x->node, x->kinds);
     if (x->pos && x->pos->val) return kinds_from_table(p, x, x->pos);
     const PosTable *sel_pos = n->kind == IR_AGGREGATE ? p->info[n->u.aggregate.selector->id].pos : NULL;
     if (!x->pos && sel_pos && sel_pos->count) { /* a positional selector: the kind is positional too */
         const ValueSet *src = &p->info[n->u.aggregate.sop->id].vs;
-        if (kinds_of(p, n->u.aggregate.sop, (ValueKind[3]){0}) > 1)
+        if (sop_kinds(p, n->u.aggregate.sop, (ValueKind[3]){0}) > 1)
             return plan_error(p, n, "averages values of several kinds; the compiler cannot track which kind one key gives");
         size_t cells = p->max_len * (p->max_len + 1) / 2;
         PosTable *kt = ARENA_NEW(p->arena, PosTable);
@@ -170,7 +129,7 @@ bool kinds_plan(Plan *p, SopInfo *x) {
     int t = 0;
     if (n->kind == IR_AGGREGATE) { /* from the number of keys */
         const ValueSet *src = &p->info[n->u.aggregate.sop->id].vs;
-        if (vs_kind_collisions(src) || kinds_of(p, n->u.aggregate.sop, (ValueKind[3]){0}) > 1)
+        if (vs_kind_collisions(src) || sop_kinds(p, n->u.aggregate.sop, (ValueKind[3]){0}) > 1)
             return plan_error(p, n, "averages values of several kinds; the compiler cannot track which kind one key gives");
         WidthHeads w;
         if (!plan_width_heads(p, n, n->u.aggregate.selector, &w)) return false;

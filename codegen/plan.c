@@ -111,48 +111,6 @@ static bool plan_target(Plan *p, SopInfo *q) {
     return true;
 }
 
-/* The heads of a width (internal.h, WidthHeads). */
-bool plan_width_heads(Plan *p, const IrNode *node, const IrNode *selector, WidthHeads *w) {
-    SelTerm full = {1, NULL, 0}, *terms = &full;
-    size_t n_terms = 1;
-    if (selector && !selector_terms(p, selector, &terms, &n_terms)) return false;
-    if (n_terms > CG_MAX_WIDTH_TERMS)
-        return plan_error(p, selector ? selector : node, "decomposes into more than 3 attention heads (simplify the selector)");
-    int slot = 1;
-    ScoreColumn *cols[CG_MAX_WIDTH_TERMS];
-    size_t n_cols[CG_MAX_WIDTH_TERMS];
-    double bos_level[CG_MAX_WIDTH_TERMS];
-    for (size_t t = 0; t < n_terms; t++) {
-        int t_sel;
-        if (!selector_lower_term(p, &terms[t], true, &cols[t], &n_cols[t], &bos_level[t], &t_sel)) return false;
-        if (next_slot(t_sel, true) > slot) slot = next_slot(t_sel, true);
-    }
-    w->n_u = (uint32_t)n_terms;
-    w->time = slot;
-    for (size_t t = 0; t < n_terms; t++) {
-        HeadOp *h = plan_new_head(p);
-        h->tie_tol = 0.5; /* selected keys and BOS score m, the others at most m - 1 */
-        h->cols = cols[t];
-        h->n_cols = n_cols[t];
-        h->bos_level = bos_level[t];
-        h->layer = slot_layer(slot);
-        h->node = node;
-        h->label = arena_printf(p->arena, "%s: 1/(%s+1)%s", plan_node_name(p, node),
-                                node->kind == IR_AGGREGATE ? "keys" : "width",
-                                n_terms > 1 ? arena_printf(p->arena, " term %zu", t + 1) : "");
-        uint32_t u = plan_alloc_dims(p, 1, h->label, NULL);
-        h->n_vals = 1;
-        h->vals = ARENA_NEW(p->arena, LinView);
-        h->vals[0] = lv_unit(p->arena, DIM_BOS, 1);
-        h->bos_value = ARENA_NEW(p->arena, double);
-        h->bos_value[0] = 1;
-        h->out_dims = ARENA_NEW(p->arena, uint32_t);
-        h->out_dims[0] = u;
-        w->u_dims[t] = u;
-        w->u_coef[t] = terms[t].coef;
-    }
-    return true;
-}
 
 /* selector_width (and length, the width of the full selector): one head per term of the
  * selector, each attending uniformly to its selected keys and BOS and averaging the BOS flag,

@@ -139,3 +139,14 @@ bool pos_lookup(const PosTable *t, int64_t i, int64_t n, size_t max_len, Value *
     *v = t->val[c];
     return true;
 }
+
+bool selector_at_most_one(Plan *p, const IrNode *sel) {
+    const PosTable *t = p->info[sel->id].pos;
+    if (t && t->at_most_one) return true;
+    switch (sel->kind) {
+    case IR_SELECT: return sel->u.select.cmp == IR_CMP_EQ && sel->u.select.keys->kind == IR_INDICES;
+    case IR_SELECT_AND:
+        return selector_at_most_one(p, sel->u.combine.lhs) || selector_at_most_one(p, sel->u.combine.rhs);
+    default: return false;
+    }
+}

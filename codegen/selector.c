@@ -15,140 +15,16 @@
 
 #include "codegen/internal.h"
 
-bool selector_at_most_one(Plan *p, const IrNode *sel) {
-    const PosTable *t = p->info[sel->id].pos;
-    if (t && t->at_most_one) return true;
-    switch (sel->kind) {
-    case IR_SELECT: return sel->u.select.cmp == IR_CMP_EQ && sel->u.select.keys->kind == IR_INDICES;
-    case IR_SELECT_AND:
-        return selector_at_most_one(p, sel->u.combine.lhs) || selector_at_most_one(p, sel->u.combine.rhs);
-    default: return false;
-    }
-}
-
-/* Whether affine form x lies in [0, n-1] with integer values for every 1 <= n <= N, 0 <= i < n.
- * A linear form on that triangle takes its extremes at the vertices. */
-static bool affine_total(Affine x, size_t max_len) {
-    if (!x.valid || x.a != floor(x.a) || x.b != floor(x.b) || x.c != floor(x.c)) return false;
-    double N = (double)max_len;
-    const double vn[3] = {1, N, N}, vi[3] = {0, 0, N - 1};
-    for (int v = 0; v < 3; v++) {
-        double val = x.a * vn[v] + x.b * vi[v] + x.c;
-        if (val < 0 || val > vn[v] - 1) return false;
-    }
-    return true;
-}
-
-/* Truth of a selector on the diagonal (key position = query position), in three values:
- * 0 false, 1 true, 2 unknown. A comparison of an s-op with itself is known there. */
-static int on_diagonal(const IrNode *sel) {
-    switch (sel->kind) {
-    case IR_SELECT:
-        if (sel->u.select.keys != sel->u.select.queries) return 2;
-        return sel->u.select.cmp == IR_CMP_EQ || sel->u.select.cmp == IR_CMP_LE || sel->u.select.cmp == IR_CMP_GE;
-    case IR_SELECT_NOT: {
-        int a = on_diagonal(sel->u.combine.lhs);
-        return a == 2 ? 2 : !a;
-    }
-    case IR_SELECT_AND: case IR_SELECT_OR: {
-        int a = on_diagonal(sel->u.combine.lhs), b = on_diagonal(sel->u.combine.rhs);
-        if (sel->kind == IR_SELECT_AND) return (a == 0 || b == 0) ? 0 : (a == 1 && b == 1) ? 1 : 2;
-        return (a == 1 || b == 1) ? 1 : (a == 0 && b == 0) ? 0 : 2;
-    }
-    default: return 2;
-    }
-}
-
-/* Whether s-op q is an integer in [0, length) on every input: an index, a total affine form of
- * length and indices, or the width of a selector that never selects the query's own position
- * (the stable sort's target position). */
-static bool index_valued(Plan *p, const IrNode *q) {
-    if (affine_total(p->info[q->id].affine, p->max_len)) return true;
-    const PosTable *t = p->info[q->id].pos;
-    if (t && t->val && !t->any_fail) { /* its table says so */
-        for (size_t n = 1; n <= p->max_len; n++)
-            for (size_t i = 0; i < n; i++) {
-                Value v = t->val[pos_at(n, i)];
-                if (!value_is_number(v)) return false;
-                double x = value_as_double(v);
-                if (x != floor(x) || x < 0 || x >= (double)n) return false;
-            }
-        return true;
-    }
-    return q->kind == IR_SELECTOR_WIDTH && on_diagonal(q->u.width.selector) == 0;
-}
-
-IndexMatch selector_index_match(Plan *p, const IrNode *sel, bool for_width) {
-    if (for_width || sel->kind != IR_SELECT || sel->u.select.cmp != IR_CMP_EQ || sel->u.select.keys->kind != IR_INDICES)
-        return IM_NONE;
-    const IrNode *q = sel->u.select.queries;
-    if (index_valued(p, q)) return IM_TOTAL;
-    const PosTable *t = p->info[q->id].pos;
-    return t && t->val && !t->any_fail ? IM_POSITIONAL : IM_NONE;
-}
-
-static bool is_index_match(Plan *p, const IrNode *sel, bool for_width) {
-    return selector_index_match(p, sel, for_width) == IM_TOTAL;
-}
-
-/* Merges one side of a comparison into the side of a subtree: the same s-op, or a constant
- * (which reads nothing) on either. */
-static bool merge_side(const IrNode **side, const IrNode *x) {
-    if (!*side || ((*side)->kind == IR_CONST && x->kind != IR_CONST)) {
-        *side = x;
-        return true;
-    }
-    return *side == x || x->kind == IR_CONST;
-}
-
-/* The (keys, queries) pair of s-ops every comparison in a subtree reads, constants aside
- * (select(r, 2, ==) or select(r, 6, ==) reads only r: a key-only table), or false if mixed.
- * A side that reads only constants is one of them (its value is taken per comparison). */
-static bool single_pair(const IrNode *sel, const IrNode **keys, const IrNode **queries) {
-    if (sel->kind == IR_SELECT) return merge_side(keys, sel->u.select.keys) && merge_side(queries, sel->u.select.queries);
-    if (!single_pair(sel->u.combine.lhs, keys, queries)) return false;
-    return !sel->u.combine.rhs || single_pair(sel->u.combine.rhs, keys, queries);
-}
 
 
-void selector_want(Plan *p, const IrNode *sel, bool for_width) {
-    if (is_index_match(p, sel, for_width)) { /* the query is read numerically */
-        p->info[sel->u.select.queries->id].want_num = true;
-        return;
-    }
-    if (selector_index_match(p, sel, for_width) == IM_POSITIONAL) { /* the target's features */
-        p->info[sel->u.select.queries->id].want_target = true;
-        p->info[p->indices->id].needed = p->info[p->indices->id].want_cat = true;
-        p->info[p->length->id].needed = true;
-        return;
-    }
-    if (sel->kind == IR_SELECT) {
-        p->info[sel->u.select.keys->id].want_cat = true;
-        p->info[sel->u.select.queries->id].want_cat = true;
-        return;
-    }
-    selector_want(p, sel->u.combine.lhs, for_width);
-    if (sel->u.combine.rhs) selector_want(p, sel->u.combine.rhs, for_width);
-}
 
-/* Truth of a single-pair selector subtree for one key and one query value (a comparison with
- * a constant side reads the constant). */
-static bool eval_formula(const IrNode *sel, Value k, Value q, bool *ok) {
-    switch (sel->kind) {
-    case IR_SELECT: {
-        char msg[160];
-        if (sel->u.select.keys->kind == IR_CONST) k = sel->u.select.keys->u.constant;
-        if (sel->u.select.queries->kind == IR_CONST) q = sel->u.select.queries->u.constant;
-        ValueResult r = ir_cmp_apply(sel->u.select.cmp, k, q, msg, sizeof msg);
-        if (!r.ok) *ok = false;
-        return r.ok && r.value.as.b;
-    }
-    case IR_SELECT_AND: return eval_formula(sel->u.combine.lhs, k, q, ok) & eval_formula(sel->u.combine.rhs, k, q, ok);
-    case IR_SELECT_OR: return eval_formula(sel->u.combine.lhs, k, q, ok) | eval_formula(sel->u.combine.rhs, k, q, ok);
-    case IR_SELECT_NOT: return !eval_formula(sel->u.combine.lhs, k, q, ok);
-    default: return false;
-    }
-}
+
+
+
+
+
+
+
 
 static bool need_cat(Plan *p, const IrNode *sop, const IrNode *sel) {
     SopInfo *info = &p->info[sop->id];
@@ -173,7 +49,7 @@ static bool table_columns(Plan *p, const IrNode *conj, const IrNode *keys, const
     bool ok = true;
     bool *M = ARENA_ARRAY(p->arena, bool, nk * nq + 1);
     for (size_t qi = 0; qi < nq; qi++)
-        for (size_t ki = 0; ki < nk; ki++) M[qi * nk + ki] = eval_formula(conj, K->vs.vals[ki], Q->vs.vals[qi], &ok);
+        for (size_t ki = 0; ki < nk; ki++) M[qi * nk + ki] = selector_formula(conj, K->vs.vals[ki], Q->vs.vals[qi], &ok);
     if (!ok) {
         diag_error(p->diags, conj->loc, "select compares values that cannot be ordered (a string with a number)");
         return false;
@@ -202,126 +78,6 @@ static bool table_columns(Plan *p, const IrNode *conj, const IrNode *keys, const
     return true;
 }
 
-/* ---- terms: inclusion-exclusion over `or` and `not` ---- */
-
-typedef struct TermList {
-    SelTerm *items;
-    size_t n, cap;
-    bool overflow; /* the expansion grew past MAX_RAW_TERMS */
-} TermList;
-
-enum { MAX_RAW_TERMS = 256 };
-
-static void push_term(Plan *p, TermList *l, double coef, const IrNode **conj, size_t n_conj) {
-    if (l->n >= MAX_RAW_TERMS) {
-        l->overflow = true;
-        return;
-    }
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 8;
-        l->items = arena_grow(p->arena, l->items, l->n, cap, sizeof(SelTerm));
-        l->cap = cap;
-    }
-    const IrNode **c = ARENA_ARRAY(p->arena, const IrNode *, n_conj ? n_conj : 1);
-    size_t k = 0;
-    for (size_t i = 0; i < n_conj; i++) { /* a set: sorted by id, no repeats */
-        size_t j = k;
-        while (j > 0 && c[j - 1]->id > conj[i]->id) j--;
-        if (j > 0 && c[j - 1] == conj[i]) continue;
-        memmove(c + j + 1, c + j, (k - j) * sizeof *c);
-        c[j] = conj[i];
-        k++;
-    }
-    l->items[l->n++] = (SelTerm){coef, c, k};
-}
-
-static void product(Plan *p, const TermList *a, const TermList *b, double sign, TermList *out) {
-    out->overflow |= a->overflow || b->overflow;
-    for (size_t i = 0; i < a->n; i++)
-        for (size_t j = 0; j < b->n; j++) {
-            size_t n = a->items[i].n_conj + b->items[j].n_conj;
-            const IrNode **c = ARENA_ARRAY(p->arena, const IrNode *, n ? n : 1);
-            memcpy(c, a->items[i].conj, a->items[i].n_conj * sizeof *c);
-            memcpy(c + a->items[i].n_conj, b->items[j].conj, b->items[j].n_conj * sizeof *c);
-            push_term(p, out, sign * a->items[i].coef * b->items[j].coef, c, n);
-        }
-}
-
-/* Expands a selector into a signed sum of terms, by 1[X or Y] = 1[X] + 1[Y] - 1[X]1[Y],
- * 1[not X] = 1 - 1[X] and 1[X and Y] = 1[X]1[Y]. */
-static void expand(Plan *p, const IrNode *s, TermList *out) {
-    const IrNode *keys = NULL, *queries = NULL;
-    if (single_pair(s, &keys, &queries)) {
-        push_term(p, out, 1, &s, 1);
-        return;
-    }
-    TermList a = {0}, b = {0};
-    expand(p, s->u.combine.lhs, &a);
-    if (s->kind == IR_SELECT_NOT) {
-        push_term(p, out, 1, NULL, 0);
-        for (size_t i = 0; i < a.n; i++) push_term(p, out, -a.items[i].coef, a.items[i].conj, a.items[i].n_conj);
-        out->overflow |= a.overflow;
-        return;
-    }
-    expand(p, s->u.combine.rhs, &b);
-    if (s->kind == IR_SELECT_AND) {
-        product(p, &a, &b, 1, out);
-        return;
-    }
-    for (size_t i = 0; i < a.n; i++) push_term(p, out, a.items[i].coef, a.items[i].conj, a.items[i].n_conj);
-    for (size_t i = 0; i < b.n; i++) push_term(p, out, b.items[i].coef, b.items[i].conj, b.items[i].n_conj);
-    product(p, &a, &b, -1, out);
-}
-
-/* Whether no (key, query) pair satisfies every conjunct of a term that shares their pair. */
-static bool term_empty(Plan *p, const SelTerm *t) {
-    for (size_t i = 0; i < t->n_conj; i++) {
-        const IrNode *ki = NULL, *qi = NULL;
-        single_pair(t->conj[i], &ki, &qi);
-        const ValueSet *K = &p->info[ki->id].vs, *Q = &p->info[qi->id].vs;
-        if (K->unbounded || Q->unbounded || (double)K->n * (double)Q->n > CG_MAX_GRID) continue;
-        bool any = false;
-        for (size_t a = 0; a < K->n && !any; a++)
-            for (size_t b = 0; b < Q->n && !any; b++) {
-                bool ok = true, all = true;
-                for (size_t j = 0; j < t->n_conj && all; j++) {
-                    const IrNode *kj = NULL, *qj = NULL;
-                    single_pair(t->conj[j], &kj, &qj);
-                    if (kj == ki && qj == qi) all = eval_formula(t->conj[j], K->vals[a], Q->vals[b], &ok);
-                }
-                any = all || !ok; /* an incomparable pair is not "never selected": lowering reports it */
-            }
-        if (!any) return true;
-    }
-    return false;
-}
-
-bool selector_terms(Plan *p, const IrNode *sel, SelTerm **terms, size_t *n) {
-    TermList raw = {0}, out = {0};
-    expand(p, sel, &raw);
-    if (raw.overflow) {
-        diag_error(p->diags, sel->loc, "this selector expands into more than %d terms", MAX_RAW_TERMS);
-        return false;
-    }
-    for (size_t i = 0; i < raw.n; i++) { /* merge equal terms */
-        SelTerm *t = &raw.items[i];
-        bool merged = false;
-        for (size_t j = 0; j < out.n && !merged; j++) {
-            SelTerm *u = &out.items[j];
-            if (u->n_conj != t->n_conj || memcmp(u->conj, t->conj, t->n_conj * sizeof *t->conj)) continue;
-            u->coef += t->coef;
-            merged = true;
-        }
-        if (!merged) push_term(p, &out, t->coef, t->conj, t->n_conj);
-    }
-    size_t k = 0;
-    for (size_t i = 0; i < out.n; i++)
-        if (out.items[i].coef != 0 && !term_empty(p, &out.items[i])) out.items[k++] = out.items[i];
-    *terms = out.items;
-    *n = k;
-    return true;
-}
-
 bool selector_lower_term(Plan *p, const SelTerm *t, bool for_width, ScoreColumn **cols_out, size_t *n_out,
                          double *bos_level, int *time) {
     *time = 0;
@@ -337,7 +93,7 @@ bool selector_lower_term(Plan *p, const SelTerm *t, bool for_width, ScoreColumn 
     size_t cap = 0;
     for (size_t c = 0; c < t->n_conj; c++) {
         const IrNode *keys = NULL, *queries = NULL;
-        single_pair(t->conj[c], &keys, &queries);
+        selector_single_pair(t->conj[c], &keys, &queries);
         size_t nk = p->info[keys->id].vs.n, nq = p->info[queries->id].vs.n;
         cap += nk < nq ? nk : nq;
     }
@@ -345,7 +101,7 @@ bool selector_lower_term(Plan *p, const SelTerm *t, bool for_width, ScoreColumn 
     size_t n = 0;
     for (size_t c = 0; c < t->n_conj; c++) {
         const IrNode *keys = NULL, *queries = NULL;
-        single_pair(t->conj[c], &keys, &queries);
+        selector_single_pair(t->conj[c], &keys, &queries);
         if (!table_columns(p, t->conj[c], keys, queries, cols, &n, time)) return false;
     }
     double m = (double)t->n_conj;
@@ -374,7 +130,7 @@ bool selector_lower(Plan *p, const IrNode *sel, ScoreColumn **cols_out, size_t *
         *time = Q->target_time;
         return true;
     }
-    if (is_index_match(p, sel, false) && !(p->info[sel->u.select.queries->id].has_cat)) {
+    if (selector_total_index_match(p, sel, false) && !(p->info[sel->u.select.queries->id].has_cat)) {
         SopInfo *Q = &p->info[sel->u.select.queries->id];
         ScoreColumn *cols = ARENA_ARRAY(p->arena, ScoreColumn, 2);
         cols[0] = (ScoreColumn){lv_combine(p->arena, 2, Q->num, 0, lv_empty()), plan_index_power(p, 1)};
@@ -398,10 +154,46 @@ bool selector_lower(Plan *p, const IrNode *sel, ScoreColumn **cols_out, size_t *
     return joint_columns(p, sel, cols_out, n_out, bos_level, time);
 }
 
-bool selector_needs_joint(Plan *p, const IrNode *sel) {
-    if (selector_index_match(p, sel, false) != IM_NONE) return false;
-    SelTerm *terms;
-    size_t n;
-    if (!selector_terms(p, sel, &terms, &n)) return false;
-    return n > 1 || (n == 1 && terms[0].coef != 1);
+
+/* The heads of a width (internal.h, WidthHeads). */
+bool plan_width_heads(Plan *p, const IrNode *node, const IrNode *selector, WidthHeads *w) {
+    SelTerm full = {1, NULL, 0}, *terms = &full;
+    size_t n_terms = 1;
+    if (selector && !selector_terms(p, selector, &terms, &n_terms)) return false;
+    if (n_terms > CG_MAX_WIDTH_TERMS)
+        return plan_error(p, selector ? selector : node, "decomposes into more than 3 attention heads (simplify the selector)");
+    int slot = 1;
+    ScoreColumn *cols[CG_MAX_WIDTH_TERMS];
+    size_t n_cols[CG_MAX_WIDTH_TERMS];
+    double bos_level[CG_MAX_WIDTH_TERMS];
+    for (size_t t = 0; t < n_terms; t++) {
+        int t_sel;
+        if (!selector_lower_term(p, &terms[t], true, &cols[t], &n_cols[t], &bos_level[t], &t_sel)) return false;
+        if (next_slot(t_sel, true) > slot) slot = next_slot(t_sel, true);
+    }
+    w->n_u = (uint32_t)n_terms;
+    w->time = slot;
+    for (size_t t = 0; t < n_terms; t++) {
+        HeadOp *h = plan_new_head(p);
+        h->tie_tol = 0.5; /* selected keys and BOS score m, the others at most m - 1 */
+        h->cols = cols[t];
+        h->n_cols = n_cols[t];
+        h->bos_level = bos_level[t];
+        h->layer = slot_layer(slot);
+        h->node = node;
+        h->label = arena_printf(p->arena, "%s: 1/(%s+1)%s", plan_node_name(p, node),
+                                node->kind == IR_AGGREGATE ? "keys" : "width",
+                                n_terms > 1 ? arena_printf(p->arena, " term %zu", t + 1) : "");
+        uint32_t u = plan_alloc_dims(p, 1, h->label, NULL);
+        h->n_vals = 1;
+        h->vals = ARENA_NEW(p->arena, LinView);
+        h->vals[0] = lv_unit(p->arena, DIM_BOS, 1);
+        h->bos_value = ARENA_NEW(p->arena, double);
+        h->bos_value[0] = 1;
+        h->out_dims = ARENA_NEW(p->arena, uint32_t);
+        h->out_dims[0] = u;
+        w->u_dims[t] = u;
+        w->u_coef[t] = terms[t].coef;
+    }
+    return true;
 }

@@ -773,3 +773,28 @@ double agg_values_with_count(Plan *p, const IrNode *agg, int32_t k) {
     if (k == 1 || !src->numeric || !src->all_int || src->n == 0) return (double)src->n;
     return (double)k * (value_as_double(src->vals[src->n - 1]) - value_as_double(src->vals[0])) + 1;
 }
+
+/* The kinds of an s-op's numbers, ascending (bool, int, float); their count. From its value set,
+ * or, when that is unbounded (real-valued tokens), from the kinds it can hold at all. */
+uint32_t sop_kinds(Plan *p, const IrNode *x, ValueKind kinds[3]) {
+    const ValueSet *vs = &p->info[x->id].vs;
+    bool seen[3] = {false, false, false};
+    for (size_t i = 0; i < vs->n; i++)
+        if (vs->vals[i].kind != VAL_STR) seen[vs->vals[i].kind] = true;
+    for (int k = 0; k < 3 && vs->unbounded; k++) seen[k] = p->kinds_possible[x->id] >> k & 1;
+    uint32_t n = 0;
+    for (int k = 0; k < 3; k++)
+        if (seen[k]) kinds[n++] = (ValueKind)k;
+    return n;
+}
+
+/* Whether a value set mixes strings with numbers or bools (the reference refuses an s-op that
+ * does so across positions, so such an s-op is materialised and checked). */
+bool vs_mixed_kinds(const ValueSet *vs) {
+    bool str = false, other = false;
+    for (size_t i = 0; i < vs->n; i++) {
+        if (vs->vals[i].kind == VAL_STR) str = true;
+        else other = true;
+    }
+    return str && other;
+}
