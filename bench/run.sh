@@ -216,3 +216,7 @@ def main():
 
 main()
 EOF
+echo
+echo "Table 3: the corpus (../shared/corpus: programs nobody here wrote), bench/corpus_table.py"
+echo
+python3 bench/corpus_table.py --bin "$bin"
