@@ -65,6 +65,8 @@ static size_t width_terms(Plan *p, const IrNode *n) {
 bool map_subtree_may_fail(Plan *p, const IrNode *n, const IrNode *const *leaves, uint32_t n_leaves) {
     for (uint32_t k = 0; k < n_leaves; k++)
         if (leaves[k] == n) return false;
+    const PosTable *t = p->info[n->id].pos;
+    if (t && t->any_fail) return true; /* looked up in its table, which raises somewhere */
     if (n->kind != IR_MAP) return false;
     if (p->info[n->id].may_fail) return true;
     for (uint32_t j = 0; j < n->u.map.nargs; j++)

@@ -71,9 +71,14 @@ static IrTokenType vocab_token_type(const char *spec) {
  * reference's own error on the shortest input. */
 static bool takes_a_value(Plan *p, const IrNode *out, const IrGraph *g, const IrNode *output) {
     const IrNode *empty = NULL; /* an s-op the output reads that can take no value */
+    size_t cells = p->max_len * (p->max_len + 1) / 2;
     for (size_t id = 0; id <= out->id && !empty; id++) {
         const SopInfo *x = &p->info[id];
-        if (x->reachable && !ir_is_selector(x->node) && !x->vs.unbounded && x->vs.n == 0) empty = x->node;
+        if (!x->reachable) continue;
+        if (!ir_is_selector(x->node) && !x->vs.unbounded && x->vs.n == 0) empty = x->node;
+        bool all_fail = x->pos && x->pos->any_fail; /* positional: it raises at every length */
+        for (size_t c = 0; c < cells && all_fail; c++) all_fail = x->pos->fail[c];
+        if (all_fail) empty = x->node;
     }
     if (!empty) return true;
     Arena a;
@@ -89,6 +94,28 @@ static bool takes_a_value(Plan *p, const IrNode *out, const IrGraph *g, const Ir
         diag_error(p->diags, empty->loc, "%s raises on every input, so the program does (on one token: %s)", d, e.message);
     arena_free(&a);
     return false;
+}
+
+/* A comparison of a select that raises for some pair of values (a string against a number
+ * under <): the reference raises whenever it evaluates such a select on such values, even where
+ * another conjunct makes the selection empty. Refused at the select. */
+static bool selects_compare(Plan *p, const IrNode *out) {
+    for (size_t id = 0; id <= out->id; id++) {
+        const IrNode *n = p->g->nodes[id];
+        if (!p->info[id].reachable || n->kind != IR_SELECT) continue;
+        const ValueSet *K = &p->info[n->u.select.keys->id].vs, *Q = &p->info[n->u.select.queries->id].vs;
+        for (size_t a = 0; a < K->n && !K->unbounded; a++)
+            for (size_t b = 0; b < Q->n && !Q->unbounded; b++) {
+                char msg[160], ka[64], qb[64];
+                if (ir_cmp_apply(n->u.select.cmp, K->vals[a], Q->vals[b], msg, sizeof msg).ok) continue;
+                value_format(K->vals[a], ka, sizeof ka);
+                value_format(Q->vals[b], qb, sizeof qb);
+                diag_error(p->diags, n->loc, "this select compares %s with %s, which raises (%s): the program raises "
+                           "wherever it does", ka, qb, msg);
+                return false;
+            }
+    }
+    return true;
 }
 
 bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_name,
@@ -143,9 +170,9 @@ bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_
         const IrNode *out = rewrite_program(g, output, p.max_len, &lowered);
         p.g = &lowered;
         p.info = ARENA_ARRAY(&scratch, SopInfo, lowered.count ? lowered.count : 1);
-        ok = vs_compute(&p, out) && takes_a_value(&p, out, g, output) && plan_build(&p, out);
+        ok = vs_compute(&p, out) && takes_a_value(&p, out, g, output) && selects_compare(&p, out) && plan_build(&p, out);
         if (ok && opt->plan_out) plan_dump(&p, out, opt->plan_out);
-        ok = ok && emit_model(&p, out, output_name, opt, model);
+        ok = ok && schedule_check(&p) && emit_model(&p, out, output_name, opt, model);
     }
     arena_free(&scratch);
     return ok;

@@ -99,6 +99,8 @@ static bool decodable_by_length(Plan *p, const IrNode *out) {
 }
 
 void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
+    for (size_t id = 0; id <= out->id; id++) /* the length guard (plan.c) reads the length */
+        if (p->info[id].reachable && p->info[id].pos && p->info[id].pos->any_fail) p->info[p->length->id].needed = true;
     SopInfo *o = &p->info[out->id];
     o->needed = true;
     /* the readout: a number decoded against its value set where that is exact, else one-hot */

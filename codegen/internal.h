@@ -280,7 +280,7 @@ enum {
     MLP_FN_IDENTITY,      /* the value of leaf 0 */
     MLP_FN_AGG_KIND,      /* an aggregate's kind from its number of keys (leaf 0, a width) */
     MLP_FN_KIND_IDENTITY, /* the kind on leaf 0's kind axis */
-    MLP_FN_TABLE,         /* MlpOp.table at the index and length leaves 0 and 1 */
+    MLP_FN_TABLE,         /* MlpOp.table at the index and length leaves 0 and 1 (or the length leaf 0) */
     MLP_FN_GATED,         /* MlpOp.gated (numerical output) */
     MLP_FN_JOINT,         /* the index of the leaves' tuple of values in MlpOp.joint */
 };
@@ -372,6 +372,8 @@ bool agg_value_possible(Plan *p, const IrNode *agg, Value v, int32_t k);
 double agg_values_with_count(Plan *p, const IrNode *agg, int32_t k);
 /* The kinds (bool, int, float, ascending) an s-op's numbers take; their count. */
 uint32_t sop_kinds(Plan *p, const IrNode *x, ValueKind kinds[3]);
+/* value_order that also tells -0.0 from 0.0 (the order of value sets). */
+int atom_order(Value a, Value b);
 /* Sorts and deduplicates vals[0..n) in place (a set of exact atoms). */
 ValueSet vs_from_values(Value *vals, size_t n);
 bool vs_contains(const ValueSet *vs, Value v, size_t *index);
@@ -458,6 +460,9 @@ bool plan_add_grid(Plan *p, MlpOp *m, LinView view, size_t n, double **scalar, u
 /* Adds leaf j of m: a width through its heads' u (via_u), a number through its numerical view,
  * anything else through the rank of its value; plus its kind block when its kinds collide */
 bool plan_scalar_arg(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u);
+/* The slot at which an MLP can read s-op a as plan_scalar_arg does: a width from its heads'
+ * u, anything else once computed, and its kind block when it has one. */
+int plan_leaf_time(const SopInfo *a);
 /* m's output: a categorical block (checked one-hot where the map raises) or a numerical dim */
 void plan_mlp_output(Plan *p, MlpOp *m, SopInfo *info, bool want_cat_out);
 /* A categorical encoding for an s-op that only has a numerical one (one MLP later) */
@@ -493,6 +498,9 @@ bool kinds_materialise(Plan *p, SopInfo *x);
 
 /* plan.c */
 bool plan_build(Plan *p, const IrNode *out);
+
+/* schedule.c: every op reads only directions written at earlier slots (an internal error else) */
+bool schedule_check(Plan *p);
 
 /* 8. Emission. mlp.c: the hidden units of MLP ops, collected per layer before the matrices are
  * written; emit.c: the weights, layer by layer, with the BOS row tracked exactly. */

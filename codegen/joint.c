@@ -68,7 +68,7 @@ static bool plan_joint(Plan *p, const IrNode *sel, Joint *j) {
     for (size_t i = 0; i < j->n_leaves; i++) {
         SopInfo *a = &p->info[j->leaves[i]->id];
         if (!plan_scalar_arg(p, m, i, a, true)) return false;
-        int ta = a->has_u ? a->u_time : a->time;
+        int ta = plan_leaf_time(a);
         if (ta > t) t = ta;
     }
     for (size_t i = 0; i < j->n_members; i++) may_fail = may_fail || p->info[j->members[i]->id].may_fail;

@@ -164,17 +164,20 @@ bool kinds_plan(Plan *p, SopInfo *x) {
             return true;
         }
         m->fn = MLP_FN_MAP;
-        const IrNode **lv = ARENA_ARRAY(p->arena, const IrNode *, n->u.map.nargs);
+        /* from what the map's own MLP reads (its kind comes out in the same layer), else its
+         * arguments */
+        uint32_t nsrc = x->has_mlp_leaves ? x->n_leaves : n->u.map.nargs;
+        const IrNode **lv = ARENA_ARRAY(p->arena, const IrNode *, nsrc);
         uint32_t nl = 0;
-        for (uint32_t j = 0; j < n->u.map.nargs; j++) {
-            SopInfo *a = &p->info[n->u.map.args[j]->id];
+        for (uint32_t j = 0; j < nsrc; j++) {
+            SopInfo *a = &p->info[(x->has_mlp_leaves ? x->leaves[j] : n->u.map.args[j])->id];
             if (a->node->kind == IR_CONST) continue;
             bool dup = false;
             for (uint32_t k = 0; k < nl; k++) dup = dup || lv[k] == a->node;
             if (dup) continue;
             lv[nl] = a->node;
             if (!plan_scalar_arg(p, m, nl++, a, true)) return false;
-            int ta = a->want_kind && a->kind_time > a->time ? a->kind_time : (a->has_u ? a->u_time : a->time);
+            int ta = plan_leaf_time(a);
             if (ta > t) t = ta;
         }
         m->leaves = lv;

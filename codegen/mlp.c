@@ -25,6 +25,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/internal.h"
@@ -143,9 +144,10 @@ static ValueResult evaluate(Plan *p, const MlpOp *op, const Value *vals, char *m
         snprintf(msg, msgsize, "a value outside its set");
         return (ValueResult){false, value_int(0), msg};
     }
-    case MLP_FN_TABLE: {
+    case MLP_FN_TABLE: { /* leaves (indices, length), or (length) alone for a table of the length */
         Value v;
-        if (pos_lookup(op->table, vals[0].as.i, vals[1].as.i, p->max_len, &v)) return (ValueResult){true, v, NULL};
+        int64_t i = op->n_leaves == 1 ? 0 : vals[0].as.i, n = vals[op->n_leaves == 1 ? 0 : 1].as.i;
+        if (pos_lookup(op->table, i, n, p->max_len, &v)) return (ValueResult){true, v, NULL};
         snprintf(msg, msgsize, "raises at this position");
         return (ValueResult){false, value_int(0), msg};
     }
@@ -222,7 +224,7 @@ static bool point_output(Tab *t, const size_t *idx, GridOut *out, bool *reachabl
             return refuse(p, op, "can raise but was given a numerical encoding (internal compiler error)");
         if (first) {
             *out = g;
-        } else if (out->ok != g.ok || (g.ok && value_order(out->value, g.value) != 0 &&
+        } else if (out->ok != g.ok || (g.ok && atom_order(out->value, g.value) != 0 &&
                                        !(op->out_vs && op->out_vs->approx && out->index == g.index))) {
             char a[96], b[96];
             value_format(out->value, a, sizeof a);

@@ -133,6 +133,11 @@ static bool kind_axis(Plan *p, MlpOp *m, size_t j, SopInfo *a) {
 
 static bool scalar_arg_value(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u);
 
+int plan_leaf_time(const SopInfo *a) {
+    int t = a->has_u ? a->u_time : a->time;
+    return a->want_kind && a->has_kind && a->kind_time > t ? a->kind_time : t;
+}
+
 bool plan_scalar_arg(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u) {
     return scalar_arg_value(p, m, j, a, via_u) && kind_axis(p, m, j, a);
 }
@@ -160,7 +165,9 @@ static bool scalar_arg_value(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u
         return true;
     }
     leaf->vs = &a->vs;
-    if (a->vs.numeric && a->has_num) {
+    /* a number through its numerical view, unless that view cannot tell members apart (1 and
+     * 1.0, -0.0 and 0.0, rounding twins) and the rank of a one-hot can */
+    if (a->vs.numeric && a->has_num && (!a->has_cat || a->vs.by_number || vs_decodable(&a->vs, false, NULL))) {
         if (!plan_add_grid(p, m, a->num, a->vs.n, &sc, &leaf->arg)) return false;
         for (size_t i = 0; i < a->vs.n; i++) sc[i] = value_as_double(a->vs.vals[i]);
         if (onehot && a->has_cat) m->grid[leaf->arg].onehot = a->cat;
@@ -234,7 +241,14 @@ void plan_dump(Plan *p, const IrNode *out, FILE *f) {
         if (x->pos && x->pos->val && k < sizeof enc)
             snprintf(enc + k, sizeof enc - k, "pos:%s%s", dep[x->pos->dep], x->pos_free ? "(free)" : "");
         int t = x->has_u ? x->u_time : x->time;
-        fprintf(f, "%-34s %-10s %-25s slot %d (layer %d %s)\n", name, vals, enc, t, t ? slot_layer(t) : 0,
+        fprintf(f, "%-34s %-10s %-25s slot %d (layer %d %s)", name, vals, enc, t, t ? slot_layer(t) : 0,
                 t == 0 ? "embedding" : t % 2 ? "attention" : "mlp");
+        if (x->has_mlp_leaves) { /* what its MLP reads */
+            fprintf(f, "  reads");
+            for (uint32_t k = 0; k < x->n_leaves; k++)
+                fprintf(f, " %s@%d:%d", x->leaves[k]->name ? x->leaves[k]->name : ir_kind_name(x->leaves[k]->kind),
+                        x->leaves[k]->loc.line, x->leaves[k]->loc.col);
+        }
+        fputc('\n', f);
     }
 }

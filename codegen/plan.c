@@ -240,7 +240,7 @@ static bool tabulate(Plan *p, SopInfo *info, bool out_cat) {
     int t = 0;
     for (uint32_t k = 0; k < info->n_leaves; k++) {
         const SopInfo *a = &p->info[info->leaves[k]->id];
-        int tk = a->has_u ? a->u_time : a->time;
+        int tk = plan_leaf_time(a);
         if (tk > t) t = tk;
     }
     MlpOp *m = plan_new_mlp(p);
@@ -295,7 +295,7 @@ static bool plan_map(Plan *p, SopInfo *info, MapClass cls, const IrNode *out) {
     }
     for (uint32_t k = 0; cls == MAP_MLP && k < info->n_leaves; k++) {
         const SopInfo *a = &p->info[info->leaves[k]->id];
-        int t = a->has_u ? a->u_time : a->time;
+        int t = plan_leaf_time(a);
         if (t > info->time) info->time = t;
     }
     if (cls == MAP_UNARY_CAT) {
@@ -357,6 +357,51 @@ static bool plan_map(Plan *p, SopInfo *info, MapClass cls, const IrNode *out) {
         return true;
     }
     return tabulate(p, info, info->want_cat || !info->vs.numeric || info->may_fail || !info->want_num);
+}
+
+/* The lengths at which some positional s-op the output depends on raises: every input of such a
+ * length raises in the reference, whether or not the model reads that s-op there. A one-value
+ * block computed from the length, empty at those lengths and checked one-hot. */
+static bool plan_length_guard(Plan *p, const IrNode *out) {
+    size_t N = p->max_len, cells = N * (N + 1) / 2;
+    PosTable *g = NULL;
+    const IrNode *first = NULL;
+    for (size_t id = 0; id <= out->id; id++) {
+        const PosTable *t = p->info[id].pos;
+        if (!p->info[id].reachable || !t || !t->any_fail) continue;
+        if (!first) first = p->info[id].node;
+        if (!g) {
+            g = ARENA_NEW(p->arena, PosTable);
+            g->val = ARENA_ARRAY(p->arena, Value, cells);
+            g->fail = ARENA_ARRAY(p->arena, bool, cells);
+            for (size_t c = 0; c < cells; c++) g->val[c] = value_bool(true);
+            g->dep = POS_N;
+        }
+        for (size_t n = 1; n <= N; n++) { /* a failing cell fails its whole length */
+            bool fails = false;
+            for (size_t i = 0; i < n; i++) fails = fails || t->fail[pos_at(n, i)];
+            for (size_t i = 0; i < n && fails; i++) g->fail[pos_at(n, i)] = g->any_fail = true;
+        }
+    }
+    if (!g) return true;
+    Value *ok = ARENA_NEW(p->arena, Value);
+    *ok = value_bool(true);
+    ValueSet *vs = ARENA_NEW(p->arena, ValueSet);
+    *vs = vs_from_values(ok, 1);
+    SopInfo *len = &p->info[p->length->id];
+    MlpOp *m = plan_new_mlp(p);
+    m->node = p->length;
+    m->fn = MLP_FN_TABLE;
+    m->table = g;
+    m->leaves = &p->length;
+    if (!plan_scalar_arg(p, m, 0, len, true)) return false;
+    int slot = next_slot(len->u_time, false);
+    m->layer = slot_layer(slot);
+    m->out_cat = true;
+    m->out_vs = vs;
+    m->out_dim = plan_alloc_dims(p, 1, "guard:length", vs);
+    plan_add_check(p, m->layer, m->out_dim, 1, plan_node_name(p, first));
+    return true;
 }
 
 bool plan_build(Plan *p, const IrNode *out) {
@@ -440,9 +485,11 @@ bool plan_build(Plan *p, const IrNode *out) {
         if (p->n_dims > CG_MAX_DIMS) return plan_error(p, n, "needs more residual dims than supported");
     }
     if (p->info[out->id].want_kind && !kinds_materialise(p, &p->info[out->id])) return false;
-    /* the readout needs the output on its own dims: a categorical block or a numerical view */
+    if (!plan_length_guard(p, out)) return false;
+    /* the readout needs the output on its own dims: a categorical block, or a numerical view
+     * where demand chose one (decodable exactly) */
     SopInfo *o = &p->info[out->id];
-    if (!o->cat_block && !o->has_num) {
+    if (!o->cat_block && (!o->has_num || !o->want_num)) {
         MlpOp *m = plan_new_mlp(p);
         int slot = next_slot(o->time, false);
         m->layer = slot_layer(slot);

@@ -8,7 +8,15 @@
 
 #include "codegen/internal.h"
 
-static int cmp_values(const void *a, const void *b) { return value_order(*(const Value *)a, *(const Value *)b); }
+/* value_order, with -0.0 before 0.0: the reference prints them differently, so a set of exact
+ * atoms keeps both (where the kind of a number matters; kinds_collapse merges them elsewhere). */
+int atom_order(Value a, Value b) {
+    int c = value_order(a, b);
+    if (c || a.kind != VAL_FLOAT || b.kind != VAL_FLOAT || a.as.f != 0) return c;
+    return (int)!signbit(a.as.f) - (int)!signbit(b.as.f);
+}
+
+static int cmp_values(const void *a, const void *b) { return atom_order(*(const Value *)a, *(const Value *)b); }
 
 /* Two floats that differ only by rounding: the same rational reached along different paths
  * (3/7 - 2/7 vs 1/7). Only approximate sets (ValueSet.approx) identify them. */
@@ -26,7 +34,7 @@ static ValueSet vs_make(Value *vals, size_t n) {
     if (n) qsort(vals, n, sizeof *vals, cmp_values);
     size_t u = 0;
     for (size_t i = 0; i < n; i++)
-        if (u == 0 || value_order(vals[u - 1], vals[i]) != 0) vals[u++] = vals[i];
+        if (u == 0 || atom_order(vals[u - 1], vals[i]) != 0) vals[u++] = vals[i];
     ValueSet vs = {vals, u, false, true, true, false, false};
     for (size_t i = 0; i < u; i++) {
         vs.numeric = vs.numeric && value_is_number(vals[i]);
@@ -45,7 +53,7 @@ static int member_order(const ValueSet *vs, Value a, Value b) {
         double x = value_as_double(a), y = value_as_double(b);
         return (x > y) - (x < y);
     }
-    return value_order(a, b);
+    return atom_order(a, b);
 }
 
 bool vs_decodable(const ValueSet *vs, bool with_kinds, double *gap) {
@@ -57,7 +65,8 @@ bool vs_decodable(const ValueSet *vs, bool with_kinds, double *gap) {
         mag = fmax(mag, fabs(x));
         if (i == 0) continue;
         double d = x - value_as_double(vs->vals[i - 1]);
-        if (d == 0 && !with_kinds) return false; /* 1 and 1.0: a kind the number cannot carry */
+        /* 1 and 1.0: a kind the number cannot carry (a kind block can); -0.0 and 0.0: a sign */
+        if (d == 0 && (!with_kinds || vs->vals[i].kind == vs->vals[i - 1].kind)) return false;
         if (d > 0) g = fmin(g, d);
     }
     if (g < 1e-9 * fmax(1, mag)) return false;
@@ -461,6 +470,8 @@ static ValueSet map_values(Plan *p, SopInfo *info) {
 static bool means_of_range(Plan *p, int64_t lo, int64_t hi, double c0, const bool *counts, size_t extra, Value **out,
                            size_t *count) {
     size_t total = extra;
+    /* sums past 2^53 are not exact in float64 (nor is the model's mean of them) */
+    if (fmax(fabs((double)lo), fabs((double)hi)) * (double)p->win_hi > 9007199254740992.0) return false;
     for (size_t k = 2; k <= p->win_hi; k++) {
         if (counts && !counts[k]) continue;
         double span = (double)k * (double)(hi - lo) + 1;

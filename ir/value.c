@@ -99,8 +99,9 @@ static double int_true_div(int64_t x, int64_t y) {
     const int64_t exact = (int64_t)1 << 53;
     if (x >= -exact && x <= exact && y >= -exact && y <= exact) return (double)x / (double)y;
     bool neg = (x < 0) != (y < 0);
+    if (x == 0) return y < 0 ? -0.0 : 0.0; /* Python: 0 / -y is -0.0 */
     uint64_t a = x < 0 ? 0 - (uint64_t)x : (uint64_t)x, b = y < 0 ? 0 - (uint64_t)y : (uint64_t)y;
-    int shift = 56 + (64 - __builtin_clzll(b)) - (64 - __builtin_clzll(a)); /* a != 0 here */
+    int shift = 56 + (64 - __builtin_clzll(b)) - (64 - __builtin_clzll(a)); /* a, b != 0 here */
     unsigned __int128 num = a, den = b;
     if (shift >= 0) num <<= shift;
     else den <<= -shift;

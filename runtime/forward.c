@@ -441,7 +441,10 @@ bool model_run(const Model *m, Workspace *ws, const Value *input, size_t n, Aren
                 bool fine = k->kind == MODEL_CHECK_SINGLE_KEY ? x[k->dim + 1] - x[k->dim] * x[k->dim] < 0.125
                                                               : model_block_one_hot(x, k->dim, k->count, &hot);
                 if (!fine) {
-                    snprintf(err, errsize, "s-op %s averaged several non-numeric values at position %zu", k->what, i);
+                    if (k->kind == MODEL_CHECK_SINGLE_KEY)
+                        snprintf(err, errsize, "s-op %s averages several non-numeric values at position %zu", k->what, i);
+                    else
+                        snprintf(err, errsize, "s-op %s has no value at position %zu: the program raises there", k->what, i);
                     return false;
                 }
             }

@@ -140,6 +140,24 @@ static const Case cases[] = {
     {"the tokens are never read: their type comes from the vocabulary", "tokens = tokens_int; r = indices + 1;", "r",
      "0..3", 4, 4, 0},
     /* fuzz_compile findings */
+    {"two leaves with kind blocks: each block is read after it is computed",
+     "x = (length / 2) if tokens == \"a\" else indices; r = x % aggregate(select(tokens, tokens, ==), length);", "r",
+     "ab", 3, 3, -1},
+    {"a categorical output holding a string, 0.0 and 0", "r = \"q\" if indices else (0.0 if tokens == \"a\" else 0);",
+     "r", "ab", 3, 3, -1},
+    {"a mean or an index, by a condition", "x1 = aggregate(select(tokens, tokens, ==), indices); r = x1 if tokens == \"a\" else indices;",
+     "r", "ab", 3, 3, -1},
+    {"a mean or an index, by a comparison of the two", "x1 = aggregate(select(tokens, tokens, ==), indices); r = x1 if x1 > indices else indices;",
+     "r", "ab", 3, 3, -1},
+    {"a positional s-op that raises at one length: every input of that length raises",
+     "x = 1 / (length - 3); r = aggregate(select(indices, indices, ==) and select(indices, 9, ==), x) + indices;", "r",
+     "ab", 5, 5, -1},
+    {"-0.0 and 0.0 are told apart", "tokens = tokens_int; r = 0.0 * tokens;", "r", "-1,5,7", 3, 3, -1},
+    {"-(0.0 * x)", "tokens = tokens_int; r = -(tokens * 0.0);", "r", "-1,5,7", 3, 3, -1},
+    {"averaging bools at a position where a conditional does not read them still raises",
+     "b1 = (indices == length - 1); "
+     "r = aggregate(select(indices, aggregate(select(indices, indices, >=), b1) if indices else tokens, ==), 0);",
+     "r", "ab", 3, 3, -1},
     {"the output is indices itself", "r = indices;", "r", "ab", 3, 3, 0},
     {"a list indexed by a mean: a float index raises, an int one does not (kind axis)",
      "x = aggregate(select(tokens, tokens, ==), length); r = selector_width(select(indices, [3, 1, 2][x], >));", "r",
@@ -292,7 +310,7 @@ START_TEST(test_compile_errors) {
          "abcdefghijklmnop", "more than 4096 of them", 64},
         {"r = aggregate(select(tokens, tokens, ==), tokens);", NULL, "no vocabulary", 5},
         /* found by fuzz_compile: a width over comparisons that always raise is not 0 */
-        {"r = selector_width(select(tokens, indices, <));", "ab", "cannot be ordered", 3},
+        {"r = selector_width(select(tokens, indices, <));", "ab", "which raises", 3},
         {"tokens = tokens_int; r = tokens * tokens * tokens * tokens * indices;", "0..99", "", 64},
         /* the reference raises on every input (length % indices at index 0): nothing to read out */
         {"q = +1 - +indices + 888888888 + +length % +indices - 0; r = aggregate(select(indices, q, ==), tokens);", "ab",
@@ -308,6 +326,10 @@ START_TEST(test_compile_errors) {
          "ab", "raises on every input", 4},
         {"w = 0.5 if length == 4 else tokens; r = aggregate(select(indices, indices, <), w);", "ab",
          "holds strings on some inputs and numbers on others", 4},
+        {"x2 = aggregate(select(indices, 3, ==), 1 / indices); "
+         "r = aggregate(select(indices, indices, <), indicator(tokens == \"a\") + x2);", "ab", "raises on every input", 2},
+        {"s = select(indices, 0, <) and select(tokens, indices, <); r = selector_width(s or select(indices, 0, ==));",
+         "ab", "which raises", 3},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         Compiled *c = compile_src(bad[i].src, "r", bad[i].vocab, bad[i].max_len);

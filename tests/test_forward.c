@@ -141,7 +141,7 @@ START_TEST(test_check_fires) {
     Value *out;
     ck_assert(run(strs("aaa"), 3, &out));
     ck_assert(!run(strs("aba"), 3, &out));
-    ck_assert_str_eq(err, "s-op mixed averaged several non-numeric values at position 0");
+    ck_assert_str_eq(err, "s-op mixed has no value at position 0: the program raises there");
 }
 END_TEST
 
