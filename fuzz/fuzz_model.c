@@ -1,7 +1,9 @@
 /* libFuzzer target: model_read_buffer must accept or reject any bytes without crashing, and a
  * model it accepts must be usable: a workspace can be built and inputs run through it (every
- * length up to 3, so per-length value sets are decoded at several lengths), and the writer must
- * write it back to a file that reads again (the writer refuses nothing the reader accepts).
+ * length up to 3, so per-length value sets are decoded at several lengths; real-valued tokens
+ * spread over their range, so gated MLPs multiply different values and margin checks both pass
+ * and refuse), and the writer must write it back to a file that reads again (the writer refuses
+ * nothing the reader accepts).
  *
  * A sparse tensor lets a few bytes describe a huge dense matrix, so the reads here use small
  * expansion limits (the default ones would let one input allocate gigabytes), and inputs run
@@ -26,7 +28,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         arena_init(&a);
         size_t longest = m.max_len < 3 ? m.max_len : 3;
         Value *in = ARENA_ARRAY(&a, Value, longest + 1), *out;
-        for (size_t i = 0; i < longest && m.n_vocab; i++) in[i] = m.vocab[i % m.n_vocab];
+        for (size_t i = 0; i < longest && m.n_vocab; i++) {
+            double t = (double)(i + 1) / 4; /* lo (1 - t) + hi t: inside the range, never overflowing */
+            in[i] = m.numeric_tokens ? value_float(m.token_lo * (1 - t) + m.token_hi * t) : m.vocab[i % m.n_vocab];
+        }
         for (size_t n = 0; n <= longest; n++)
             if (m.n_vocab || n == 0) (void)model_run(&m, &ws, in, n, &a, &out, err, sizeof err);
         arena_free(&a);

@@ -103,17 +103,20 @@ static void attention_head(const Model *m, const ModelHead *h, const HeadPlan *p
     }
 }
 
-/* X += ReLU(X W1 + b1) W2 + b2. */
+/* X += (ReLU(X W1 + b1) * G) W2 + b2, with G = X W3 + b3 for a gated MLP and 1 otherwise. */
 static void mlp(const Model *m, const ModelMlp *f, const MlpPlan *plan, double *X, size_t rows, Workspace *ws) {
     size_t D = m->d_model, hidden = f->w1.cols;
     if (hidden > 0) {
-        project(m, ws, X, rows, &f->w1, &plan->w1, ws->H);
+        double *H = ws->H, *G = ws->G;
+        project(m, ws, X, rows, &f->w1, &plan->w1, H);
+        if (f->gated) project(m, ws, X, rows, &f->w3, &plan->w3, G);
         for (size_t r = 0; r < rows; r++)
             for (size_t c = 0; c < hidden; c++) {
-                double z = ws->H[r * hidden + c] + f->b1[c];
-                ws->H[r * hidden + c] = z > 0.0 ? z : 0.0;
+                double z = H[r * hidden + c] + f->b1[c];
+                z = z > 0.0 ? z : 0.0;
+                H[r * hidden + c] = f->gated ? z * (G[r * hidden + c] + f->b3[c]) : z;
             }
-        write_back(m, ws, X, rows, ws->H, hidden, &f->w2, &plan->w2);
+        write_back(m, ws, X, rows, H, hidden, &f->w2, &plan->w2);
     }
     for (size_t r = 0; r < rows; r++) {
         if (ws->sparse)
@@ -181,7 +184,7 @@ bool workspace_init(Workspace *ws, const Model *m, char *err, size_t errsize) {
     arena_init(&ws->arena);
     ws->sparse = true;
     size_t D = m->d_model, rows = m->max_len + 1;
-    size_t dk = 0, dv = 0, layer_dv = 0, hidden = 0, reads = 0, writes = 0;
+    size_t dk = 0, dv = 0, layer_dv = 0, hidden = 0, gated_hidden = 0, reads = 0, writes = 0;
     ws->heads = ARENA_ARRAY(&ws->arena, HeadPlan *, m->n_layers ? m->n_layers : 1);
     ws->mlps = ARENA_ARRAY(&ws->arena, MlpPlan, m->n_layers ? m->n_layers : 1);
     for (size_t l = 0; l < m->n_layers; l++) {
@@ -208,11 +211,16 @@ bool workspace_init(Workspace *ws, const Model *m, char *err, size_t errsize) {
         p->b2.dims = ARENA_ARRAY(&ws->arena, size_t, D ? D : 1);
         for (size_t j = 0; j < D; j++)
             if (L->mlp.b2[j] != 0.0) p->b2.dims[p->b2.n++] = j;
+        if (L->mlp.gated) {
+            plan_reads(&ws->arena, &L->mlp.w3, &p->w3);
+            gated_hidden = max_sz(gated_hidden, L->mlp.w1.cols);
+            reads = max_sz(reads, p->w3.n);
+        }
         hidden = max_sz(hidden, L->mlp.w1.cols);
         reads = max_sz(reads, p->w1.n);
         writes = max_sz(writes, p->w2.n);
     }
-    size_t widths[] = {D, reads, dk, dk, dv, layer_dv, rows, hidden, writes};
+    size_t widths[] = {D, reads, dk, dk, dv, layer_dv, rows, hidden, gated_hidden, writes};
     size_t total = 0;
     for (size_t i = 0; i < sizeof widths / sizeof *widths; i++) {
         size_t w = widths[i] ? widths[i] : 1;
@@ -230,7 +238,7 @@ bool workspace_init(Workspace *ws, const Model *m, char *err, size_t errsize) {
         return false;
     }
     double *p = ws->block;
-    double **bufs[] = {&ws->X, &ws->gathered, &ws->Q, &ws->K, &ws->V, &ws->A, &ws->S, &ws->H, &ws->T};
+    double **bufs[] = {&ws->X, &ws->gathered, &ws->Q, &ws->K, &ws->V, &ws->A, &ws->S, &ws->H, &ws->G, &ws->T};
     for (size_t i = 0; i < sizeof widths / sizeof *widths; i++) {
         *bufs[i] = p;
         p += (widths[i] ? widths[i] : 1) * rows;
@@ -409,6 +417,39 @@ static bool check_one_kind(const ModelCheck *k, const double *X, size_t D, size_
     return true;
 }
 
+/* A margin check: v = sum of the terms at every non-BOS position must lie farther than the margin
+ * from every threshold (sorted: the nearest is one of the two around v). */
+static bool check_margin(const ModelCheck *k, const ModelMargin *g, const double *X, size_t D, size_t n, char *err,
+                         size_t errsize) {
+    for (size_t i = 0; i < n; i++) {
+        const double *x = X + (i + 1) * D;
+        double v = 0.0;
+        for (size_t t = 0; t < g->n_terms; t++) v += g->coefs[t] * x[g->dims[t]];
+        if (!isfinite(v)) {
+            snprintf(err, errsize, "s-op %s is %g at position %zu, not a finite number", k->what, v, i);
+            return false;
+        }
+        size_t lo = 0, hi = g->n_thresholds; /* the first threshold not below v */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (g->thresholds[mid] < v) lo = mid + 1;
+            else hi = mid;
+        }
+        size_t near = lo < g->n_thresholds ? lo : lo - 1;
+        if (lo > 0 && lo < g->n_thresholds && v - g->thresholds[lo - 1] < g->thresholds[lo] - v) near = lo - 1;
+        double c = g->thresholds[near];
+        if (!(fabs(v - c) > g->m)) {
+            char vs[40], cs[40];
+            value_format(value_float(v), vs, sizeof vs);
+            value_format(value_float(c), cs, sizeof cs);
+            snprintf(err, errsize, MODEL_MARGIN_ERROR ": s-op %s is %s at position %zu, within %g of the threshold %s it "
+                     "is compared with; the model cannot decide the comparison exactly", k->what, vs, i, g->m, cs);
+            return false;
+        }
+    }
+    return true;
+}
+
 bool model_run(const Model *m, Workspace *ws, const Value *input, size_t n, Arena *out_arena, Value **out, char *err,
                size_t errsize) {
     size_t ids_small[64];
@@ -432,6 +473,10 @@ bool model_run(const Model *m, Workspace *ws, const Value *input, size_t n, Aren
             if (k->after_layer != l) continue;
             if (k->kind == MODEL_CHECK_ONE_KIND) {
                 if (!check_one_kind(k, X, D, n, err, errsize)) return false;
+                continue;
+            }
+            if (k->kind == MODEL_CHECK_MARGIN) {
+                if (!check_margin(k, &m->margins[k->dim], X, D, n, err, errsize)) return false;
                 continue;
             }
             for (size_t i = 0; i < n; i++) {

@@ -24,6 +24,12 @@
  * separates them; compiled weights reproduce one-hot vectors to ~1e-12. */
 #define MODEL_ONEHOT_TOL 1e-6
 
+/* Every error of a failed margin check (MODEL_CHECK_MARGIN, runtime/model.h) starts with this,
+ * and no other error does: "within the margin: s-op WHAT is V at position P, within M of the
+ * threshold C it is compared with; the model cannot decide the comparison exactly". The verify
+ * tooling classifies such refusals apart from disagreements (verify/verify.h VERIFY_MARGIN). */
+#define MODEL_MARGIN_ERROR "within the margin"
+
 /* The residual directions one weight matrix touches, with those rows (or columns) packed. */
 typedef struct SparsePlan {
     size_t n;       /* touched residual directions */
@@ -32,7 +38,7 @@ typedef struct SparsePlan {
 } SparsePlan;
 
 typedef struct HeadPlan { SparsePlan q, k, v, o; } HeadPlan;
-typedef struct MlpPlan { SparsePlan w1, w2; SparsePlan b2; /* b2: non-zero entries */ } MlpPlan;
+typedef struct MlpPlan { SparsePlan w1, w2, w3; SparsePlan b2; /* b2: non-zero entries; w3: gated only */ } MlpPlan;
 
 /* Scratch for one forward pass at any length up to max_len, allocated once. */
 typedef struct Workspace {
@@ -44,6 +50,7 @@ typedef struct Workspace {
     double *A;        /* rows x (largest sum of dv over a layer's heads): attention outputs */
     double *S;        /* rows x rows: attention scores */
     double *H;        /* rows x max MLP hidden width */
+    double *G;        /* rows x max hidden width of a gated MLP: the multipliers X W3 + b3 */
     double *T;        /* rows x (widest write plan): an output before it is scattered into X */
     double *token_values; /* rows: values of real-valued tokens, filled by model_tokenize */
     bool sparse;      /* use the plans (default true) */
@@ -70,8 +77,9 @@ bool model_tokenize(const Model *m, const Value *input, size_t n, size_t *ids, d
 void model_forward(const Model *m, const size_t *ids, size_t n, size_t first_layer, size_t end_layer, double *X,
                    Workspace *ws);
 
-/* Tokenizes, runs every layer (applying the model's checks after their layers) and reads the
- * output: n atoms allocated in out_arena. Errors name the position (0-based, BOS excluded). */
+/* Tokenizes, runs every layer (applying the model's checks after their layers, in their order)
+ * and reads the output: n atoms allocated in out_arena. Errors name the position (0-based, BOS
+ * excluded); a failed margin check's starts with MODEL_MARGIN_ERROR. */
 bool model_run(const Model *m, Workspace *ws, const Value *input, size_t n, Arena *out_arena, Value **out,
                char *err, size_t errsize);
 

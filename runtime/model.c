@@ -47,6 +47,10 @@ static Counter count_params(const Model *m) {
         count(&c, M->b1, M->w1.cols);
         count(&c, M->w2.data, M->w2.rows * M->w2.cols);
         count(&c, M->b2, m->d_model);
+        if (M->gated) {
+            count(&c, M->w3.data, M->w3.rows * M->w3.cols);
+            count(&c, M->b3, M->w3.cols);
+        }
     }
     if (m->output_kind == MODEL_OUT_NUMERICAL) count(&c, m->out_readout, m->d_model);
     return c;
@@ -213,4 +217,104 @@ bool model_check_output(const Model *m, char *err, size_t errsize) {
     /* with per-length sets, the global set is only their union: the decoding rules hold per length */
     if (!check_value_set(m, m->out_values, m->out_count, m->out_len_count == 0, "", err, errsize)) return false;
     return m->out_len_count ? check_len_values(m, err, errsize) : true;
+}
+
+static bool shape_is(const Matrix *w, size_t rows, size_t cols) {
+    return w->rows == rows && w->cols == cols && (rows * cols == 0 || w->data);
+}
+
+bool model_check_layers(const Model *m, char *err, size_t errsize) {
+    size_t D = m->d_model;
+    if (D == 0) return out_fail(err, errsize, "d_model is 0");
+    if (!shape_is(&m->token_embed, m->n_vocab + 1, D))
+        return out_fail(err, errsize, "embed.token is %zu x %zu, expected %zu x %zu", m->token_embed.rows,
+                        m->token_embed.cols, m->n_vocab + 1, D);
+    if (!shape_is(&m->pos_embed, m->max_len + 1, D))
+        return out_fail(err, errsize, "embed.pos is %zu x %zu, expected %zu x %zu", m->pos_embed.rows, m->pos_embed.cols,
+                        m->max_len + 1, D);
+    if (m->n_layers && !m->layers) return out_fail(err, errsize, "the model has %zu layers but none stored", m->n_layers);
+    for (size_t l = 0; l < m->n_layers; l++) {
+        const ModelLayer *L = &m->layers[l];
+        if (L->n_heads && !L->heads) return out_fail(err, errsize, "layer %zu has %zu heads but none stored", l, L->n_heads);
+        for (size_t h = 0; h < L->n_heads; h++) {
+            const ModelHead *H = &L->heads[h];
+            size_t dk = H->wq.cols, dv = H->wv.cols;
+            if (!shape_is(&H->wq, D, dk) || !shape_is(&H->wk, D, dk) || !shape_is(&H->wv, D, dv) ||
+                !shape_is(&H->wo, dv, D))
+                return out_fail(err, errsize, "layer %zu head %zu: wq, wk, wv, wo are %zux%zu, %zux%zu, %zux%zu, %zux%zu; "
+                                "expected D x dk, D x dk, D x dv, dv x D (D = %zu)", l, h, H->wq.rows, H->wq.cols,
+                                H->wk.rows, H->wk.cols, H->wv.rows, H->wv.cols, H->wo.rows, H->wo.cols, D);
+            if (!isfinite(H->tie_tol) || H->tie_tol < 0)
+                return out_fail(err, errsize, "layer %zu head %zu: tie tolerance %g is not a finite number >= 0", l, h,
+                                H->tie_tol);
+        }
+        const ModelMlp *M = &L->mlp;
+        size_t hidden = M->w1.cols;
+        if (!shape_is(&M->w1, D, hidden) || !shape_is(&M->w2, hidden, D) || (hidden && !M->b1) || !M->b2)
+            return out_fail(err, errsize, "layer %zu MLP: w1 is %zu x %zu and w2 %zu x %zu (or a bias is missing); expected "
+                            "D x H and H x D (D = %zu)", l, M->w1.rows, M->w1.cols, M->w2.rows, M->w2.cols, D);
+        if (M->gated && (!shape_is(&M->w3, D, hidden) || (hidden && !M->b3)))
+            return out_fail(err, errsize, "layer %zu gated MLP: w3 is %zu x %zu (or b3 is missing); expected D x H = %zu x "
+                            "%zu, like w1", l, M->w3.rows, M->w3.cols, D, hidden);
+    }
+    return true;
+}
+
+static bool check_margin(const Model *m, const ModelCheck *c, size_t i, char *err, size_t errsize) {
+    if (c->count != 1 || c->dim >= m->n_margins || !m->margins)
+        return out_fail(err, errsize, "check %zu (margin) names margin %zu (count %zu) of %zu", i, c->dim, c->count,
+                        m->n_margins);
+    const ModelMargin *g = &m->margins[c->dim];
+    if (g->n_terms == 0 || g->n_terms > m->d_model || !g->dims || !g->coefs)
+        return out_fail(err, errsize, "check %zu (margin) needs 1 to d_model = %zu terms, has %zu", i, m->d_model,
+                        g->n_terms);
+    for (size_t t = 0; t < g->n_terms; t++) {
+        if (g->dims[t] >= m->d_model)
+            return out_fail(err, errsize, "check %zu (margin) term %zu reads dim %zu, outside the residual (D = %zu)", i,
+                            t, g->dims[t], m->d_model);
+        if (t && g->dims[t] <= g->dims[t - 1])
+            return out_fail(err, errsize, "check %zu (margin) term dims are not strictly increasing (term %zu)", i, t);
+        if (!isfinite(g->coefs[t]))
+            return out_fail(err, errsize, "check %zu (margin) term %zu has a non-finite coefficient", i, t);
+    }
+    if (g->n_thresholds == 0 || g->n_thresholds > MODEL_MAX_THRESHOLDS || !g->thresholds)
+        return out_fail(err, errsize, "check %zu (margin) needs 1 to %zu thresholds, has %zu", i,
+                        (size_t)MODEL_MAX_THRESHOLDS, g->n_thresholds);
+    for (size_t j = 0; j < g->n_thresholds; j++) {
+        if (!isfinite(g->thresholds[j]))
+            return out_fail(err, errsize, "check %zu (margin) threshold %zu is not finite", i, j);
+        if (j && !(g->thresholds[j] > g->thresholds[j - 1]))
+            return out_fail(err, errsize, "check %zu (margin) thresholds are not strictly increasing (threshold %zu)", i,
+                            j);
+    }
+    if (!isfinite(g->m) || !(g->m > 0))
+        return out_fail(err, errsize, "check %zu (margin) margin must be a finite number > 0", i);
+    return true;
+}
+
+bool model_check_checks(const Model *m, char *err, size_t errsize) {
+    if (m->n_checks && !m->checks) return out_fail(err, errsize, "the model has %zu checks but none stored", m->n_checks);
+    for (size_t i = 0; i < m->n_checks; i++) {
+        const ModelCheck *c = &m->checks[i];
+        if (c->after_layer >= m->n_layers)
+            return out_fail(err, errsize, "check %zu is outside the model (after layer %zu of %zu)", i, c->after_layer,
+                            m->n_layers);
+        switch (c->kind) {
+        case MODEL_CHECK_MARGIN:
+            if (!check_margin(m, c, i, err, errsize)) return false;
+            continue;
+        case MODEL_CHECK_SINGLE_KEY:
+            if (c->count != 2) return out_fail(err, errsize, "check %zu (single_key) must span 2 dims", i);
+            break;
+        case MODEL_CHECK_ONE_KIND:
+            if (!c->is_string) return out_fail(err, errsize, "check %zu (one_kind) has no string flags", i);
+            break;
+        case MODEL_CHECK_ONE_HOT: break;
+        default: return out_fail(err, errsize, "check %zu has an unknown kind", i);
+        }
+        if (c->count == 0 || c->dim > m->d_model || c->count > m->d_model - c->dim)
+            return out_fail(err, errsize, "check %zu is outside the model (layer %zu, dims [%zu, %zu))", i, c->after_layer,
+                            c->dim, c->dim + c->count);
+    }
+    return true;
 }

@@ -4,7 +4,10 @@
  * The machine (row-vector convention, residual X is (n+1) x D, row 0 is the BOS position):
  *   X = token_embed[token_id] + pos_embed[position]          (BOS has token id n_vocab)
  *       (+ value * e_token_value_dim for real-valued tokens)
- *   for each layer:  X += sum_h AHAT_h(X);   X += ReLU(X W1 + b1) W2 + b2
+ *   for each layer:  X += sum_h AHAT_h(X);   X += MLP(X)
+ *   MLP(X) = (ReLU(X W1 + b1) * G) W2 + b2, elementwise, with the multiplier G = X W3 + b3 in a
+ *     gated (bilinear, ReGLU-style) layer and G = 1 otherwise (ModelMlp.gated). A product x*y of
+ *     two residual dims is exact with two gated units: ReLU(x) y - ReLU(-x) y.
  *   AHAT_h(X): S = (X Wq)(X Wk)^T; for query i, m_i = max_j S_ij over the allowed keys (j <= i
  *     when causal), and the keys j with S_ij >= m_i - tie_tol_h are averaged:
  *     out_i = mean_j (X Wv)_j; then out Wo. tie_tol_h is the head's ABSOLUTE tie tolerance
@@ -15,10 +18,23 @@
  *     MODEL_ONEHOT_TOL, else the input is an error); the atom is out_values[hot].
  *   numerical: x = X_row . out_readout, decoded against out_values, or against the value set of
  *     the input's length when the output has per-length value sets (see below).
- * `checks` are assertions on intermediate blocks, tested after a layer: a categorical block that
- * is not one-hot (a map raised, or values were mixed), or an aggregate of non-numeric values
- * that selected several keys (the reference evaluator raises then, even when the values are
- * equal), so the runtime reports the same error.
+ * `checks` are assertions on intermediate blocks, tested after a layer (in their order; the
+ * first that fails fails the input): a categorical block that is not one-hot (a map raised, or
+ * values were mixed), or an aggregate of non-numeric values that selected several keys (the
+ * reference evaluator raises then, even when the values are equal), so the runtime reports the
+ * same error.
+ *
+ * Margin checks (MODEL_CHECK_MARGIN) guard comparisons of real numbers. The compiler computes a
+ * real-valued s-op with a stated error bound, and where the program compares it with constants
+ * (c_1..c_k) the model compares its approximation instead: the comparison is exact whenever the
+ * approximation is farther than the error bound from every c_j, and may be wrong otherwise. A
+ * margin check (with a margin at least that error bound) states this: after its layer, at every
+ * non-BOS row x, the value v = sum_t coef_t * x[dim_t] (a sparse linear functional of the
+ * residual) must satisfy |v - c_j| > margin for every threshold c_j; otherwise the model refuses
+ * the input with an error whose message starts with MODEL_MARGIN_ERROR ("within the margin",
+ * runtime/forward.h): outside the margin the model's answer is exact, inside it the model
+ * refuses rather than answer wrongly, and the verify tooling counts such refusals apart from
+ * disagreements.
  *
  * Numerical readout contract (model_read_output in runtime/forward.h implements it):
  *   - out_values[out_count] is the exact finite set of atoms the output can take (bools, ints,
@@ -82,6 +98,11 @@ typedef struct ModelMlp {
     double *b1; /* H */
     Matrix w2;  /* H x D */
     double *b2; /* D */
+    /* Gated (bilinear) layer: hidden unit c is ReLU((X W1 + b1)_c) * (X W3 + b3)_c. When not
+     * gated, w3 and b3 are unused (NULL/empty) and the multiplier is 1. */
+    Matrix w3;  /* D x H, gated only */
+    double *b3; /* H, gated only */
+    bool gated;
 } ModelMlp;
 
 typedef struct ModelLayer {
@@ -99,11 +120,31 @@ typedef enum ModelCheckKind {
     MODEL_CHECK_ONE_KIND,   /* a one-hot block whose values mix strings and non-strings: all
                                positions must hold the same kind (the reference evaluator refuses
                                an s-op that mixes them); `is_string[d]` per dim of the block */
+    MODEL_CHECK_MARGIN,     /* v = sum_t coefs[t] * x[dims[t]] must lie farther than the
+                               margin from every threshold (the machine above): the ModelMargin
+                               Model.margins[dim], count 1 */
 } ModelCheckKind;
+
+/* A margin check's functional, thresholds and margin (see the machine above). The rules, applied
+ * by model_check_checks (and so by the reader and the writer): 1 <= n_terms, dims strictly
+ * increasing and < D (so n_terms <= D), coefs finite; 1 <= n_thresholds <= MODEL_MAX_THRESHOLDS,
+ * thresholds finite and strictly increasing; m finite and > 0. */
+#define MODEL_MAX_THRESHOLDS ((size_t)1 << 20)
+
+typedef struct ModelMargin {
+    size_t n_terms;
+    size_t *dims;      /* v = sum_t coefs[t] * x[dims[t]] */
+    double *coefs;
+    size_t n_thresholds;
+    double *thresholds; /* c_1 < ... < c_k */
+    double m;          /* the margin: |v - c_j| > m for every j, else the input fails */
+} ModelMargin;
 
 typedef struct ModelCheck {
     size_t after_layer; /* checked on X after this layer's MLP (0-based layer index) */
-    size_t dim, count;  /* the block [dim, dim+count), tested at every non-BOS position */
+    size_t dim, count;  /* the block [dim, dim+count), tested at every non-BOS position; for a
+                           margin check, dim is the index of its ModelMargin in Model.margins and
+                           count is 1 */
     const char *what;   /* s-op description for the error message */
     ModelCheckKind kind;
     bool *is_string;    /* MODEL_CHECK_ONE_KIND: count flags */
@@ -152,6 +193,11 @@ typedef struct Model {
 
     size_t n_checks;
     ModelCheck *checks;
+    /* The functionals, thresholds and margins of the margin checks: a check of kind
+     * MODEL_CHECK_MARGIN uses margins[check.dim]. (They live beside the checks so that ModelCheck
+     * keeps its six fields, which builders initialise positionally.) */
+    size_t n_margins;
+    ModelMargin *margins;
 
     /* provenance: the program, so --check needs nothing else */
     const char *program_source;
@@ -165,7 +211,8 @@ void model_init(Model *m);
 void model_free(Model *m);
 Matrix model_matrix(Model *m, size_t rows, size_t cols); /* zeroed, owned by m->arena */
 
-/* Parameter counts: every stored weight entry, and those that are not zero. */
+/* Parameter counts: every stored weight entry (w3 and b3 of gated layers included), and those
+ * that are not zero. */
 size_t model_param_count(const Model *m);
 size_t model_nonzero_count(const Model *m);
 
@@ -181,5 +228,13 @@ const Value *model_output_values(const Model *m, size_t n_input, size_t *count);
  * with consistent offsets, and out_values sorted and containing every member). The writer and
  * the reader both apply it; compilers may too. */
 bool model_check_output(const Model *m, char *err, size_t errsize);
+
+/* Checks the shapes of the weights against the configuration (d_model, n_vocab, max_len, each
+ * head's dk and dv, each MLP's H; w3 and b3 present exactly when gated) and the checks (a layer
+ * of the model, a block inside the residual, single_key spans 2 dims, one_kind has its flags, a
+ * margin check names one of Model.margins, which obeys the rules of ModelMargin above). The writer applies it; the reader builds
+ * shapes from the configuration and applies the check rules. */
+bool model_check_layers(const Model *m, char *err, size_t errsize);
+bool model_check_checks(const Model *m, char *err, size_t errsize);
 
 #endif

@@ -98,7 +98,7 @@ static bool write_config(const Model *m, JsonBuf *b) {
             jbuf_string(b, H->label ? H->label : "");
             jbuf_puts(b, "}");
         }
-        jbuf_printf(b, "],\"mlp_hidden\":%zu}", L->mlp.w1.cols);
+        jbuf_printf(b, "],\"mlp_hidden\":%zu,\"gated\":%s}", L->mlp.w1.cols, L->mlp.gated ? "true" : "false");
     }
     jbuf_puts(b, "],\"output\":{\"name\":");
     jbuf_string(b, m->output_name ? m->output_name : "");
@@ -136,6 +136,26 @@ static bool write_config(const Model *m, JsonBuf *b) {
     jbuf_puts(b, ",\"checks\":[");
     for (size_t i = 0; i < m->n_checks; i++) {
         const ModelCheck *c = &m->checks[i];
+        if (c->kind == MODEL_CHECK_MARGIN) {
+            const ModelMargin *g = &m->margins[c->dim];
+            jbuf_printf(b, "%s{\"kind\":\"margin\",\"after_layer\":%zu,\"what\":", i ? "," : "", c->after_layer);
+            jbuf_string(b, c->what ? c->what : "");
+            jbuf_puts(b, ",\"terms\":[");
+            for (size_t t = 0; t < g->n_terms; t++) {
+                jbuf_printf(b, "%s[%zu,", t ? "," : "", g->dims[t]);
+                jbuf_double(b, g->coefs[t]);
+                jbuf_puts(b, "]");
+            }
+            jbuf_puts(b, "],\"thresholds\":[");
+            for (size_t j = 0; j < g->n_thresholds; j++) {
+                if (j) jbuf_puts(b, ",");
+                jbuf_double(b, g->thresholds[j]);
+            }
+            jbuf_puts(b, "],\"margin\":");
+            jbuf_double(b, g->m);
+            jbuf_puts(b, "}");
+            continue;
+        }
         jbuf_printf(b, "%s{\"kind\":\"%s\",\"after_layer\":%zu,\"dim\":%zu,\"count\":%zu,\"what\":", i ? "," : "",
                     c->kind == MODEL_CHECK_SINGLE_KEY ? "single_key" : c->kind == MODEL_CHECK_ONE_KIND ? "one_kind" : "one_hot",
                     c->after_layer, c->dim, c->count);
@@ -218,11 +238,13 @@ bool model_serialize(const Model *m, uint8_t **buf, size_t *len, char *err, size
     *buf = NULL;
     *len = 0;
     char why[300];
-    if (!model_check_output(m, why, sizeof why)) return fail(err, errsize, "model: %s", why);
+    if (!model_check_layers(m, why, sizeof why) || !model_check_output(m, why, sizeof why) ||
+        !model_check_checks(m, why, sizeof why))
+        return fail(err, errsize, "model: %s", why);
     Arena tmp;
     arena_init(&tmp);
     size_t cap = 3;
-    for (size_t l = 0; l < m->n_layers; l++) cap += 4 * m->layers[l].n_heads + 4;
+    for (size_t l = 0; l < m->n_layers; l++) cap += 4 * m->layers[l].n_heads + 6;
     Logical *x = ARENA_ARRAY(&tmp, Logical, cap);
     size_t n = 0, D = m->d_model;
     add_logical(x, &n, "embed.token", m->token_embed.data, m->token_embed.rows, m->token_embed.cols, 2);
@@ -236,18 +258,16 @@ bool model_serialize(const Model *m, uint8_t **buf, size_t *len, char *err, size
             for (int k = 0; k < 4; k++)
                 add_logical(x, &n, arena_printf(&tmp, "layer.%zu.head.%zu.%s", l, h, wn[k]), w[k]->data, w[k]->rows,
                             w[k]->cols, 2);
-            double tol = H->tie_tol;
-            if (!isfinite(tol) || tol < 0) {
-                arena_free(&tmp);
-                return fail(err, errsize, "model: layer %zu head %zu: tie tolerance %g is not a finite number >= 0", l, h,
-                            tol);
-            }
         }
         const ModelMlp *M = &L->mlp;
         add_logical(x, &n, arena_printf(&tmp, "layer.%zu.mlp.w1", l), M->w1.data, M->w1.rows, M->w1.cols, 2);
         add_logical(x, &n, arena_printf(&tmp, "layer.%zu.mlp.b1", l), M->b1, M->w1.cols, 0, 1);
         add_logical(x, &n, arena_printf(&tmp, "layer.%zu.mlp.w2", l), M->w2.data, M->w2.rows, M->w2.cols, 2);
         add_logical(x, &n, arena_printf(&tmp, "layer.%zu.mlp.b2", l), M->b2, D, 0, 1);
+        if (M->gated) {
+            add_logical(x, &n, arena_printf(&tmp, "layer.%zu.mlp.w3", l), M->w3.data, M->w3.rows, M->w3.cols, 2);
+            add_logical(x, &n, arena_printf(&tmp, "layer.%zu.mlp.b3", l), M->b3, M->w3.cols, 0, 1);
+        }
     }
     if (m->output_kind == MODEL_OUT_NUMERICAL) add_logical(x, &n, "output.readout", m->out_readout, D, 0, 1);
     /* the reader's limits: never write a file it would refuse */
@@ -537,6 +557,17 @@ static bool load(Reader *r, const char *name, size_t rows, size_t cols, bool vec
     return true;
 }
 
+/* Whether the file holds the weight tensor `name` in either form (or a part of the sparse one). */
+static bool present(const Reader *r, const char *name) {
+    static const char *const parts[] = {"", ".shape", ".index", ".values"};
+    char full[160];
+    for (int k = 0; k < 4; k++) {
+        snprintf(full, sizeof full, "%s%s", name, parts[k]);
+        if (find(r, full)) return true;
+    }
+    return false;
+}
+
 static bool load_matrix(Reader *r, const char *name, size_t rows, size_t cols, Matrix *out) {
     out->rows = rows;
     out->cols = cols;
@@ -596,6 +627,21 @@ static bool read_layers(Reader *r, const JsonValue *cfg) {
         if (!load_matrix(r, name, hidden, D, &L->mlp.w2)) return false;
         snprintf(name, sizeof name, "layer.%zu.mlp.b2", l);
         if (!load_vector(r, name, D, &L->mlp.b2)) return false;
+        if (!get_bool(r, lj, "gated", where, &L->mlp.gated)) return false;
+        if (L->mlp.gated) {
+            snprintf(name, sizeof name, "layer.%zu.mlp.w3", l);
+            if (!load_matrix(r, name, D, hidden, &L->mlp.w3)) return false;
+            snprintf(name, sizeof name, "layer.%zu.mlp.b3", l);
+            if (!load_vector(r, name, hidden, &L->mlp.b3)) return false;
+        } else {
+            static const char *const gate[2] = {"w3", "b3"};
+            for (int k = 0; k < 2; k++) {
+                snprintf(name, sizeof name, "layer.%zu.mlp.%s", l, gate[k]);
+                if (present(r, name))
+                    return fail(r->err, r->errsize, "model: tensor '%s' is present but layer %zu is not gated (config "
+                                "'gated': false)", name, l);
+            }
+        }
     }
     return true;
 }
@@ -658,6 +704,41 @@ static bool read_values_by_length(Reader *r, const JsonValue *out) {
     return true;
 }
 
+/* A margin check's "terms" ([[dim, coef], ...]), "thresholds" and "margin"; the rules on their
+ * values (dims in range and increasing, finite numbers, margin > 0, counts) are
+ * model_check_checks'. */
+static bool read_margin_check(Reader *r, const JsonValue *cj, const char *where, ModelMargin *g) {
+    Model *m = r->m;
+    const JsonValue *terms = NULL, *thresholds = NULL, *margin;
+    if (!get_array(r, cj, "terms", where, &terms) || !get_array(r, cj, "thresholds", where, &thresholds)) return false;
+    g->n_terms = terms->count;
+    g->dims = ARENA_ARRAY(&m->arena, size_t, g->n_terms ? g->n_terms : 1);
+    g->coefs = ARENA_ARRAY(&m->arena, double, g->n_terms ? g->n_terms : 1);
+    for (size_t t = 0; t < g->n_terms; t++) {
+        const JsonValue *term = &terms->items[t];
+        uint64_t dim;
+        if (term->kind != JSON_ARRAY || term->count != 2 || !json_as_u64(&term->items[0], &dim) ||
+            dim > MODEL_MAX_DIM || term->items[1].kind != JSON_NUMBER || !isfinite(term->items[1].number))
+            return fail(r->err, r->errsize, "model: config: %s (margin) term %zu must be [dim, finite coefficient]", where,
+                        t);
+        g->dims[t] = (size_t)dim;
+        g->coefs[t] = term->items[1].number;
+    }
+    g->n_thresholds = thresholds->count;
+    g->thresholds = ARENA_ARRAY(&m->arena, double, g->n_thresholds ? g->n_thresholds : 1);
+    for (size_t j = 0; j < g->n_thresholds; j++) {
+        const JsonValue *x = &thresholds->items[j];
+        if (x->kind != JSON_NUMBER || !isfinite(x->number))
+            return fail(r->err, r->errsize, "model: config: %s (margin) threshold %zu must be a finite number", where, j);
+        g->thresholds[j] = x->number;
+    }
+    margin = json_get(cj, "margin");
+    if (!margin || margin->kind != JSON_NUMBER || !isfinite(margin->number) || !(margin->number > 0))
+        return fail(r->err, r->errsize, "model: config: %s (margin) 'margin' must be a finite number > 0", where);
+    g->m = margin->number;
+    return true;
+}
+
 static bool read_output_and_checks(Reader *r, const JsonValue *cfg) {
     Model *m = r->m;
     size_t D = m->d_model;
@@ -695,6 +776,7 @@ static bool read_output_and_checks(Reader *r, const JsonValue *cfg) {
     if (!get_array(r, cfg, "checks", "", &checks)) return false;
     m->n_checks = checks->count;
     m->checks = ARENA_ARRAY(&m->arena, ModelCheck, m->n_checks ? m->n_checks : 1);
+    m->margins = ARENA_ARRAY(&m->arena, ModelMargin, m->n_checks ? m->n_checks : 1); /* at most one each */
     for (size_t i = 0; i < m->n_checks; i++) {
         ModelCheck *c = &m->checks[i];
         const JsonValue *cj = &checks->items[i];
@@ -703,15 +785,20 @@ static bool read_output_and_checks(Reader *r, const JsonValue *cfg) {
         if (cj->kind != JSON_OBJECT) return fail(r->err, r->errsize, "model: config: %s is not an object", where);
         const char *kind;
         if (!get_string(r, cj, "kind", where, &kind) || !get_size(r, cj, "after_layer", where, &c->after_layer) ||
-            !get_size(r, cj, "dim", where, &c->dim) || !get_size(r, cj, "count", where, &c->count) ||
             !get_string(r, cj, "what", where, &c->what))
             return false;
         if (!strcmp(kind, "one_hot")) c->kind = MODEL_CHECK_ONE_HOT;
         else if (!strcmp(kind, "single_key")) c->kind = MODEL_CHECK_SINGLE_KEY;
         else if (!strcmp(kind, "one_kind")) c->kind = MODEL_CHECK_ONE_KIND;
+        else if (!strcmp(kind, "margin")) c->kind = MODEL_CHECK_MARGIN;
         else return fail(r->err, r->errsize, "model: config: %s has unknown kind '%.40s'", where, kind);
-        if (c->kind == MODEL_CHECK_SINGLE_KEY && c->count != 2)
-            return fail(r->err, r->errsize, "model: config: %s (single_key) must span 2 dims", where);
+        if (c->kind == MODEL_CHECK_MARGIN) { /* its payload goes to the next of m->margins */
+            c->dim = m->n_margins++;
+            c->count = 1;
+            if (!read_margin_check(r, cj, where, &m->margins[c->dim])) return false;
+            continue;
+        }
+        if (!get_size(r, cj, "dim", where, &c->dim) || !get_size(r, cj, "count", where, &c->count)) return false;
         if (c->kind == MODEL_CHECK_ONE_KIND) {
             const JsonValue *s = NULL;
             if (!get_array(r, cj, "strings", where, &s)) return false;
@@ -724,10 +811,8 @@ static bool read_output_and_checks(Reader *r, const JsonValue *cfg) {
                 c->is_string[d] = s->items[d].boolean;
             }
         }
-        if (c->after_layer >= m->n_layers || c->count == 0 || c->dim + c->count > D)
-            return fail(r->err, r->errsize, "model: config: %s is outside the model (layer %zu, dims [%zu, %zu))", where,
-                        c->after_layer, c->dim, c->dim + c->count);
     }
+    if (!model_check_checks(m, why, sizeof why)) return fail(r->err, r->errsize, "model: config: %s", why);
     return true;
 }
 
@@ -834,6 +919,11 @@ bool model_read_buffer_opts(const uint8_t *buf, size_t len, const ModelReadOptio
     if (version && strcmp(version, "1") == 0) {
         fail(err, errsize, "raspcc model version 1 is no longer supported (this build reads version %s, with sparse "
              "tensors and exact readout): recompile the program with raspcc", MODEL_FORMAT_VERSION);
+        goto done;
+    }
+    if (version && strcmp(version, "2") == 0) {
+        fail(err, errsize, "raspcc model version 2 is no longer supported (this build reads version %s, with gated MLPs "
+             "and margin checks): recompile the program with raspcc", MODEL_FORMAT_VERSION);
         goto done;
     }
     if (!version || strcmp(version, MODEL_FORMAT_VERSION) != 0) {

@@ -1,19 +1,23 @@
 /* model.bin: a Model stored as a safetensors container (docs/model-format.md is the reference).
  *
  * Every weight tensor is named after its place in the machine (embed.token, embed.pos,
- * layer.L.head.H.{wq,wk,wv,wo}, layer.L.mlp.{w1,b1,w2,b2}, output.readout) and stored either
+ * layer.L.head.H.{wq,wk,wv,wo}, layer.L.mlp.{w1,b1,w2,b2}, layer.L.mlp.{w3,b3} for a gated
+ * layer only, output.readout) and stored either
  * dense (one F64 tensor NAME) or sparse (NAME.shape: I64 dense shape, NAME.index: I32/I64
  * row-major flat index of each stored entry, strictly increasing, NAME.values: F64), whichever is
  * smaller, so the file grows with the non-zeros. `__metadata__` holds format = "raspcc-model",
- * version = "2", the configuration as a JSON string, the residual labels, the program and its
+ * version = "3", the configuration as a JSON string (per layer "gated"; checks of kind "margin"
+ * with their terms, thresholds and margin), the residual labels, the program and its
  * provenance, and an FNV-1a 64 checksum.
  *
  * The reader rejects, with a message naming the problem and never crashing, a file that is
- * truncated, corrupted (checksum), foreign (not raspcc-model), of another version (version 1
- * with a message to recompile), inconsistent (a tensor whose shape disagrees with the
- * configuration, a sparse index out of range, unsorted or repeated, counts that disagree, a
- * non-finite entry, an output description that breaks the readout contract of runtime/model.h),
- * or whose dense expansion exceeds the limits below (before allocating anything for it). */
+ * truncated, corrupted (checksum), foreign (not raspcc-model), of another version (versions 1
+ * and 2 with a message to recompile), inconsistent (a tensor whose shape disagrees with the
+ * configuration, w3/b3 on a layer that is not gated, a sparse index out of range, unsorted or
+ * repeated, counts that disagree, a non-finite entry, an output description that breaks the
+ * readout contract of runtime/model.h, a check that breaks model_check_checks), or whose dense
+ * expansion exceeds the limits below (before allocating anything for it). The writer refuses a
+ * model the reader would refuse (model_check_layers, model_check_output, model_check_checks). */
 #ifndef RASPCC_RUNTIME_MODEL_IO_H
 #define RASPCC_RUNTIME_MODEL_IO_H
 
@@ -24,7 +28,7 @@
 #include "runtime/model.h"
 
 #define MODEL_FORMAT_NAME "raspcc-model"
-#define MODEL_FORMAT_VERSION "2"
+#define MODEL_FORMAT_VERSION "3"
 
 /* The reader's limits on the dense expansion of the weights (the writer refuses models above
  * them too): entries of one tensor, and bytes of all of them (F64). */

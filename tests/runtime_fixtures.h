@@ -22,6 +22,39 @@ static void fx_layers(Model *m, size_t n_layers, const size_t *heads, const size
     }
 }
 
+/* Makes layer l's MLP gated: w3 (D x H) and b3 (H), zeroed. */
+static void fx_gate(Model *m, size_t l) {
+    ModelMlp *f = &m->layers[l].mlp;
+    f->gated = true;
+    f->w3 = model_matrix(m, m->d_model, f->w1.cols);
+    f->b3 = ARENA_ARRAY(&m->arena, double, f->w1.cols + 1);
+}
+
+/* Appends a margin check after layer `after`: v = sum coefs[t] * x[dims[t]] must lie farther
+ * than `margin` from each of the n_thr thresholds. */
+static void fx_margin(Model *m, size_t after, const char *what, size_t n_terms, const size_t *dims,
+                      const double *coefs, size_t n_thr, const double *thr, double margin) {
+    ModelCheck *checks = ARENA_ARRAY(&m->arena, ModelCheck, m->n_checks + 1);
+    ModelMargin *margins = ARENA_ARRAY(&m->arena, ModelMargin, m->n_margins + 1);
+    if (m->n_checks) memcpy(checks, m->checks, m->n_checks * sizeof *checks);
+    if (m->n_margins) memcpy(margins, m->margins, m->n_margins * sizeof *margins);
+    ModelMargin *g = &margins[m->n_margins];
+    g->n_terms = n_terms;
+    g->dims = ARENA_ARRAY(&m->arena, size_t, n_terms + 1);
+    g->coefs = ARENA_ARRAY(&m->arena, double, n_terms + 1);
+    memcpy(g->dims, dims, n_terms * sizeof *dims);
+    memcpy(g->coefs, coefs, n_terms * sizeof *coefs);
+    g->n_thresholds = n_thr;
+    g->thresholds = ARENA_ARRAY(&m->arena, double, n_thr + 1);
+    memcpy(g->thresholds, thr, n_thr * sizeof *thr);
+    g->m = margin;
+    checks[m->n_checks] = (ModelCheck){after, m->n_margins, 1, what, MODEL_CHECK_MARGIN, NULL};
+    m->checks = checks;
+    m->margins = margins;
+    m->n_checks++;
+    m->n_margins++;
+}
+
 static void fx_head(Model *m, ModelHead *h, size_t dk, size_t dv, bool causal, const char *label) {
     h->wq = model_matrix(m, m->d_model, dk);
     h->wk = model_matrix(m, m->d_model, dk);
@@ -272,6 +305,58 @@ static void fx_by_length(Model *m) {
     m->out_values = ARENA_ARRAY(&m->arena, Value, 6);
     memcpy(m->out_values, all, sizeof all);
     fx_labels(m);
+}
+
+/* A gated MLP multiplying two real-valued residual dims: r_i = x_i * x_{i-1} for real tokens x
+ * in [-4, 4] (x_{-1} = 0, the BOS row's). A causal head copies the previous row's token value
+ * to y; two gated units make ReLU(x) y - ReLU(-x) y = x y, exactly (one rounding). The output
+ * is real-valued with an error bound of 1e-9 (the reference gives -0.0 for x * 0 with x < 0,
+ * the model +0.0). Residual: 0 x | 1 BOS | 2 y | 3 r | 4 + p position p (p = 0..6). */
+static const char FX_PRODUCT_SOURCE[] = "tokens = tokens_float;\n"
+                                        "prev = aggregate(select(indices, indices - 1, ==), tokens, 0);\n"
+                                        "r = tokens * prev;\n";
+
+static void fx_product(Model *m) {
+    size_t L = 6, D = 4 + L + 1;
+    m->d_model = D;
+    m->max_len = L;
+    m->n_vocab = 1;
+    m->vocab = ARENA_ARRAY(&m->arena, Value, 1);
+    m->vocab[0] = value_float(-4.0);
+    m->token_type = IR_TOKENS_FLOAT;
+    m->numeric_tokens = true;
+    m->token_value_dim = 0;
+    m->token_lo = -4;
+    m->token_hi = 4;
+    m->token_embed = model_matrix(m, 2, D);
+    AT(m->token_embed, 1, 1) = 1;
+    m->pos_embed = model_matrix(m, L + 1, D);
+    for (size_t p = 0; p <= L; p++) AT(m->pos_embed, p, 4 + p) = 1;
+    size_t heads[1] = {1}, hidden[1] = {2};
+    fx_layers(m, 1, heads, hidden);
+    ModelHead *h = &m->layers[0].heads[0];
+    fx_head(m, h, L + 1, 1, true, "aggregate prev");
+    for (size_t p = 1; p <= L; p++) AT(h->wq, 4 + p, p - 1) = 1; /* query at p looks for p-1 */
+    for (size_t p = 0; p <= L; p++) AT(h->wk, 4 + p, p) = 1;
+    AT(h->wv, 0, 0) = 1;
+    AT(h->wo, 0, 2) = 1;
+    fx_gate(m, 0);
+    ModelMlp *f = &m->layers[0].mlp;
+    AT(f->w1, 0, 0) = 1;  /* ReLU(x) ... */
+    AT(f->w1, 0, 1) = -1; /* ReLU(-x) ... */
+    AT(f->w3, 2, 0) = 1;  /* ... times y */
+    AT(f->w3, 2, 1) = 1;
+    AT(f->w2, 0, 3) = 1;
+    AT(f->w2, 1, 3) = -1;
+    m->output_name = "r";
+    m->output_kind = MODEL_OUT_NUMERICAL;
+    m->out_readout = ARENA_ARRAY(&m->arena, double, D);
+    m->out_readout[3] = 1;
+    m->out_error_bound = 1e-9;
+    fx_labels(m);
+    m->program_source = FX_PRODUCT_SOURCE;
+    m->program_name = "prod.rasp";
+    m->compile_flags = "--max-len 6 --range -4..4";
 }
 
 #endif

@@ -435,6 +435,11 @@ START_TEST(test_sparse_equals_dense) {
         for (size_t i = 0; i < f->w2.rows * f->w2.cols; i++) f->w2.data[i] = rand() % 6 == 0 ? rand() % 5 - 2 : 0;
         for (size_t i = 0; i < hidden[l]; i++) f->b1[i] = rand() % 3 - 1;
         for (size_t i = 0; i < 40; i++) f->b2[i] = rand() % 8 == 0 ? 1 : 0;
+        if (l == 2) { /* a gated layer: its multipliers read through a plan of their own */
+            fx_gate(m, l);
+            for (size_t i = 0; i < f->w3.rows * f->w3.cols; i++) f->w3.data[i] = rand() % 5 == 0 ? rand() % 5 - 2 : 0;
+            for (size_t i = 0; i < hidden[l]; i++) f->b3[i] = rand() % 3 - 1;
+        }
     }
     size_t ids[9] = {0, 2, 1, 1, 0, 2, 2, 1, 0};
     size_t n = 9, D = 40;
@@ -461,12 +466,112 @@ START_TEST(test_sparse_equals_dense) {
 }
 END_TEST
 
+static Value *reals(const double *x, size_t n) {
+    Value *v = ARENA_ARRAY(&out_arena, Value, n + 1);
+    for (size_t i = 0; i < n; i++) v[i] = value_float(x[i]);
+    return v;
+}
+
+/* A gated MLP multiplies two real-valued dims exactly: r_i = x_i * x_{i-1}, on many inputs (the
+ * ends of the range, zeros, random reals), and with b3 the multiplier is shifted. */
+START_TEST(test_gated_product) {
+    fx_product(&model);
+    ready(_i == 0);
+    uint64_t state = 42;
+    const double special[] = {-4, 4, 0, -0.0, 1, -1, 0.001, -3.999, 2.5, -2.5};
+    for (int shifted = 0; shifted < 2; shifted++) {
+        if (shifted) { /* multiplier y + 0.5: r_i = x_i * (x_{i-1} + 0.5) */
+            model.layers[0].mlp.b3[0] = model.layers[0].mlp.b3[1] = 0.5;
+            ready(_i == 0);
+        }
+        for (int k = 0; k < 400; k++) {
+            double x[6];
+            size_t n = 1 + (size_t)(k % 6);
+            for (size_t i = 0; i < n; i++) {
+                state = state * 6364136223846793005ull + 1442695040888963407ull;
+                double u = (double)(state >> 11) / 9007199254740992.0;
+                x[i] = k < 40 ? special[(k + 3 * i) % 10] : (k % 3 ? round((8 * u - 4) * 1000) / 1000 : 8 * u - 4);
+            }
+            Value *out;
+            ck_assert_msg(run(reals(x, n), n, &out), "%s", err);
+            for (size_t i = 0; i < n; i++) {
+                double y = (i ? x[i - 1] : 0.0) + (shifted ? 0.5 : 0.0), want = x[i] * y;
+                ck_assert_int_eq(out[i].kind, VAL_FLOAT);
+                ck_assert_msg(out[i].as.f == want, "input %d position %zu: %.17g * %.17g = %.17g, model %.17g", k, i, x[i],
+                              y, want, out[i].as.f);
+            }
+        }
+    }
+    /* without the gate the same weights are a plain ReLU MLP: ReLU(x) - ReLU(-x) = x */
+    model.layers[0].mlp.gated = false;
+    ready(_i == 0);
+    double x[2] = {1.5, -2.25};
+    Value *out;
+    ck_assert_msg(run(reals(x, 2), 2, &out), "%s", err);
+    ck_assert(out[0].as.f == 1.5 && out[1].as.f == -2.25);
+}
+END_TEST
+
+/* A margin check refuses an input whose functional lies within the margin of a threshold, with
+ * the message verify/ recognises; farther away the input runs. */
+START_TEST(test_margin_check) {
+    fx_product(&model);
+    const size_t dims[1] = {3};
+    const double coefs[1] = {1}, thr[2] = {-1, 1};
+    fx_margin(&model, 0, "r", 1, dims, coefs, 2, thr, 0.01);
+    ready(_i == 0);
+    Value *out;
+    double ok[3] = {2, 0.6, -1.5}; /* r = 0, 1.2, -0.9 */
+    ck_assert_msg(run(reals(ok, 3), 3, &out), "%s", err);
+    ck_assert(out[1].as.f == 2 * 0.6 && out[2].as.f == 0.6 * -1.5);
+    double at_one[2] = {2, 0.5}; /* r at position 1 is 1.0 */
+    ck_assert(!run(reals(at_one, 2), 2, &out));
+    ck_assert_str_eq(err, "within the margin: s-op r is 1.0 at position 1, within 0.01 of the threshold 1.0 it is "
+                          "compared with; the model cannot decide the comparison exactly");
+    ck_assert(strncmp(err, MODEL_MARGIN_ERROR, strlen(MODEL_MARGIN_ERROR)) == 0);
+    double near[3] = {3, 2, -0.502}; /* r: 0, 6, -1.004: within 0.01 of -1 */
+    ck_assert(!run(reals(near, 3), 3, &out));
+    ck_assert_msg(strstr(err, "within the margin: s-op r is -1.004 at position 2, within 0.01 of the threshold -1.0 "),
+                  "%s", err);
+    double between[2] = {1, 0.02}; /* r = 0.02: far from both */
+    ck_assert_msg(run(reals(between, 2), 2, &out), "%s", err);
+    /* the nearest threshold is found among many (sorted): every one of 0.1, 0.2, ..., 3.0 */
+    double many[30];
+    for (int j = 0; j < 30; j++) many[j] = (j + 1) / 10.0;
+    model.margins[0].thresholds = many;
+    model.margins[0].n_thresholds = 30;
+    for (int j = 0; j < 30; j++) {
+        double in[2] = {1, many[j] + 0.005};
+        ck_assert(!run(reals(in, 2), 2, &out));
+        ck_assert_msg(strstr(err, "within 0.01 of the threshold"), "%s", err);
+        in[1] = many[j] + 0.05; /* halfway between two thresholds */
+        ck_assert_msg(run(reals(in, 2), 2, &out), "%g: %s", in[1], err);
+    }
+    /* a functional that overflows is an error of its own, not "within the margin" */
+    model.margins[0].coefs[0] = 1e308;
+    double big[2] = {4, 4};
+    ck_assert(!run(reals(big, 2), 2, &out));
+    ck_assert_str_eq(err, "s-op r is inf at position 1, not a finite number");
+}
+END_TEST
+
 START_TEST(test_param_counts) {
     fx_relu(&model);
     /* embeddings 5*3 + 7*3, w1 3x1, b1 1, w2 1x3, b2 3, readout 3 */
     ck_assert_uint_eq(model_param_count(&model), 15 + 21 + 3 + 1 + 3 + 3 + 3);
     /* non-zero: token values 1,2,3 + BOS, w1, b1, w2, b2[2], readout[2] */
     ck_assert_uint_eq(model_nonzero_count(&model), 4 + 1 + 1 + 1 + 1 + 1);
+    model_free(&model);
+    model_init(&model);
+    fx_product(&model);
+    /* embeddings 2x11 + 7x11, wq wk 11x7, wv 11x1, wo 1x11, w1 11x2, b1 2, w2 2x11, b2 11, w3
+     * 11x2, b3 2, readout 11 */
+    size_t gate = 22 + 2;
+    ck_assert_uint_eq(model_param_count(&model), 22 + 77 + 77 + 77 + 11 + 11 + 22 + 2 + 22 + 11 + gate + 11);
+    /* non-zero: BOS, 7 positions, wq 6, wk 7, wv, wo, w1 2, w2 2, w3 2, readout */
+    ck_assert_uint_eq(model_nonzero_count(&model), 1 + 7 + 6 + 7 + 1 + 1 + 2 + 2 + 2 + 1);
+    model.layers[0].mlp.gated = false; /* w3 and b3 are not parameters of an ungated layer */
+    ck_assert_uint_eq(model_param_count(&model), 22 + 77 + 77 + 77 + 11 + 11 + 22 + 2 + 22 + 11 + 11);
 }
 END_TEST
 
@@ -490,6 +595,8 @@ int main(void) {
     tcase_add_test(tc, test_values_by_length_rules);
     tcase_add_loop_test(tc, test_input_errors, 0, 2);
     tcase_add_test(tc, test_sparse_equals_dense);
+    tcase_add_loop_test(tc, test_gated_product, 0, 2);
+    tcase_add_loop_test(tc, test_margin_check, 0, 2);
     tcase_add_test(tc, test_param_counts);
     suite_add_tcase(s, tc);
     return run_suite(s);

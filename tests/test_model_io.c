@@ -50,6 +50,11 @@ static void same_model(const Model *a, const Model *b) {
         same_matrix(&x->mlp.w2, &y->mlp.w2);
         ck_assert(memcmp(x->mlp.b1, y->mlp.b1, x->mlp.w1.cols * sizeof(double)) == 0);
         ck_assert(memcmp(x->mlp.b2, y->mlp.b2, a->d_model * sizeof(double)) == 0);
+        ck_assert_int_eq(x->mlp.gated, y->mlp.gated);
+        if (x->mlp.gated) {
+            same_matrix(&x->mlp.w3, &y->mlp.w3);
+            ck_assert(memcmp(x->mlp.b3, y->mlp.b3, x->mlp.w1.cols * sizeof(double)) == 0);
+        }
     }
     ck_assert_str_eq(a->output_name, b->output_name);
     ck_assert_int_eq(a->output_kind, b->output_kind);
@@ -85,6 +90,15 @@ static void same_model(const Model *a, const Model *b) {
         ck_assert_uint_eq(a->checks[i].dim, b->checks[i].dim);
         ck_assert_uint_eq(a->checks[i].count, b->checks[i].count);
         ck_assert_str_eq(a->checks[i].what, b->checks[i].what);
+        ck_assert_int_eq(a->checks[i].kind, b->checks[i].kind);
+        if (a->checks[i].kind != MODEL_CHECK_MARGIN) continue;
+        const ModelMargin *g = &a->margins[a->checks[i].dim], *h = &b->margins[b->checks[i].dim];
+        ck_assert_uint_eq(g->n_terms, h->n_terms);
+        ck_assert(memcmp(g->dims, h->dims, g->n_terms * sizeof *g->dims) == 0);
+        ck_assert(memcmp(g->coefs, h->coefs, g->n_terms * sizeof *g->coefs) == 0);
+        ck_assert_uint_eq(g->n_thresholds, h->n_thresholds);
+        ck_assert(memcmp(g->thresholds, h->thresholds, g->n_thresholds * sizeof *g->thresholds) == 0);
+        ck_assert(memcmp(&g->m, &h->m, sizeof g->m) == 0);
     }
     ck_assert_str_eq(a->program_source ? a->program_source : "", b->program_source);
     ck_assert_str_eq(a->program_name ? a->program_name : "", b->program_name);
@@ -99,7 +113,15 @@ static void build(Model *m, int which) {
     case 2: fx_relu(m); break;
     case 3: fx_mix(m, true); break;
     case 4: fx_kinds(m); break;
-    default: fx_by_length(m); break;
+    case 5: fx_by_length(m); break;
+    default: { /* a gated MLP and a margin check (its numbers survive bit for bit) */
+        fx_product(m);
+        m->layers[0].mlp.b3[1] = -0.1;
+        const size_t dims[2] = {2, 3};
+        const double coefs[2] = {1.0 / 3.0, -1e-300}, thr[3] = {-1, 0.1, 1e300};
+        fx_margin(m, 0, "r \"compared\"", 2, dims, coefs, 3, thr, 1e-6 / 3.0);
+        break;
+    }
     }
 }
 
@@ -127,7 +149,8 @@ START_TEST(test_round_trip) {
     StFile f;
     ck_assert(st_parse(&ar, buf, len, &f, err, sizeof err));
     ck_assert_str_eq(st_meta_get(&f, "format"), "raspcc-model");
-    ck_assert_str_eq(st_meta_get(&f, "version"), "2");
+    ck_assert_str_eq(st_meta_get(&f, "version"), "3");
+    ck_assert((st_find(&f, "layer.0.mlp.w3") || st_find(&f, "layer.0.mlp.w3.values")) == a.layers[0].mlp.gated);
     ck_assert(st_find(&f, "embed.token") || st_find(&f, "embed.token.index"));
     ck_assert(st_find(&f, "layer.0.mlp.b2") || st_find(&f, "layer.0.mlp.b2.values"));
     ck_assert((st_find(&f, "output.readout") || st_find(&f, "output.readout.shape")) ==
@@ -268,9 +291,15 @@ START_TEST(test_rejections) {
     ck_assert_msg(strstr(err, "not a raspcc model file"), "%s", err);
     free(bad);
 
-    rewrite(buf, len, "version", "3", true, &bad, &blen);
+    rewrite(buf, len, "version", "4", true, &bad, &blen);
     ck_assert(!reads(bad, blen));
-    ck_assert_msg(strstr(err, "unsupported raspcc model version \"3\" (this build reads version 2)"), "%s", err);
+    ck_assert_msg(strstr(err, "unsupported raspcc model version \"4\" (this build reads version 3)"), "%s", err);
+    free(bad);
+
+    rewrite(buf, len, "version", "2", true, &bad, &blen);
+    ck_assert(!reads(bad, blen));
+    ck_assert_str_eq(err, "raspcc model version 2 is no longer supported (this build reads version 3, with gated MLPs "
+                          "and margin checks): recompile the program with raspcc");
     free(bad);
 
     rewrite(buf, len, "version", "1", true, &bad, &blen);
@@ -584,6 +613,246 @@ START_TEST(test_values_by_length_file) {
 }
 END_TEST
 
+/* ---- gated MLPs and margin checks ---- */
+
+/* Mutates the tensors of model `which` with `edit` and returns whether the file reads. */
+static bool tensors_read(int which, void (*edit)(StFile *f, Arena *ar));
+
+static void drop_b3(StFile *f, Arena *ar) {
+    (void)ar;
+    size_t k = 0;
+    for (size_t i = 0; i < f->n_tensors; i++)
+        if (strncmp(f->tensors[i].name, "layer.0.mlp.b3", 14) != 0) f->tensors[k++] = f->tensors[i];
+    f->n_tensors = k;
+}
+
+static void drop_w3_values(StFile *f, Arena *ar) {
+    (void)ar;
+    size_t k = 0;
+    for (size_t i = 0; i < f->n_tensors; i++)
+        if (strcmp(f->tensors[i].name, "layer.0.mlp.w3.values") != 0) f->tensors[k++] = f->tensors[i];
+    f->n_tensors = k;
+}
+
+static void widen_w3(StFile *f, Arena *ar) {
+    (void)ar;
+    for (size_t i = 0; i < f->n_tensors; i++)
+        if (strcmp(f->tensors[i].name, "layer.0.mlp.w3.shape") == 0) ((int64_t *)(uintptr_t)f->tensors[i].data)[1] = 3;
+}
+
+static void dense_w3_too(StFile *f, Arena *ar) {
+    StTensor *t = ARENA_ARRAY(ar, StTensor, f->n_tensors + 1);
+    memcpy(t, f->tensors, f->n_tensors * sizeof *t);
+    t[f->n_tensors++] = (StTensor){.name = "layer.0.mlp.w3", .dtype = ST_F64, .ndim = 2, .shape = {11, 2},
+                                    .data = arena_array(ar, 22, 8), .nbytes = 22 * 8};
+    f->tensors = t;
+}
+
+/* A w3 tensor on a layer that is not gated (the relu model, one layer of 1 hidden unit). */
+static void stray_w3(StFile *f, Arena *ar) {
+    StTensor *t = ARENA_ARRAY(ar, StTensor, f->n_tensors + 1);
+    memcpy(t, f->tensors, f->n_tensors * sizeof *t);
+    t[f->n_tensors++] = (StTensor){.name = "layer.0.mlp.b3", .dtype = ST_F64, .ndim = 1, .shape = {1},
+                                    .data = arena_array(ar, 1, 8), .nbytes = 8};
+    f->tensors = t;
+}
+
+START_TEST(test_gated_file) {
+    uint8_t *buf, *bad;
+    size_t len, blen;
+    serialize(6, &buf, &len);
+    ck_assert_msg(reads(buf, len), "%s", err);
+    Arena ar;
+    arena_init(&ar);
+    const char *cfg = config_of(buf, len, &ar);
+    ck_assert_msg(strstr(cfg, "\"mlp_hidden\":2,\"gated\":true}"), "%s", cfg);
+    struct { const char *from, *to, *msg; } cases[] = {
+        {"\"gated\":true", "\"gated\":false", "tensor 'layer.0.mlp.w3' is present but layer 0 is not gated"},
+        {",\"gated\":true", "", "layer 0 'gated' must be true or false"},
+        {"\"gated\":true", "\"gated\":1", "layer 0 'gated' must be true or false"},
+        {"\"mlp_hidden\":2", "\"mlp_hidden\":3", "tensor 'layer.0.mlp.w1' should have shape [11, 3]"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *c = replace(cfg, cases[i].from, cases[i].to);
+        rewrite(buf, len, "config", c, true, &bad, &blen);
+        if (reads(bad, blen)) ck_abort_msg("case %zu accepted", i);
+        if (!strstr(err, cases[i].msg)) ck_abort_msg("case %zu: '%s' lacks '%s'", i, err, cases[i].msg);
+        free(bad);
+        free(c);
+    }
+    arena_free(&ar);
+    free(buf);
+    /* a layer that is not gated says so, and gating it asks for the tensors */
+    serialize(2, &buf, &len);
+    arena_init(&ar);
+    cfg = config_of(buf, len, &ar);
+    ck_assert_msg(strstr(cfg, "\"mlp_hidden\":1,\"gated\":false}"), "%s", cfg);
+    char *c = replace(cfg, "\"gated\":false", "\"gated\":true");
+    rewrite(buf, len, "config", c, true, &bad, &blen);
+    ck_assert(!reads(bad, blen));
+    ck_assert_msg(strstr(err, "tensor 'layer.0.mlp.w3' is missing"), "%s", err);
+    free(bad);
+    free(c);
+    arena_free(&ar);
+    free(buf);
+    /* the tensors themselves */
+    ck_assert(!tensors_read(6, drop_b3));
+    ck_assert_msg(strstr(err, "tensor 'layer.0.mlp.b3' is missing"), "%s", err);
+    ck_assert(!tensors_read(6, drop_w3_values));
+    ck_assert_msg(strstr(err, "sparse tensor 'layer.0.mlp.w3' needs all of"), "%s", err);
+    ck_assert(!tensors_read(6, widen_w3));
+    ck_assert_msg(strstr(err, "tensor 'layer.0.mlp.w3' should have shape [11, 2] (config)"), "%s", err);
+    ck_assert(!tensors_read(6, dense_w3_too));
+    ck_assert_msg(strstr(err, "tensor 'layer.0.mlp.w3' is stored both dense and sparse"), "%s", err);
+    ck_assert(!tensors_read(2, stray_w3));
+    ck_assert_msg(strstr(err, "tensor 'layer.0.mlp.b3' is present but layer 0 is not gated"), "%s", err);
+
+    /* the writer refuses what the reader would */
+    Model a;
+    build(&a, 6);
+    a.layers[0].mlp.w3 = model_matrix(&a, 11, 3);
+    ck_assert(!model_serialize(&a, &buf, &len, err, sizeof err));
+    ck_assert_msg(strstr(err, "layer 0 gated MLP: w3 is 11 x 3"), "%s", err);
+    model_free(&a);
+    build(&a, 6);
+    a.layers[0].mlp.b3 = NULL;
+    ck_assert(!model_serialize(&a, &buf, &len, err, sizeof err));
+    ck_assert_msg(strstr(err, "b3 is missing"), "%s", err);
+    model_free(&a);
+    build(&a, 2);
+    a.layers[0].mlp.w2 = model_matrix(&a, 2, 3);
+    ck_assert(!model_serialize(&a, &buf, &len, err, sizeof err));
+    ck_assert_msg(strstr(err, "layer 0 MLP: w1 is 3 x 1 and w2 2 x 3"), "%s", err);
+    model_free(&a);
+    build(&a, 0);
+    a.layers[0].heads[0].wk = model_matrix(&a, 11, 4);
+    ck_assert(!model_serialize(&a, &buf, &len, err, sizeof err));
+    ck_assert_msg(strstr(err, "layer 0 head 0: wq, wk, wv, wo are 11x5, 11x4, 11x3, 3x11"), "%s", err);
+    model_free(&a);
+}
+END_TEST
+
+/* A margin check in the file: every rule on its terms, thresholds and margin. */
+START_TEST(test_margin_file) {
+    uint8_t *buf, *bad;
+    size_t len, blen;
+    serialize(6, &buf, &len);
+    Arena ar;
+    arena_init(&ar);
+    const char *cfg = config_of(buf, len, &ar);
+#define MC "{\"kind\":\"margin\",\"after_layer\":0,\"what\":\"r \\\"compared\\\"\","
+    const char *orig = MC "\"terms\":[[2,0.33333333333333331],[3,-1e-300]],"
+                          "\"thresholds\":[-1.0,0.10000000000000001,1.0000000000000001e+300],"
+                          "\"margin\":3.333333333333333e-07}";
+    ck_assert_msg(strstr(cfg, orig), "%s", cfg);
+    struct { const char *to, *msg; } cases[] = {
+        {MC "\"terms\":[],\"thresholds\":[0.5],\"margin\":0.1}", "check 0 (margin) needs 1 to d_model = 11 terms, has 0"},
+        {MC "\"terms\":[[11,1.0]],\"thresholds\":[0.5],\"margin\":0.1}",
+         "check 0 (margin) term 0 reads dim 11, outside the residual (D = 11)"},
+        {MC "\"terms\":[[3,1.0],[2,1.0]],\"thresholds\":[0.5],\"margin\":0.1}",
+         "check 0 (margin) term dims are not strictly increasing (term 1)"},
+        {MC "\"terms\":[[3,1.0],[3,1.0]],\"thresholds\":[0.5],\"margin\":0.1}", "not strictly increasing (term 1)"},
+        {MC "\"terms\":[[3]],\"thresholds\":[0.5],\"margin\":0.1}", "check 0 (margin) term 0 must be [dim, finite coefficient]"},
+        {MC "\"terms\":[[3,\"1\"]],\"thresholds\":[0.5],\"margin\":0.1}", "term 0 must be [dim, finite coefficient]"},
+        {MC "\"terms\":[[3,1e999]],\"thresholds\":[0.5],\"margin\":0.1}", "term 0 must be [dim, finite coefficient]"},
+        {MC "\"terms\":[[-1,1.0]],\"thresholds\":[0.5],\"margin\":0.1}", "term 0 must be [dim, finite coefficient]"},
+        {MC "\"terms\":[[3.0,1.0]],\"thresholds\":[0.5],\"margin\":0.1}", "term 0 must be [dim, finite coefficient]"},
+        {MC "\"terms\":[3,1.0],\"thresholds\":[0.5],\"margin\":0.1}", "term 0 must be [dim, finite coefficient]"},
+        {MC "\"terms\":{},\"thresholds\":[0.5],\"margin\":0.1}", "check 0 'terms' must be an array"},
+        {MC "\"terms\":[[3,1.0]],\"thresholds\":[],\"margin\":0.1}", "check 0 (margin) needs 1 to 1048576 thresholds, has 0"},
+        {MC "\"terms\":[[3,1.0]],\"thresholds\":[0.5,0.5],\"margin\":0.1}",
+         "check 0 (margin) thresholds are not strictly increasing (threshold 1)"},
+        {MC "\"terms\":[[3,1.0]],\"thresholds\":[0.5,-0.5],\"margin\":0.1}", "thresholds are not strictly increasing"},
+        {MC "\"terms\":[[3,1.0]],\"thresholds\":[0.5,1e400],\"margin\":0.1}",
+         "check 0 (margin) threshold 1 must be a finite number"},
+        {MC "\"terms\":[[3,1.0]],\"thresholds\":[null],\"margin\":0.1}", "threshold 0 must be a finite number"},
+        {MC "\"terms\":[[3,1.0]],\"thresholds\":0.5,\"margin\":0.1}", "check 0 'thresholds' must be an array"},
+        {MC "\"terms\":[[3,1.0]],\"thresholds\":[0.5],\"margin\":0}", "check 0 (margin) 'margin' must be a finite number > 0"},
+        {MC "\"terms\":[[3,1.0]],\"thresholds\":[0.5],\"margin\":-0.1}", "'margin' must be a finite number > 0"},
+        {MC "\"terms\":[[3,1.0]],\"thresholds\":[0.5],\"margin\":1e999}", "'margin' must be a finite number > 0"},
+        {MC "\"terms\":[[3,1.0]],\"thresholds\":[0.5]}", "'margin' must be a finite number > 0"},
+        {"{\"kind\":\"margin\",\"after_layer\":1,\"what\":\"r\",\"terms\":[[3,1.0]],\"thresholds\":[0.5],\"margin\":0.1}",
+         "check 0 is outside the model (after layer 1 of 1)"},
+        {"{\"kind\":\"margin\",\"after_layer\":0,\"terms\":[[3,1.0]],\"thresholds\":[0.5],\"margin\":0.1}",
+         "check 0 'what' must be a string"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *c = replace(cfg, orig, cases[i].to);
+        rewrite(buf, len, "config", c, true, &bad, &blen);
+        if (reads(bad, blen)) ck_abort_msg("case %zu accepted", i);
+        if (!strstr(err, cases[i].msg)) ck_abort_msg("case %zu: '%s' lacks '%s'", i, err, cases[i].msg);
+        free(bad);
+        free(c);
+    }
+    /* accepted: integer coefficients and thresholds, extra keys ignored, a one-hot check beside it */
+    char *c = replace(cfg, orig, MC "\"terms\":[[0,2],[3,1]],\"thresholds\":[-3,7],\"margin\":1,\"note\":null},"
+                                    "{\"kind\":\"one_hot\",\"after_layer\":0,\"dim\":1,\"count\":1,\"what\":\"bos\"}");
+    rewrite(buf, len, "config", c, true, &bad, &blen);
+    Model m;
+    ck_assert_msg(model_read_buffer(bad, blen, &m, err, sizeof err), "%s", err);
+    ck_assert_uint_eq(m.n_checks, 2);
+    ck_assert_uint_eq(m.n_margins, 1);
+    ck_assert(m.checks[0].kind == MODEL_CHECK_MARGIN && m.checks[0].dim == 0 && m.checks[0].count == 1);
+    ck_assert(m.margins[0].n_terms == 2 && m.margins[0].dims[0] == 0 && m.margins[0].coefs[0] == 2.0);
+    ck_assert(m.margins[0].n_thresholds == 2 && m.margins[0].thresholds[1] == 7.0 && m.margins[0].m == 1.0);
+    ck_assert(m.checks[1].kind == MODEL_CHECK_ONE_HOT && m.checks[1].dim == 1);
+    model_free(&m);
+    free(bad);
+    free(c);
+    /* too many thresholds */
+    JsonBuf many;
+    jbuf_init(&many);
+    jbuf_puts(&many, MC "\"terms\":[[3,1.0]],\"margin\":0.1,\"thresholds\":[0");
+    for (size_t j = 0; j < MODEL_MAX_THRESHOLDS; j++) jbuf_puts(&many, ",0");
+    jbuf_puts(&many, "]}");
+    ck_assert(!many.failed);
+    c = replace(cfg, orig, many.data);
+    jbuf_free(&many);
+    rewrite(buf, len, "config", c, true, &bad, &blen);
+    ck_assert(!reads(bad, blen));
+    ck_assert_msg(strstr(err, "check 0 (margin) needs 1 to 1048576 thresholds, has 1048577"), "%s", err);
+    free(bad);
+    free(c);
+#undef MC
+    arena_free(&ar);
+    free(buf);
+
+    /* the writer refuses what the reader would */
+    Model a;
+    build(&a, 6);
+    a.margins[0].m = 0;
+    ck_assert(!model_serialize(&a, &buf, &len, err, sizeof err));
+    ck_assert_msg(strstr(err, "model: check 0 (margin) margin must be a finite number > 0"), "%s", err);
+    a.margins[0].m = 0.5;
+    a.margins[0].thresholds[2] = 0.1;
+    ck_assert(!model_serialize(&a, &buf, &len, err, sizeof err));
+    ck_assert_msg(strstr(err, "thresholds are not strictly increasing (threshold 2)"), "%s", err);
+    a.margins[0].thresholds[2] = INFINITY;
+    ck_assert(!model_serialize(&a, &buf, &len, err, sizeof err));
+    ck_assert_msg(strstr(err, "threshold 2 is not finite"), "%s", err);
+    a.margins[0].thresholds[2] = 2;
+    a.checks[0].dim = 1; /* names a margin the model lacks */
+    ck_assert(!model_serialize(&a, &buf, &len, err, sizeof err));
+    ck_assert_msg(strstr(err, "check 0 (margin) names margin 1 (count 1) of 1"), "%s", err);
+    a.checks[0].dim = 0;
+    a.margins[0].dims[1] = 11;
+    ck_assert(!model_serialize(&a, &buf, &len, err, sizeof err));
+    ck_assert_msg(strstr(err, "term 1 reads dim 11, outside the residual"), "%s", err);
+    a.margins[0].dims[1] = 3;
+    a.margins[0].coefs[0] = NAN;
+    ck_assert(!model_serialize(&a, &buf, &len, err, sizeof err));
+    ck_assert_msg(strstr(err, "term 0 has a non-finite coefficient"), "%s", err);
+    a.margins[0].coefs[0] = 1;
+    a.checks[0].after_layer = 1;
+    ck_assert(!model_serialize(&a, &buf, &len, err, sizeof err));
+    ck_assert_msg(strstr(err, "check 0 is outside the model"), "%s", err);
+    a.checks[0].after_layer = 0;
+    ck_assert_msg(model_serialize(&a, &buf, &len, err, sizeof err), "%s", err);
+    free(buf);
+    model_free(&a);
+}
+END_TEST
+
 /* ---- sparse tensors ---- */
 
 /* Re-serialises the tensors of f (in the given order, which becomes the file order) with the
@@ -697,6 +966,22 @@ static bool mutated_reads(int which) {
     return ok;
 }
 
+static bool tensors_read(int which, void (*edit)(StFile *f, Arena *ar)) {
+    uint8_t *buf, *bad;
+    size_t len, blen;
+    serialize(which, &buf, &len);
+    Arena ar;
+    arena_init(&ar);
+    StFile f = parsed(&ar, buf, len);
+    edit(&f, &ar);
+    reseal(&f, &bad, &blen);
+    bool ok = reads(bad, blen);
+    free(bad);
+    arena_free(&ar);
+    free(buf);
+    return ok;
+}
+
 START_TEST(test_sparse_rejections) {
     static const char *const want[] = {
         "tensor 'embed.token' has an index out of range (entry 2)",
@@ -802,15 +1087,17 @@ int main(void) {
     Suite *s = suite_create("model_io");
     TCase *tc = tcase_create("model_io");
     tcase_set_timeout(tc, 120);
-    tcase_add_loop_test(tc, test_round_trip, 0, 6);
+    tcase_add_loop_test(tc, test_round_trip, 0, 7);
     tcase_add_test(tc, test_file_round_trip_and_missing_file);
-    tcase_add_loop_test(tc, test_truncated_and_flipped, 0, 6);
+    tcase_add_loop_test(tc, test_truncated_and_flipped, 0, 7);
     tcase_add_test(tc, test_rejections);
     tcase_add_test(tc, test_non_finite_weight_rejected);
     tcase_add_test(tc, test_fuzz_regressions);
     tcase_add_test(tc, test_loaded_model_runs);
     tcase_add_test(tc, test_output_rejections);
     tcase_add_test(tc, test_values_by_length_file);
+    tcase_add_test(tc, test_gated_file);
+    tcase_add_test(tc, test_margin_file);
     tcase_add_test(tc, test_sparse_rejections);
     tcase_add_test(tc, test_expansion_limits);
     tcase_add_test(tc, test_file_size_follows_nonzeros);

@@ -7,6 +7,7 @@
 
 #include "tests/check_main.h"
 #include "tests/compile_fixture.h"
+#include "tests/runtime_fixtures.h"
 #include "verify/verify.h"
 
 /* ---- comparison ---- */
@@ -414,6 +415,125 @@ START_TEST(test_sample_corrupted_readout) {
 }
 END_TEST
 
+/* ---- real-valued outputs: margin refusals and the largest error ---- */
+
+/* The hand-built gated product model (tests/runtime_fixtures.h) against the program stored in
+ * it, which the reference evaluates: r_i = x_i * x_{i-1}, real-valued, bound 1e-9. */
+typedef struct Product {
+    Model model;
+    Workspace ws;
+    VerifyReference ref;
+    VerifyPair pair;
+} Product;
+
+static Product *product(bool margin) {
+    Product *p = calloc(1, sizeof *p);
+    model_init(&p->model);
+    fx_product(&p->model);
+    if (margin) { /* as if the program compared r with 1: refused within 0.05 of it */
+        const size_t dims[1] = {3};
+        const double coefs[1] = {1}, thr[1] = {1};
+        fx_margin(&p->model, 0, "r", 1, dims, coefs, 1, thr, 0.05);
+    }
+    char err[256];
+    ck_assert_msg(workspace_init(&p->ws, &p->model, err, sizeof err), "%s", err);
+    ck_assert_msg(verify_reference_load(&p->ref, &p->model, NULL, stderr, err, sizeof err), "%s", err);
+    p->pair = (VerifyPair){.model = &p->model, .ws = &p->ws, .ref = &p->ref, .bound = verify_model_bound(&p->model)};
+    ck_assert(p->pair.bound == 1e-9);
+    return p;
+}
+
+static void product_free(Product *p) {
+    verify_reference_free(&p->ref);
+    workspace_free(&p->ws);
+    model_free(&p->model);
+    free(p);
+}
+
+START_TEST(test_margin_verdict) {
+    Product *p = product(true);
+    Arena a;
+    arena_init(&a);
+    VerifyOutcome o;
+    Value at_one[] = {value_float(2), value_float(0.5)}, fine[] = {value_float(2), value_float(0.25)};
+    ck_assert_int_eq(verify_input(&p->pair, at_one, 2, &a, &o), VERIFY_MARGIN);
+    ck_assert(!o.model_ok && o.ref_ok && verify_is_margin_error(o.model_err));
+    ck_assert_str_eq(o.model_err, "within the margin: s-op r is 1.0 at position 1, within 0.05 of the threshold 1.0 it is "
+                                  "compared with; the model cannot decide the comparison exactly");
+    ck_assert(o.max_error == 0);
+    ck_assert_int_eq(verify_input(&p->pair, fine, 2, &a, &o), VERIFY_AGREE);
+    ck_assert(!verify_is_margin_error("s-op r has no value at position 0: the program raises there"));
+    ck_assert(!verify_is_margin_error("within the"));
+    /* a sample: refusals are counted apart, never as mismatches, and do not stop it */
+    VerifySampleOptions so = {.random = 3000, .seed = 5};
+    VerifySampleResult r;
+    ck_assert_msg(verify_sample(&p->pair, &so, &r), "%s", r.first_mismatch);
+    ck_assert_uint_eq(r.inputs, 3000);
+    ck_assert_uint_eq(r.mismatches, 0);
+    ck_assert_uint_eq(r.errors_agreed, 0);
+    ck_assert_uint_gt(r.margins, 0);
+    ck_assert_uint_lt(r.margins, 300);
+    ck_assert(r.max_error == 0); /* the products are exact */
+    verify_sample_result_free(&r);
+    arena_free(&a);
+    product_free(p);
+}
+END_TEST
+
+START_TEST(test_largest_error) {
+    Product *p = product(false);
+    VerifySampleOptions so = {.random = 500, .seed = 9, .keep_going = true};
+    VerifySampleResult r;
+    ck_assert_msg(verify_sample(&p->pair, &so, &r), "%s", r.first_mismatch);
+    ck_assert(r.max_error == 0 && r.margins == 0);
+    verify_sample_result_free(&r);
+    /* a readout 1e-12 off: within the bound, and measured */
+    p->model.out_readout[3] = 1 + 1e-12;
+    ck_assert_msg(verify_sample(&p->pair, &so, &r), "%s", r.first_mismatch);
+    ck_assert_msg(r.max_error > 1e-12 && r.max_error <= 16e-12 * (1 + 1e-9), "%g", r.max_error);
+    verify_sample_result_free(&r);
+    /* 1e-3 off: mismatches, and the largest error says by how much */
+    p->model.out_readout[3] = 1 + 1e-3;
+    ck_assert(!verify_sample(&p->pair, &so, &r));
+    ck_assert_uint_gt(r.mismatches, 0);
+    ck_assert_msg(r.max_error > 1e-3 && r.max_error <= 16e-3 * (1 + 1e-9), "%g", r.max_error);
+    verify_sample_result_free(&r);
+    product_free(p);
+}
+END_TEST
+
+START_TEST(test_summary_format) {
+    Model m;
+    model_init(&m);
+    m.n_layers = 1;
+    char line[256];
+    VerifyCounts c = {12, 0, 0, 0, 0};
+    verify_format_summary(&m, 0, &c, line, sizeof line);
+    ck_assert_str_eq(line, "12 inputs, 0 mismatches, 0 errors agreed");
+    c = (VerifyCounts){1000, 1, 3, 2, 3.14e-10};
+    verify_format_summary(&m, 0, &c, line, sizeof line); /* refusals without margin checks: shown */
+    ck_assert_str_eq(line, "1000 inputs, 1 mismatches, 3 errors agreed, 2 inside the margin");
+    verify_format_summary(&m, 1e-6, &c, line, sizeof line);
+    ck_assert_str_eq(line, "1000 inputs, 1 mismatches, 3 errors agreed, 2 inside the margin; largest error 3.1e-10 (bound "
+                           "1e-06)");
+    /* a model with a margin check shows the count even when it is 0 */
+    const size_t dims[1] = {0};
+    const double coefs[1] = {1}, thr[1] = {0};
+    m.d_model = 1;
+    fx_margin(&m, 0, "x", 1, dims, coefs, 1, thr, 0.1);
+    ck_assert(verify_model_has_margins(&m));
+    c = (VerifyCounts){5, 0, 0, 0, 0};
+    verify_format_summary(&m, 0, &c, line, sizeof line);
+    ck_assert_str_eq(line, "5 inputs, 0 mismatches, 0 errors agreed, 0 inside the margin");
+    verify_format_summary(&m, 2.5e-7, &c, line, sizeof line);
+    ck_assert_str_eq(line, "5 inputs, 0 mismatches, 0 errors agreed, 0 inside the margin; largest error 0 (bound 2.5e-07)");
+    char small[20]; /* truncated, never overrun */
+    verify_format_summary(&m, 1e-6, &c, small, sizeof small);
+    ck_assert_str_eq(small, "5 inputs, 0 mismatc");
+    model_free(&m);
+}
+END_TEST
+
 /* The reference is the stored program: one that does not load, or lacks the output, fails. */
 START_TEST(test_reference_load) {
     Compiled *c = compile_src(REVERSE, "r", "ab", 3);
@@ -451,6 +571,9 @@ int main(void) {
     tcase_add_test(tc, test_sample_corrupted_embedding);
     tcase_add_test(tc, test_sample_corrupted_readout);
     tcase_add_test(tc, test_reference_load);
+    tcase_add_test(tc, test_margin_verdict);
+    tcase_add_test(tc, test_largest_error);
+    tcase_add_test(tc, test_summary_format);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

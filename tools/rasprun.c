@@ -1,7 +1,8 @@
 /* rasprun: runs a compiled model (model.bin) on inputs, optionally checking every result
  * against the reference evaluator on the program stored inside the model. It prints exactly
- * what `raspcc PROGRAM --eval` prints. Exit: 0 fine, 1 an input failed or mismatched, 2 bad
- * usage or a bad model file. */
+ * what `raspcc PROGRAM --eval` prints. Exit: 0 fine, 1 an input failed or mismatched (with
+ * --check, an input the model refuses inside the margin of a comparison is a note, not a
+ * failure), 2 bad usage or a bad model file. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,7 +37,9 @@ static const char help_text[] =
     "  --verify        compare model and reference on every input over the vocabulary of every\n"
     "                  length 1..N (--max-len N, default the model's), or on K random inputs\n"
     "                  (--random K, --seed S); prints 'verify: N inputs, M mismatches, K errors\n"
-    "                  agreed' (a progress bar on stderr when it is a terminal)\n"
+    "                  agreed' (a progress bar on stderr when it is a terminal), then ', J inside\n"
+    "                  the margin' for a model with margin checks and '; largest error E (bound B)'\n"
+    "                  for a real-valued output with an error bound\n"
     "  --info          print the model's configuration and parameter counts\n"
     "  --bench K       time K forward passes at the maximum length, with and without the sparse\n"
     "                  weight plans\n"
@@ -44,9 +47,15 @@ static const char help_text[] =
     "\n"
     "--check and --verify compare exactly and typed: the kinds must match (1, 1.0 and True are\n"
     "different answers), strings byte for byte, floats bit for bit (-0.0 differs from 0.0; NaN\n"
-    "equals NaN). Both errors count as agreement (\"errors agreed\"); an input the model cannot\n"
-    "take (too long, a token outside its vocabulary) is not compared. Mismatches print as\n"
-    "'rasprun: mismatch on input [...]: model [...], reference [...]' in typed JSON.\n"
+    "equals NaN; a real-valued output within the error bound the model states). Both errors count\n"
+    "as agreement (\"errors agreed\"); an input the model cannot take (too long, a token outside\n"
+    "its vocabulary) is not compared. Mismatches print as 'rasprun: mismatch on input [...]: model\n"
+    "[...], reference [...]' in typed JSON. An input the model refuses because a real number it\n"
+    "compares lies within the margin of the comparison (error \"within the margin: ...\") is not a\n"
+    "disagreement: --verify counts it (\"inside the margin\"), --check prints it as 'rasprun: note:\n"
+    "inside the margin on input [...]: ...' and does not fail for it. With --check, a summary line\n"
+    "'rasprun: check: ...' (the --verify counts) ends stderr for a model with margin checks or an\n"
+    "error bound.\n"
     "\n"
     "An option with a value is written --opt VALUE or --opt=VALUE.\n"
     "Exit status: 0 fine; 1 an input failed or disagreed; 2 bad usage or a bad model file.\n";
@@ -66,6 +75,7 @@ typedef struct Runner {
     VerifyReference ref;
     VerifyPair pair;
     size_t mismatches;
+    VerifyCounts counts; /* --check: every input compared */
 } Runner;
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -160,6 +170,12 @@ static void report_mismatch(const VerifyOutcome *oc) {
     fputc('\n', stderr);
 }
 
+static void report_margin(const VerifyOutcome *oc) {
+    fputs("rasprun: note: inside the margin on ", stderr);
+    verify_print_report(stderr, oc);
+    fputc('\n', stderr);
+}
+
 /* The program stored in the model, elaborated afresh (`load` relative to the current
  * directory), and the pair --check and --verify compare: exactly, but for the error bound the
  * model states on a real-valued output. */
@@ -181,7 +197,7 @@ static bool run_one(Runner *r, const Options *o, const char *text) {
     char msg[VERIFY_MSG_SIZE];
     Value *in, *out = NULL;
     size_t n;
-    bool ok = input_parse(&scratch, text, &in, &n, msg, sizeof msg), agree = true;
+    bool ok = input_parse(&scratch, text, &in, &n, msg, sizeof msg), agree = true, margin = false;
     if (ok && o->check) {
         /* An input outside the model's domain (too long, unknown token) is not a disagreement:
          * the model was never meant to answer it, and its failure is printed below. */
@@ -190,10 +206,18 @@ static bool run_one(Runner *r, const Options *o, const char *text) {
         ok = oc.model_ok;
         out = oc.model_out;
         if (!ok) snprintf(msg, sizeof msg, "%s", oc.model_err);
+        if (v != VERIFY_OUTSIDE) r->counts.inputs++;
+        if (oc.max_error > r->counts.max_error) r->counts.max_error = oc.max_error;
+        if (v == VERIFY_BOTH_ERROR) r->counts.errors_agreed++;
         if (v == VERIFY_MISMATCH) {
             agree = false;
             r->mismatches++;
             report_mismatch(&oc);
+        }
+        if (v == VERIFY_MARGIN) { /* the model declined to answer: a note, not a failure */
+            r->counts.margins++;
+            report_margin(&oc);
+            margin = true;
         }
     } else if (ok) {
         ok = model_run(&r->model, &r->ws, in, n, &scratch, &out, msg, sizeof msg);
@@ -210,7 +234,7 @@ static bool run_one(Runner *r, const Options *o, const char *text) {
     }
     fflush(stdout);
     arena_free(&scratch);
-    return ok && agree;
+    return (ok || margin) && agree;
 }
 
 static int run_inputs(Runner *r, const Options *o) {
@@ -235,6 +259,12 @@ static int run_inputs(Runner *r, const Options *o) {
     if (o->check && r->mismatches)
         fprintf(stderr, "rasprun: %zu mismatch%s with the reference evaluator\n", r->mismatches,
                 r->mismatches == 1 ? "" : "es");
+    if (o->check && (r->pair.bound > 0 || r->counts.margins || verify_model_has_margins(&r->model))) {
+        char line[256];
+        r->counts.mismatches = r->mismatches;
+        verify_format_summary(&r->model, r->pair.bound, &r->counts, line, sizeof line);
+        fprintf(stderr, "rasprun: check: %s\n", line);
+    }
     return all_ok ? 0 : 1;
 }
 
@@ -290,7 +320,10 @@ static int verify(Runner *r, const Options *o) {
     }
     VerifySampleResult res;
     verify_sample(&r->pair, &so, &res);
-    printf("verify: %zu inputs, %zu mismatches, %zu errors agreed\n", res.inputs, res.mismatches, res.errors_agreed);
+    VerifyCounts c = {res.inputs, res.mismatches, res.errors_agreed, res.margins, res.max_error};
+    char line[256];
+    verify_format_summary(m, r->pair.bound, &c, line, sizeof line);
+    printf("verify: %s\n", line);
     verify_sample_result_free(&res);
     return res.mismatches ? 1 : 0;
 }
@@ -329,13 +362,26 @@ static void info(const Model *m) {
     printf("\nmax length:    %zu\nresidual D:    %zu\nlayers:        %zu\n", m->max_len, m->d_model, m->n_layers);
     for (size_t l = 0; l < m->n_layers; l++) {
         const ModelLayer *L = &m->layers[l];
-        printf("  layer %zu: %zu head%s, MLP hidden %zu\n", l, L->n_heads, L->n_heads == 1 ? "" : "s", L->mlp.w1.cols);
+        printf("  layer %zu: %zu head%s, MLP hidden %zu%s\n", l, L->n_heads, L->n_heads == 1 ? "" : "s", L->mlp.w1.cols,
+               L->mlp.gated ? ", gated" : "");
         for (size_t h = 0; h < L->n_heads; h++)
             printf("    head %zu: dk %zu, dv %zu, tie tolerance %g%s  %s\n", h, L->heads[h].wq.cols,
                    L->heads[h].wv.cols, L->heads[h].tie_tol, L->heads[h].causal ? ", causal" : "",
                    L->heads[h].label);
     }
-    printf("checks:        %zu\n", m->n_checks);
+    size_t margins = 0;
+    for (size_t i = 0; i < m->n_checks; i++) margins += m->checks[i].kind == MODEL_CHECK_MARGIN;
+    printf("checks:        %zu", m->n_checks);
+    if (margins) printf(" (%zu margin check%s)", margins, margins == 1 ? "" : "s");
+    printf("\n");
+    for (size_t i = 0; i < m->n_checks; i++) {
+        const ModelCheck *c = &m->checks[i];
+        if (c->kind != MODEL_CHECK_MARGIN) continue;
+        const ModelMargin *g = &m->margins[c->dim];
+        printf("  margin after layer %zu: %s, %zu term%s, %zu threshold%s (%g..%g), margin %g\n", c->after_layer,
+               c->what, g->n_terms, g->n_terms == 1 ? "" : "s", g->n_thresholds, g->n_thresholds == 1 ? "" : "s",
+               g->thresholds[0], g->thresholds[g->n_thresholds - 1], g->m);
+    }
     size_t all = model_param_count(m), nz = model_nonzero_count(m);
     printf("parameters:    %zu (%zu non-zero, %.2f%%)\n", all, nz, all ? 100.0 * (double)nz / (double)all : 0.0);
 }

@@ -1,8 +1,26 @@
 /* One input through the model and the reference, classified. */
+#include <math.h>
 #include <string.h>
 
 #include "ir/eval.h"
 #include "verify/verify.h"
+
+bool verify_is_margin_error(const char *model_err) {
+    return strncmp(model_err, MODEL_MARGIN_ERROR, strlen(MODEL_MARGIN_ERROR)) == 0;
+}
+
+static bool is_number(Value v) { return v.kind == VAL_BOOL || v.kind == VAL_INT || v.kind == VAL_FLOAT; }
+
+/* The largest |a_i - b_i| over the positions where both are finite numbers. */
+static double max_error(const Value *a, const Value *b, size_t n) {
+    double worst = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        if (!is_number(a[i]) || !is_number(b[i])) continue;
+        double x = value_as_double(a[i]), y = value_as_double(b[i]);
+        if (isfinite(x) && isfinite(y) && fabs(x - y) > worst) worst = fabs(x - y);
+    }
+    return worst;
+}
 
 VerifyVerdict verify_input(const VerifyPair *p, const Value *input, size_t n, Arena *scratch, VerifyOutcome *o) {
     memset(o, 0, sizeof *o);
@@ -22,6 +40,8 @@ VerifyVerdict verify_input(const VerifyPair *p, const Value *input, size_t n, Ar
         srcloc_format(e.loc, where, sizeof where);
         snprintf(o->ref_err, sizeof o->ref_err, "%s: %s", where, e.message);
     }
+    if (!o->model_ok && verify_is_margin_error(o->model_err)) return o->verdict = VERIFY_MARGIN;
+    if (o->model_ok && o->ref_ok) o->max_error = max_error(o->model_out, o->ref_out, n);
     if (!o->model_ok || !o->ref_ok) o->verdict = o->model_ok == o->ref_ok ? VERIFY_BOTH_ERROR : VERIFY_MISMATCH;
     else if (verify_same_output(o->model_out, o->ref_out, n, p->bound, &o->position)) o->verdict = VERIFY_AGREE;
     else o->verdict = VERIFY_MISMATCH;

@@ -50,3 +50,18 @@ char *verify_format_report(const VerifyOutcome *o) {
     }
     return text;
 }
+
+bool verify_model_has_margins(const Model *m) {
+    for (size_t i = 0; i < m->n_checks; i++)
+        if (m->checks[i].kind == MODEL_CHECK_MARGIN) return true;
+    return false;
+}
+
+void verify_format_summary(const Model *m, double bound, const VerifyCounts *c, char *buf, size_t size) {
+    int at = snprintf(buf, size, "%zu inputs, %zu mismatches, %zu errors agreed", c->inputs, c->mismatches,
+                      c->errors_agreed);
+    if (at >= 0 && (size_t)at < size && (c->margins || verify_model_has_margins(m)))
+        at += snprintf(buf + at, size - (size_t)at, ", %zu inside the margin", c->margins);
+    if (at >= 0 && (size_t)at < size && bound > 0)
+        snprintf(buf + at, size - (size_t)at, "; largest error %.2g (bound %g)", c->max_error, bound);
+}

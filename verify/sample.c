@@ -34,6 +34,8 @@ static void check_one(Run *run, const Value *in, size_t n) {
     VerifyVerdict v = verify_input(run->p, in, n, &scratch, &oc);
     run->r->inputs++;
     if (v == VERIFY_BOTH_ERROR) run->r->errors_agreed++;
+    if (v == VERIFY_MARGIN) run->r->margins++;
+    if (oc.max_error > run->r->max_error) run->r->max_error = oc.max_error;
     /* Generated inputs come from the model's own vocabulary and lengths: one it cannot tokenize
      * is a defect of the model too. */
     if (v == VERIFY_MISMATCH || v == VERIFY_OUTSIDE) {

@@ -18,9 +18,16 @@
  *     equal. bound = 0 is exact.
  * On one input (check.c) the model and the reference either both succeed with the same atoms
  * (agree), both fail (an error agreed: the model reproduces the program's errors, their
- * messages differ), or disagree (a mismatch). An input the model cannot tokenize (too long, a
- * token outside its vocabulary or range) is outside its domain: not compared (rasprun --check
- * prints the model's error for it and moves on).
+ * messages differ), or disagree (a mismatch). Two outcomes are not disagreements either: an
+ * input the model cannot tokenize (too long, a token outside its vocabulary or range) is outside
+ * its domain and not compared (rasprun --check prints the model's error for it and moves on);
+ * and an input the model refuses inside the margin of a comparison of real numbers (its error
+ * starts with MODEL_MARGIN_ERROR, "within the margin": a margin check of runtime/model.h) is the
+ * model declining to answer where its precision cannot decide the program's comparison, whatever
+ * the reference did. Both are counted apart.
+ *
+ * For a real-valued output the comparison also measures the largest |model - reference| over
+ * the numbers compared (reported beside the model's stated bound by rasprun).
  *
  * Inputs (inputs.c): the odometer enumerates every input over the vocabulary of lengths 1..L,
  * length by length, each length in lexicographic order of vocabulary ids; random inputs have a
@@ -118,7 +125,12 @@ typedef enum VerifyVerdict {
     VERIFY_BOTH_ERROR, /* both failed: an error agreed */
     VERIFY_MISMATCH,   /* one failed and the other not, or the atoms differ */
     VERIFY_OUTSIDE,    /* the model cannot tokenize the input; the reference was not run */
+    VERIFY_MARGIN,     /* the model refused inside a margin check's margin (its error starts with
+                          MODEL_MARGIN_ERROR); the reference's result is recorded, not compared */
 } VerifyVerdict;
+
+/* Whether a model error is a refusal inside the margin (starts with MODEL_MARGIN_ERROR). */
+bool verify_is_margin_error(const char *model_err);
 
 enum { VERIFY_MSG_SIZE = 1024 };
 
@@ -133,6 +145,9 @@ typedef struct VerifyOutcome {
     Value *ref_out;                   /* n atoms when ref_ok */
     char ref_err[VERIFY_MSG_SIZE];    /* when !ref_ok: "FILE:LINE:COL: message" */
     size_t position;                  /* a mismatch of two outputs: the first position differing */
+    /* When both succeeded: the largest |model - reference| over the positions where both atoms
+     * are finite numbers (bool, int or float, as doubles), whether they agree or not; else 0. */
+    double max_error;
 } VerifyOutcome;
 
 /* Runs input[0..n) through the model and the reference; outputs are allocated in scratch and
@@ -182,6 +197,8 @@ typedef struct VerifySampleResult {
     size_t random;         /* random inputs checked */
     size_t random_max_len; /* their lengths were drawn from 1..random_max_len */
     size_t mismatches, errors_agreed;
+    size_t margins;        /* inputs the model refused inside the margin (VERIFY_MARGIN) */
+    double max_error;      /* the largest VerifyOutcome.max_error over the inputs */
     bool exhaustive_cut;   /* phase 1 ended early, by exhaustive_seconds */
     bool timed_out;        /* stopped by max_seconds */
     bool out_of_inputs;    /* stopped by max_inputs */
@@ -191,9 +208,24 @@ typedef struct VerifySampleResult {
 
 /* Runs the phases in order until done, a budget runs out, or (without keep_going) the first
  * mismatch. The inputs come from the model's own vocabulary and lengths, so one it cannot
- * tokenize (VERIFY_OUTSIDE) counts as a mismatch here. Fills *r (free it with
+ * tokenize (VERIFY_OUTSIDE) counts as a mismatch here; a refusal inside the margin
+ * (VERIFY_MARGIN) is counted in `margins` and is not a mismatch. Fills *r (free it with
  * verify_sample_result_free). Returns true when no mismatch was found. */
 bool verify_sample(const VerifyPair *p, const VerifySampleOptions *o, VerifySampleResult *r);
 void verify_sample_result_free(VerifySampleResult *r);
+
+/* Counts of inputs compared, as rasprun --verify and --check summarise them. */
+typedef struct VerifyCounts {
+    size_t inputs, mismatches, errors_agreed, margins;
+    double max_error; /* the largest |model - reference| seen */
+} VerifyCounts;
+
+/* Whether m has a margin check (a summary then always shows the margin count). */
+bool verify_model_has_margins(const Model *m);
+/* The summary of counts c for model m with error bound `bound` (verify_model_bound), into buf:
+ * "N inputs, M mismatches, K errors agreed", then ", J inside the margin" when m has margin
+ * checks or J > 0, then "; largest error E (bound B)" when bound > 0 (E with 2 significant
+ * digits, B as %g). rasprun --verify prints "verify: " and this. */
+void verify_format_summary(const Model *m, double bound, const VerifyCounts *c, char *buf, size_t size);
 
 #endif
