@@ -55,6 +55,7 @@ static size_t width_terms(Plan *p, const IrNode *n) {
         SelTerm *terms;
         size_t count = 1;
         if (!selector_terms(p, n->u.width.selector, &terms, &count)) count = CG_MAX_WIDTH_TERMS;
+        if (count > CG_MAX_WIDTH_TERMS) count = 1; /* one head through the joint one-hots */
         info->n_terms = count ? count : 1;
     }
     return info->n_terms;
@@ -341,6 +342,8 @@ static bool gated_form(Plan *p, const IrNode *n, const IrNode *g, const IrNode *
     if (G->unbounded || Y->unbounded || !Y->numeric || G->n == 0 || G->n > CG_MAX_GATE || Y->n < 4 ||
         (double)G->n * (double)Y->n > CG_MAX_GRID || Y->n <= 2 * G->n)
         return false;
+    /* a y * k rounded two ways (S / k * k is S or a neighbour): only a table tells them apart */
+    if (vs_inexact_as_numbers(&p->info[n->id].vs)) return false;
     gd->gate = g;
     gd->y = y;
     gd->n = G->n;
@@ -373,6 +376,10 @@ static bool gated_form(Plan *p, const IrNode *n, const IrNode *g, const IrNode *
 MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls) {
     SopInfo *info = &p->info[n->id];
     if (info->pos_free) return MAP_POS_FREE;
+    if (info->real_fn || (info->real && info->real->how != REAL_AFFINE)) { /* reals.c chose how */
+        info->n_leaves = 0;
+        return MAP_REAL;
+    }
     const IrNode *x = map_single_varying_arg(n);
     MapClass c = MAP_MLP;
     bool fails = info->may_fail;
@@ -380,8 +387,11 @@ MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls) {
         c = MAP_UNARY_CAT;
     } else if (affine_op(n) && !fails) {
         bool ok = true;
-        for (uint32_t j = 0; j < n->u.map.nargs; j++) ok = ok && p->info[n->u.map.args[j]->id].vs.numeric;
-        if (ok) c = MAP_AFFINE;
+        for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+            const ValueSet *a = &p->info[n->u.map.args[j]->id].vs;
+            ok = ok && a->numeric && !vs_inexact_as_numbers(a);
+        }
+        if (ok && !vs_inexact_as_numbers(&info->vs)) c = MAP_AFFINE;
     }
     /* every map gets leaves: MLP maps are tabulated from them, and a free view that must
      * become categorical is tabulated from them too */

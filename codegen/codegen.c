@@ -133,6 +133,9 @@ bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_
     p.diags = diags;
     p.max_len = opt->max_len ? opt->max_len : 8;
     p.numbers_only = opt->numbers_only;
+    p.real_tol = opt->real_tol > 0 ? opt->real_tol : 1e-6;
+    p.real_margin = opt->real_margin > 0 ? opt->real_margin : 1e-6;
+    p.gated_mlp = opt->gated_mlp;
     p.max_mlp = opt->max_mlp ? opt->max_mlp : CODEGEN_DEFAULT_MAX_MLP;
     p.max_bytes = opt->max_bytes ? opt->max_bytes : CODEGEN_DEFAULT_MAX_BYTES;
     p.win_lo = 1;

@@ -47,6 +47,11 @@ typedef struct CodegenOptions {
     size_t max_mlp;          /* hidden units of one layer's MLP (default CODEGEN_DEFAULT_MAX_MLP) */
     size_t max_bytes;        /* bytes of the model's weights, dense float64 (CODEGEN_DEFAULT_MAX_BYTES) */
     FILE *plan_out;          /* when set, the plan is printed there (raspcc --dump-plan) */
+    /* Real-valued tokens: the error allowed to one approximated function of a real (0: 1e-6),
+     * the margin around a jump of one where the model refuses to answer (0: 1e-6), and exact
+     * products in gated MLPs (--mlp gated). */
+    double real_tol, real_margin;
+    bool gated_mlp;
 } CodegenOptions;
 
 #define CODEGEN_DEFAULT_MAX_MLP ((size_t)1 << 17)

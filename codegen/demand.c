@@ -5,6 +5,18 @@
 
 #include "codegen/internal.h"
 
+/* Every comparison of a selector lowered as score tables (selector.c: an index match counts
+ * only for the whole selector): its keys and queries one-hot. */
+static void want_tables(Plan *p, const IrNode *sel) {
+    if (sel->kind == IR_SELECT) {
+        p->info[sel->u.select.keys->id].want_cat = true;
+        p->info[sel->u.select.queries->id].want_cat = true;
+        return;
+    }
+    want_tables(p, sel->u.combine.lhs);
+    if (sel->u.combine.rhs) want_tables(p, sel->u.combine.rhs);
+}
+
 void selector_want(Plan *p, const IrNode *sel, bool for_width) {
     if (selector_total_index_match(p, sel, for_width)) { /* the query is read numerically */
         p->info[sel->u.select.queries->id].want_num = true;
@@ -16,13 +28,7 @@ void selector_want(Plan *p, const IrNode *sel, bool for_width) {
         p->info[p->length->id].needed = true;
         return;
     }
-    if (sel->kind == IR_SELECT) {
-        p->info[sel->u.select.keys->id].want_cat = true;
-        p->info[sel->u.select.queries->id].want_cat = true;
-        return;
-    }
-    selector_want(p, sel->u.combine.lhs, for_width);
-    if (sel->u.combine.rhs) selector_want(p, sel->u.combine.rhs, for_width);
+    want_tables(p, sel);
 }
 
 void joint_want(Plan *p, const IrNode *sel) {
@@ -45,6 +51,12 @@ void joint_want(Plan *p, const IrNode *sel) {
     }
 }
 
+/* The views the width heads of a selector read. */
+static void width_want(Plan *p, const IrNode *sel) {
+    if (selector_width_needs_joint(p, sel)) joint_want(p, sel);
+    else selector_want(p, sel, true);
+}
+
 void kinds_demand(Plan *p, SopInfo *x) {
     const IrNode *n = x->node;
     x->n_kinds = sop_kinds(p, x->node, x->kinds);
@@ -59,7 +71,7 @@ void kinds_demand(Plan *p, SopInfo *x) {
             p->info[p->indices->id].needed = p->info[p->indices->id].want_cat = true;
             p->info[p->length->id].needed = true;
         } else {
-            selector_want(p, n->u.aggregate.selector, true);
+            width_want(p, n->u.aggregate.selector);
         }
         return;
     }
@@ -74,16 +86,24 @@ void kinds_demand(Plan *p, SopInfo *x) {
     }
 }
 
-static void need_selector(Plan *p, const IrNode *sel, bool for_width) {
+/* A selector lowered as score tables: every comparison's keys and queries are computed. */
+static void need_tables(Plan *p, const IrNode *sel) {
     p->info[sel->id].needed = true;
-    if (selector_index_match(p, sel, for_width) == IM_POSITIONAL) return; /* its target's features */
     if (sel->kind == IR_SELECT) {
         p->info[sel->u.select.keys->id].needed = true;
         p->info[sel->u.select.queries->id].needed = true;
         return;
     }
-    need_selector(p, sel->u.combine.lhs, for_width);
-    if (sel->u.combine.rhs) need_selector(p, sel->u.combine.rhs, for_width);
+    need_tables(p, sel->u.combine.lhs);
+    if (sel->u.combine.rhs) need_tables(p, sel->u.combine.rhs);
+}
+
+static void need_selector(Plan *p, const IrNode *sel, bool for_width) {
+    if (selector_index_match(p, sel, for_width) == IM_POSITIONAL) { /* its target's features */
+        p->info[sel->id].needed = true;
+        return;
+    }
+    need_tables(p, sel);
 }
 
 /* Whether the output, not decodable from one value set, is from the value set of each length
@@ -154,14 +174,15 @@ void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
             else src->want_num = true;
             break;
         }
-        case IR_SELECTOR_WIDTH: selector_want(p, n->u.width.selector, true); break;
+        case IR_SELECTOR_WIDTH: width_want(p, n->u.width.selector); break;
         case IR_MAP:
             if (cls[id] == MAP_MLP || (cls[id] == MAP_AFFINE && info->want_cat)) {
                 for (uint32_t k = 0; k < info->n_leaves; k++) {
                     SopInfo *a = &p->info[info->leaves[k]->id];
                     if (vs_kind_collisions(&a->vs)) a->want_kind = true; /* 1 and 1.0 may map differently */
                     if (a->node->kind == IR_LENGTH || a->node->kind == IR_SELECTOR_WIDTH) continue; /* read via u */
-                    if (a->vs.numeric) a->want_num = true;
+                    /* rounding twins (length * mean: 3.0 and 2.9999999999999996) only by rank */
+                    if (a->vs.numeric && !vs_inexact_as_numbers(&a->vs)) a->want_num = true;
                     else a->want_cat = true;
                 }
             }

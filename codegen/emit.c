@@ -5,6 +5,7 @@
  * is a compile-time constant that we track here exactly as the runtime will compute it. Knowing
  * it, each head's key and value columns are corrected at BOS: keys contribute nothing but the
  * BOS column, and the value the BOS key contributes is exactly the aggregate's default. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,8 +176,10 @@ static bool emit_output(Plan *p, const IrNode *out, const char *output_name, Mod
         m->output_kind = MODEL_OUT_NUMERICAL;
         m->out_readout = ARENA_ARRAY(&m->arena, double, p->n_dims);
         for (size_t t = 0; t < o->num.n; t++) m->out_readout[o->num.terms[t].dim] += o->num.terms[t].coef;
-        if (real) { /* linear in the tokens: float64 rounding only (docs/compiler.md) */
-            m->out_error_bound = 1e-9 * (1 + fmax(fabs(p->token_lo), fabs(p->token_hi)));
+        if (real) { /* the bound reals.c proved; positive, so that outputs compare as numbers (the
+                     * residual stream's sums turn -0.0 into 0.0) */
+            m->out_error_bound = fmax(o->real ? o->real->err : 1e-9 * (1 + fmax(fabs(p->token_lo), fabs(p->token_hi))),
+                                      DBL_TRUE_MIN);
             kind_readout(o, m);
             return true;
         }

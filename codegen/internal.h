@@ -127,6 +127,38 @@ typedef struct Gated {
     double bound;      /* max |a_v y + b_v| over the grid */
 } Gated;
 
+/* An interval [lo, hi] (realfn.c rounds its arithmetic outward). */
+typedef struct Ival {
+    double lo, hi;
+} Ival;
+
+/* A function of one real s-op as a continuous piecewise-linear function through knots
+ * (kx[i], ky[i]), within err of the function outside margins around its jumps (realfn.c). */
+typedef struct RealFn {
+    size_t n_knots;
+    double *kx, *ky;
+    size_t n_jumps;
+    double *jump_at;       /* where the function jumps: the model checks the argument is not near */
+    double err;            /* |approximation - f| outside the margins */
+    double lip;            /* |f(x) - f(y)| <= lip |x - y| within a piece */
+    Ival range;            /* the function's values */
+    bool constant_pieces;  /* constant between jumps (comparisons, round): finitely many values */
+} RealFn;
+
+/* How a real s-op is computed, with the interval of its values and the bound on the model's
+ * error (reals.c). */
+typedef enum RealHow {
+    REAL_INPUT, REAL_AFFINE, REAL_MEAN, REAL_COPY, REAL_FN, REAL_PRODUCT, REAL_GATED, REAL_REFUSED
+} RealHow;
+typedef struct RealInfo {
+    RealHow how;
+    Ival range;            /* every value the reference computes */
+    double err;            /* |model - reference| */
+    RealFn fn;             /* REAL_FN */
+    const IrNode *arg;     /* REAL_FN: the real argument */
+    const char *why;       /* REAL_REFUSED: why no bound can be given */
+} RealInfo;
+
 /* One side of a selector read jointly (joint.c): its s-ops and the one-hot of their tuple of
  * values, tuple t holding member i's value number (t / stride[i]) % |values_i|. */
 typedef struct Joint {
@@ -194,12 +226,14 @@ typedef struct SopInfo {
     int est[2];
     size_t n_terms;            /* memo of classify.c width_terms() */
     Gated *gated;              /* MAP_GATED */
+    RealInfo *real;            /* a real-valued s-op (reals.c), else NULL */
+    RealInfo *real_fn;         /* a finite-valued function of a real s-op (a comparison, a round) */
     bool has_mlp_leaves;       /* a map tabulated by an MLP of its own (MAP_MLP), from `leaves` */
     bool count_known;          /* memo of agg_count_by_index */
     const int32_t *count_by_index;
 } SopInfo;
 
-typedef enum MapClass { MAP_UNARY_CAT, MAP_AFFINE, MAP_MLP, MAP_POS_FREE, MAP_GATED } MapClass;
+typedef enum MapClass { MAP_UNARY_CAT, MAP_AFFINE, MAP_MLP, MAP_POS_FREE, MAP_GATED, MAP_REAL } MapClass;
 
 
 
@@ -267,6 +301,9 @@ typedef struct MlpOp {
     /* MLP_FN_GATED: sum_v e_v (a_v y + b_v) from the gate's one-hot views and y's view */
     const Gated *gated;
     const Joint *joint;        /* MLP_FN_JOINT */
+    const RealFn *pwl;         /* MLP_FN_PWL: the function of x_view */
+    LinView x_view;            /* MLP_FN_PWL, MLP_FN_PRODUCT (with y_view) */
+    Ival x_range, y_range;     /* MLP_FN_PRODUCT: where x and y lie */
     const LinView *gate_views;
     LinView y_view;
     /* output: categorical block or a numerical dim */
@@ -283,7 +320,20 @@ enum {
     MLP_FN_TABLE,         /* MlpOp.table at the index and length leaves 0 and 1 (or the length leaf 0) */
     MLP_FN_GATED,         /* MlpOp.gated (numerical output) */
     MLP_FN_JOINT,         /* the index of the leaves' tuple of values in MlpOp.joint */
+    MLP_FN_PWL,           /* MlpOp.pwl of x_view (realfn.c) */
+    MLP_FN_PRODUCT,       /* x_view * y_view: two squares, or exact in a gated MLP */
 };
+
+/* A margin check (reals.c): the view must stay more than `margin` away from each threshold,
+ * after the layer that computes it. */
+typedef struct PlanMargin {
+    LinView view;
+    const double *thresholds;
+    size_t n;
+    double margin;
+    const IrNode *node;
+    int after_slot;
+} PlanMargin;
 
 typedef struct Plan {
     const IrGraph *g;
@@ -299,6 +349,9 @@ typedef struct Plan {
     const IrNode *indices, *length; /* always in the graph (rewrite.c), always reachable */
     bool have_pos;             /* positional tables were computed (positional.c) */
     bool numbers_only;         /* CodegenOptions.numbers_only */
+    double real_tol;           /* --tol: error of one approximated real function */
+    double real_margin;        /* --margin: around a jump of a function of reals, no exact answer */
+    bool gated_mlp;            /* --mlp gated: exact products in gated (bilinear) MLPs */
     unsigned *kinds_possible;  /* per node id: the ValueKinds it can hold, as bits (valueset.c) */
     size_t max_mlp, max_bytes; /* the limits (CodegenOptions) */
     double weight_bytes;       /* dense bytes of the weights emitted so far */
@@ -316,6 +369,8 @@ typedef struct Plan {
     size_t n_mlps, mlps_cap;
     ModelCheck *checks;
     size_t n_checks, checks_cap;
+    PlanMargin *margins;
+    size_t n_margins, margins_cap;
     int n_layers;
 } Plan;
 
@@ -387,7 +442,19 @@ bool vs_kind_collisions(const ValueSet *vs);
 bool vs_mixed_kinds(const ValueSet *vs);
 /* Numbers that differ only by rounding: the same rational reached along different paths. */
 bool scalar_twins(double a, double b);
+/* Whether a numerical view cannot carry every member of vs exactly: an int past 2^53, or two
+ * distinct numbers that are rounding twins (2.9999999999999996 and 3.0; an exact set only). */
+bool vs_inexact_as_numbers(const ValueSet *vs);
+/* Why n's value set is unbounded, as a clause to append to an error ("; ..."). */
+const char *vs_unbounded_why(Plan *p, const IrNode *n);
 void vs_describe(const IrNode *n, char *buf, size_t size);
+
+/* 3b. realfn.c and reals.c: real-valued s-ops (called by valueset.c per node) */
+bool realfn_build(Plan *p, const IrNode *map, const IrNode *leaf, Ival X, double tol, double margin, RealFn *out,
+                  char *why, size_t whysize);
+/* The map subtree n at leaf = x (a float), as the reference computes it. */
+ValueResult realfn_eval(Plan *p, const IrNode *n, const IrNode *leaf, double x, char *msg, size_t msgsize);
+bool reals_node(Plan *p, SopInfo *info);
 
 /* 4. selterms.c: selector analysis. Selectors as signed sums of "terms", each an `and` of
  * single-pair conjuncts (inclusion-exclusion); the pair of s-ops a subtree reads (constants
@@ -408,6 +475,9 @@ IndexMatch selector_index_match(Plan *p, const IrNode *sel, bool for_width);
 bool selector_total_index_match(Plan *p, const IrNode *sel, bool for_width);
 /* Whether an aggregate through `sel` needs joint.c (it is not one and-term of pairs). */
 bool selector_needs_joint(Plan *p, const IrNode *sel);
+/* Whether a selector_width over sel takes more heads than CG_MAX_WIDTH_TERMS as a signed sum
+ * of terms: then one head reads the joint one-hots of its sides instead (joint.c). */
+bool selector_width_needs_joint(Plan *p, const IrNode *sel);
 
 /* 5. classify.c: map classes, fusion (the leaves an MLP reads), and evaluation of fused maps */
 const IrNode *map_single_varying_arg(const IrNode *n);
@@ -446,6 +516,7 @@ bool plan_error(Plan *p, const IrNode *n, const char *what);
 /* sum_i i^power * indices:i, the numerical view of indices raised to a power (1 or 2) */
 LinView plan_index_power(Plan *p, unsigned power);
 HeadOp *plan_new_head(Plan *p);
+PlanMargin *plan_add_margin(Plan *p);
 MlpOp *plan_new_mlp(Plan *p);
 /* A one-hot check of the block [dim, dim + count) after `layer` */
 ModelCheck *plan_add_check(Plan *p, int layer, uint32_t dim, size_t count, const char *what);

@@ -77,6 +77,8 @@ typedef struct Tab {
     LinView proj;      /* the projection of the non-gate inputs, centred */
     int pos_i, pos_n;  /* leaves holding indices / length (for reachability), or -1 */
     const int32_t *count_at[CG_MAX_LEAVES]; /* per leaf: its keys per index (agg_count_by_index) */
+    size_t *allow[CG_MAX_GRID_ARGS];        /* per input: its points that occur in the current slice */
+    size_t n_allow[CG_MAX_GRID_ARGS];
 } Tab;
 
 /* A located error about op's s-op: "<description> <message>". */
@@ -155,6 +157,12 @@ static ValueResult evaluate(Plan *p, const MlpOp *op, const Value *vals, char *m
     }
 }
 
+/* Whether a map's result at a grid point can occur: within the s-op's value set. */
+static bool map_point_possible(Plan *p, const MlpOp *op, ValueResult r) {
+    const ValueSet *vs = &p->info[op->node->id].vs;
+    return !r.ok || vs->unbounded || vs_contains(vs, r.value, NULL);
+}
+
 /* f at the grid point given by each input's distinct-scalar index; every value of a shared
  * scalar is tried (or, with a kind axis, the one of that kind), and they must agree. */
 static bool point_output(Tab *t, const size_t *idx, GridOut *out, bool *reachable) {
@@ -206,14 +214,16 @@ static bool point_output(Tab *t, const size_t *idx, GridOut *out, bool *reachabl
             *reachable = false;
             return true;
         }
+        /* The value set is sound and often finer than the grid (it knows which values meet at
+         * which index): a point whose result lies outside it combines leaf values that never
+         * occur together. */
+        if (op->fn == MLP_FN_MAP && !op->kind_of && !map_point_possible(p, op, r)) {
+            *reachable = false;
+            return true;
+        }
         if (r.ok && op->out_cat && !vs_contains(op->out_vs, r.value, &g.index)) {
-            if (op->kind_of) { /* a kind the s-op never has here: those leaf values never meet */
-                *reachable = false;
-                return true;
-            }
-            char v[96];
-            value_format(r.value, v, sizeof v);
-            return refuse(p, op, "takes the value %s, which is missing from its value set (internal compiler error)", v);
+            *reachable = false; /* a kind the s-op never has here: those leaf values never meet */
+            return true;
         }
         if (r.ok && !op->out_cat) {
             if (!value_is_number(r.value))
@@ -233,7 +243,7 @@ static bool point_output(Tab *t, const size_t *idx, GridOut *out, bool *reachabl
             if (!g.ok) snprintf(b, sizeof b, "an error");
             return refuse(p, op,
                           "depends on a distinction its inputs' numerical encoding cannot make: it is %s and %s for "
-                          "arguments that are equal as numbers (such as 1 and 1.0)",
+                          "arguments that are equal as numbers (1 and 1.0, or -0.0 and 0.0)",
                           a, b);
         }
         /* next combination of group members */
@@ -267,12 +277,47 @@ static void out_change(HiddenBuf *hb, size_t unit, const MlpOp *op, const GridOu
 
 /* The slice of the grid where the gate takes value g (or the whole grid when there is none):
  * its points in ascending projection, and the units of its changes. */
+/* Whether point u of input j can occur at index i: every aggregate leaf read through j, with a
+ * fixed number of keys at each index, has a member there that is a mean of that many values. */
+static bool point_at_index(const Tab *t, size_t j, size_t u, int64_t i) {
+    for (size_t l = 0; l < t->op->n_leaves; l++) {
+        const LeafMap *lm = &t->op->leaf[l];
+        if (!t->count_at[l] || lm->arg != j) continue;
+        bool any = false;
+        for (size_t k = 0; k < t->ax[j].count[u] && !any; k++)
+            any = agg_value_possible(t->p, lm->node, lm->vs->vals[t->ax[j].start[u] + k], t->count_at[l][i]);
+        if (!any) return false;
+    }
+    return true;
+}
+
+/* The points of each non-gate input that can occur in gate slice g (t->allow): all of them,
+ * except when the gate is indices and an aggregate's number of keys is fixed per index. The
+ * number of grid points of the slice. */
+static double slice_points(Tab *t, size_t g) {
+    const MlpOp *op = t->op;
+    bool by_index = t->gate >= 0 && t->pos_i >= 0 && !op->leaf[t->pos_i].width && op->leaf[t->pos_i].arg == (size_t)t->gate;
+    int64_t i = by_index ? op->leaf[t->pos_i].vs->vals[t->ax[t->gate].start[g]].as.i : 0;
+    double points = 1;
+    for (size_t j = 0; j < op->n_grid; j++) {
+        if ((int)j == t->gate) continue;
+        t->n_allow[j] = 0;
+        for (size_t u = 0; u < t->ax[j].n; u++)
+            if (!by_index || i < 0 || (size_t)i >= t->p->max_len || point_at_index(t, j, u, i)) t->allow[j][t->n_allow[j]++] = u;
+        points *= (double)t->n_allow[j];
+    }
+    return points;
+}
+
 static bool tabulate_slice(Tab *t, size_t g, HiddenBuf *hb, double *b2) {
     const MlpOp *op = t->op;
     Plan *p = t->p;
-    size_t na = op->n_grid, idx[CG_MAX_GRID_ARGS] = {0};
+    size_t na = op->n_grid, idx[CG_MAX_GRID_ARGS] = {0}, at[CG_MAX_GRID_ARGS] = {0};
     LinView gate_view = t->gate >= 0 ? op->grid[t->gate].onehot[t->ax[t->gate].start[g]] : lv_empty();
     if (t->gate >= 0) idx[t->gate] = g;
+    if (slice_points(t, g) == 0) return true;
+    for (size_t j = 0; j < na; j++)
+        if ((int)j != t->gate) idx[j] = t->allow[j][0];
     GridOut prev = {false, 0, 0, {0}};
     double prev_p = 0;
     bool started = false;
@@ -311,11 +356,15 @@ static bool tabulate_slice(Tab *t, size_t g, HiddenBuf *hb, double *b2) {
             prev_p = pk;
         }
         if (hb->n > p->max_mlp) return true; /* over the limit: emit.c reports it */
-        size_t j = 0; /* odometer over the non-gate inputs, the first fastest */
+        size_t j = 0; /* odometer over the non-gate inputs' points that occur, the first fastest */
         for (; j < na; j++) {
             if ((int)j == t->gate) continue;
-            if (++idx[j] < t->ax[j].n) break;
-            idx[j] = 0;
+            if (++at[j] < t->n_allow[j]) {
+                idx[j] = t->allow[j][at[j]];
+                break;
+            }
+            at[j] = 0;
+            idx[j] = t->allow[j][0];
         }
         if (j == na) return true;
     }
@@ -339,8 +388,84 @@ static bool gated_units(Plan *p, const MlpOp *op, HiddenBuf *hb) {
     return true;
 }
 
+/* A continuous piecewise-linear function through knots (kx, ky) of the view x:
+ *   f(x) = ky_0 + sum_i (s_i - s_{i-1}) ReLU(x - kx_i),  s_i the slope after knot i (s_{-1} = 0),
+ * one unit per knot but the last (x stays within the knots). */
+static void pwl_units(Plan *p, HiddenBuf *hb, LinView x, const double *kx, const double *ky, size_t n, double scale,
+                      uint32_t out_dim, double *b2) {
+    b2[out_dim] += scale * ky[0];
+    double prev = 0;
+    for (size_t i = 0; i + 1 < n; i++) {
+        double s = (ky[i + 1] - ky[i]) / (kx[i + 1] - kx[i]);
+        if (s != prev) {
+            size_t h = hidden_add(p, hb, x, 1, -kx[i]);
+            hb->out_dim[h] = out_dim;
+            hb->out_coef[h] = scale * (s - prev);
+        }
+        prev = s;
+    }
+}
+
+/* A function of a real with finitely many values (a comparison, a round): its first value as a
+ * bias and, across each jump, a step ramp from one value to the next on the one-hot block. */
+static bool staircase_units(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
+    const RealFn *f = op->pwl;
+    const RealInfo *r = p->info[op->node->id].real_fn;
+    size_t prev = 0;
+    for (size_t i = 0; i < f->n_knots; i++) {
+        char msg[160];
+        ValueResult v = realfn_eval(p, op->node, r->arg, f->kx[i], msg, sizeof msg);
+        size_t at;
+        if (!v.ok || !vs_contains(op->out_vs, v.value, &at))
+            return refuse(p, op, "has a value outside its set at %g (internal compiler error)", f->kx[i]);
+        if (i == 0) b2[op->out_dim + at] += 1;
+        else if (at != prev) { /* a ramp from knot i-1 to knot i: across a jump */
+            double w = f->kx[i] - f->kx[i - 1];
+            size_t h1 = hidden_add(p, hb, op->x_view, 1 / w, -f->kx[i - 1] / w);
+            size_t h2 = hidden_add(p, hb, op->x_view, 1 / w, -f->kx[i] / w);
+            hb->out_dim[h1] = op->out_dim + (uint32_t)at;
+            hb->out_coef[h1] = 1;
+            hb->out_dim2[h1] = op->out_dim + (uint32_t)prev;
+            hb->out_coef2[h1] = -1;
+            hb->out_dim[h2] = op->out_dim + (uint32_t)at;
+            hb->out_coef[h2] = -1;
+            hb->out_dim2[h2] = op->out_dim + (uint32_t)prev;
+            hb->out_coef2[h2] = 1;
+        }
+        prev = at;
+    }
+    return true;
+}
+
+/* x * y = ((x + y)^2 - (x - y)^2) / 4, each square a chord interpolation with knots h apart:
+ * its error is h^2 / 4, so h = sqrt(2 tol) keeps the product within tol / 4. */
+static bool product_units(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
+    double h = sqrt(2 * p->real_tol);
+    for (int side = 0; side < 2; side++) {
+        double sign = side ? -1 : 1;
+        LinView u = lv_combine(p->arena, 1, op->x_view, sign, op->y_view);
+        double lo = side ? op->x_range.lo - op->y_range.hi : op->x_range.lo + op->y_range.lo;
+        double hi = side ? op->x_range.hi - op->y_range.lo : op->x_range.hi + op->y_range.hi;
+        size_t n = (size_t)ceil((hi - lo) / h) + 1;
+        if (n > (size_t)1 << 20) return refuse(p, op, "needs %zu linear pieces for a square (raise --tol)", n);
+        double *kx = ARENA_ARRAY(p->arena, double, n + 1), *ky = ARENA_ARRAY(p->arena, double, n + 1);
+        for (size_t i = 0; i <= n; i++) {
+            kx[i] = i == n ? hi : lo + (double)i * h;
+            ky[i] = kx[i] * kx[i];
+        }
+        pwl_units(p, hb, u, kx, ky, n + 1, sign / 4, op->out_dim, b2);
+    }
+    return true;
+}
+
 bool mlp_tabulate(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
     if (op->fn == MLP_FN_GATED) return gated_units(p, op, hb);
+    if (op->fn == MLP_FN_PWL && op->out_cat) return staircase_units(p, op, hb, b2);
+    if (op->fn == MLP_FN_PWL) {
+        pwl_units(p, hb, op->x_view, op->pwl->kx, op->pwl->ky, op->pwl->n_knots, 1, op->out_dim, b2);
+        return true;
+    }
+    if (op->fn == MLP_FN_PRODUCT) return product_units(p, op, hb, b2);
     Tab t;
     memset(&t, 0, sizeof t);
     t.p = p;
@@ -366,10 +491,15 @@ bool mlp_tabulate(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
         if (op->grid[j].onehot) t.gate = (int)j;
     double total = 1, mult = 1;
     for (size_t j = 0; j < na; j++) {
+        t.allow[j] = ARENA_ARRAY(p->arena, size_t, t.ax[j].n);
         total *= (double)t.ax[j].n;
         if ((int)j == t.gate) continue;
         t.ax[j].coef = mult;
         mult *= (t.ax[j].uniq[t.ax[j].n - 1] - t.ax[j].min) / t.ax[j].gap + 1;
+    }
+    if (t.gate >= 0) { /* the points the slices enumerate */
+        total = 0;
+        for (size_t g = 0; g < t.ax[t.gate].n; g++) total += slice_points(&t, g);
     }
     if (total > CG_MAX_GRID || mult > 1e12) {
         return refuse(p, op, "needs a table of %.0f entries (limit %d): lower --max-len or --vocab", total, CG_MAX_GRID);

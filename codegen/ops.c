@@ -28,11 +28,7 @@ uint32_t plan_alloc_dims(Plan *p, size_t count, const char *name, const ValueSet
 bool plan_error(Plan *p, const IrNode *n, const char *what) {
     char d[160];
     vs_describe(n, d, sizeof d);
-    /* with real-valued tokens, unbounded value sets come from them: say so */
-    const char *why = p->numeric_tokens && p->info[n->id].vs.unbounded
-                          ? "; it depends on real-valued tokens, which compile only where they are copied, "
-                            "averaged, added or scaled by constants"
-                          : "";
+    const char *why = p->info[n->id].vs.unbounded ? vs_unbounded_why(p, n) : "";
     diag_error(p->diags, n->loc, "%s %s%s", d, what, why);
     return false;
 }
@@ -54,6 +50,17 @@ HeadOp *plan_new_head(Plan *p) {
     HeadOp *h = &p->heads[p->n_heads++];
     memset(h, 0, sizeof *h);
     return h;
+}
+
+PlanMargin *plan_add_margin(Plan *p) {
+    if (p->n_margins == p->margins_cap) {
+        size_t cap = p->margins_cap ? p->margins_cap * 2 : 8;
+        p->margins = arena_grow(p->arena, p->margins, p->n_margins, cap, sizeof(PlanMargin));
+        p->margins_cap = cap;
+    }
+    PlanMargin *m = &p->margins[p->n_margins++];
+    memset(m, 0, sizeof *m);
+    return m;
 }
 
 MlpOp *plan_new_mlp(Plan *p) {
@@ -143,7 +150,7 @@ bool plan_scalar_arg(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u) {
 }
 
 static bool scalar_arg_value(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u) {
-    if (a->vs.unbounded) return plan_error(p, a->node, "has too many possible values to tabulate in an MLP (lower --max-len or --vocab)");
+    if (a->vs.unbounded) return plan_error(p, a->node, "has too many possible values to tabulate in an MLP");
     LeafMap *leaf = &m->leaf[j];
     m->n_leaves = j + 1 > m->n_leaves ? j + 1 : m->n_leaves;
     leaf->node = a->node;
@@ -167,7 +174,8 @@ static bool scalar_arg_value(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u
     leaf->vs = &a->vs;
     /* a number through its numerical view, unless that view cannot tell members apart (1 and
      * 1.0, -0.0 and 0.0, rounding twins) and the rank of a one-hot can */
-    if (a->vs.numeric && a->has_num && (!a->has_cat || a->vs.by_number || vs_decodable(&a->vs, false, NULL))) {
+    bool by_number = a->vs.by_number ? !vs_inexact_as_numbers(&a->vs) : vs_decodable(&a->vs, false, NULL);
+    if (a->vs.numeric && a->has_num && (!a->has_cat || by_number)) {
         if (!plan_add_grid(p, m, a->num, a->vs.n, &sc, &leaf->arg)) return false;
         for (size_t i = 0; i < a->vs.n; i++) sc[i] = value_as_double(a->vs.vals[i]);
         if (onehot && a->has_cat) m->grid[leaf->arg].onehot = a->cat;
@@ -205,7 +213,7 @@ void plan_mlp_output(Plan *p, MlpOp *m, SopInfo *info, bool want_cat_out) {
 /* A categorical encoding for an s-op that only has a numerical one: an MLP discretises it. */
 bool plan_convert_to_cat(Plan *p, SopInfo *info) {
     if (info->vs.unbounded)
-        return plan_error(p, info->node, "is used categorically but has too many possible values (lower --max-len)");
+        return plan_error(p, info->node, "is used categorically but has too many possible values");
     MlpOp *m = plan_new_mlp(p);
     int slot = next_slot(info->time, false);
     m->layer = slot_layer(slot);

@@ -236,7 +236,7 @@ static bool plan_aggregate(Plan *p, SopInfo *info, const IrNode *out) {
 /* A map computed by an MLP from its leaves (see choose_leaves). */
 static bool tabulate(Plan *p, SopInfo *info, bool out_cat) {
     const IrNode *n = info->node;
-    if (info->vs.unbounded) return plan_error(p, n, "has too many possible values to tabulate (lower --max-len or --vocab)");
+    if (info->vs.unbounded) return plan_error(p, n, "has too many possible values to tabulate");
     int t = 0;
     for (uint32_t k = 0; k < info->n_leaves; k++) {
         const SopInfo *a = &p->info[info->leaves[k]->id];
@@ -285,9 +285,62 @@ static bool plan_gated(Plan *p, SopInfo *info) {
     return true;
 }
 
+/* A map of real s-ops (reals.c chose how): a piecewise-linear function of one real, with margin
+ * checks around its jumps, or a product of two reals. */
+static bool plan_real(Plan *p, SopInfo *info) {
+    const RealInfo *r = info->real_fn ? info->real_fn : info->real;
+    if (r->how == REAL_REFUSED) return plan_error(p, info->node, arena_printf(p->arena, "cannot be compiled with a proven "
+                                                                              "error bound: it %s", r->why));
+    MlpOp *m = plan_new_mlp(p);
+    m->node = info->node;
+    int t = 0;
+    if (r->how == REAL_FN) {
+        SopInfo *x = &p->info[r->arg->id];
+        if (!x->has_num) return plan_error(p, x->node, "has no numerical encoding (internal compiler error)");
+        m->fn = MLP_FN_PWL;
+        m->pwl = &r->fn;
+        m->x_view = x->num;
+        t = x->time;
+        if (r->fn.n_jumps) { /* near a jump the model cannot decide: the runtime refuses there */
+            PlanMargin *mg = plan_add_margin(p);
+            mg->view = x->num;
+            mg->thresholds = r->fn.jump_at;
+            mg->n = r->fn.n_jumps;
+            mg->margin = p->real_margin + (x->real ? x->real->err : 0); /* then the reference's x is on the same side */
+            mg->node = info->node;
+            mg->after_slot = x->time;
+        }
+    } else { /* REAL_PRODUCT */
+        const IrNode *a = info->node->u.map.args[0], *b = info->node->u.map.args[1];
+        SopInfo *x = &p->info[a->id], *y = &p->info[b->id];
+        if (!x->has_num || !y->has_num) return plan_error(p, info->node, "has no numerical encoding (internal compiler error)");
+        m->fn = MLP_FN_PRODUCT;
+        m->x_view = x->num;
+        m->y_view = y->num;
+        m->x_range = (Ival){x->real ? x->real->range.lo - x->real->err : value_as_double(x->vs.vals[0]),
+                            x->real ? x->real->range.hi + x->real->err : value_as_double(x->vs.vals[x->vs.n - 1])};
+        m->y_range = (Ival){y->real ? y->real->range.lo - y->real->err : value_as_double(y->vs.vals[0]),
+                            y->real ? y->real->range.hi + y->real->err : value_as_double(y->vs.vals[y->vs.n - 1])};
+        t = x->time > y->time ? x->time : y->time;
+    }
+    int slot = next_slot(t, false);
+    m->layer = slot_layer(slot);
+    if (info->real_fn) { /* finitely many values: a one-hot block, exact outside the margins */
+        plan_mlp_output(p, m, info, true);
+    } else {
+        m->out_cat = false;
+        m->out_dim = plan_alloc_dims(p, 1, plan_node_name(p, info->node), NULL);
+        info->num = lv_unit(p->arena, m->out_dim, 1);
+        info->has_num = true;
+    }
+    info->time = slot;
+    return true;
+}
+
 static bool plan_map(Plan *p, SopInfo *info, MapClass cls, const IrNode *out) {
     const IrNode *n = info->node;
     if (cls == MAP_GATED) return plan_gated(p, info);
+    if (cls == MAP_REAL) return plan_real(p, info);
     info->time = 0;
     for (uint32_t j = 0; j < n->u.map.nargs; j++) {
         int t = p->info[n->u.map.args[j]->id].time;

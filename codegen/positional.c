@@ -7,6 +7,7 @@
  * as (indices % n) * n + indices / n takes its ~N^2/2 reachable values, not the product of its
  * parts' sets), the exact number of keys a positional selector selects, and the MLPs that
  * compute such s-ops from the index and the length (plan.c, mlp.c). */
+#include <math.h>
 #include <string.h>
 
 #include "codegen/internal.h"
@@ -140,11 +141,50 @@ bool pos_lookup(const PosTable *t, int64_t i, int64_t n, size_t max_len, Value *
     return true;
 }
 
+/* select(x, x, cmp) with the given comparisons */
+static bool self_compare(const IrNode *sel, const IrNode *x, IrCmp a, IrCmp b) {
+    return sel->kind == IR_SELECT && sel->u.select.keys == x && sel->u.select.queries == x &&
+           (sel->u.select.cmp == a || sel->u.select.cmp == b);
+}
+
+/* Whether sel is a strict total order of the positions: select(indices, indices, <) (or >), or
+ * lexicographic, select(k, k, <) or (select(k, k, ==) and T) for such a T (the sort idiom),
+ * over values of k that are ordered (all numbers or all strings). Then the width of sel is
+ * each position's rank: no two positions share it. */
+static bool strict_total_order(Plan *p, const IrNode *sel) {
+    if (self_compare(sel, p->indices, IR_CMP_LT, IR_CMP_GT)) return true;
+    if (sel->kind != IR_SELECT_OR) return false;
+    for (int side = 0; side < 2; side++) {
+        const IrNode *strict = side ? sel->u.combine.rhs : sel->u.combine.lhs;
+        const IrNode *ties = side ? sel->u.combine.lhs : sel->u.combine.rhs;
+        if (strict->kind != IR_SELECT || ties->kind != IR_SELECT_AND) continue;
+        const IrNode *k = strict->u.select.keys;
+        if (!self_compare(strict, k, IR_CMP_LT, IR_CMP_GT)) continue;
+        const ValueSet *vs = &p->info[k->id].vs;
+        bool ordered = !vs->unbounded && vs->n > 0;
+        for (size_t i = 0; ordered && i < vs->n; i++)
+            ordered = (vs->vals[i].kind == VAL_STR) == (vs->vals[0].kind == VAL_STR) &&
+                      !(vs->vals[i].kind == VAL_FLOAT && isnan(vs->vals[i].as.f));
+        if (!ordered) continue;
+        for (int t = 0; t < 2; t++) {
+            const IrNode *eq = t ? ties->u.combine.rhs : ties->u.combine.lhs;
+            const IrNode *rest = t ? ties->u.combine.lhs : ties->u.combine.rhs;
+            if (self_compare(eq, k, IR_CMP_EQ, IR_CMP_EQ) && strict_total_order(p, rest)) return true;
+        }
+    }
+    return false;
+}
+
 bool selector_at_most_one(Plan *p, const IrNode *sel) {
     const PosTable *t = p->info[sel->id].pos;
     if (t && t->at_most_one) return true;
     switch (sel->kind) {
-    case IR_SELECT: return sel->u.select.cmp == IR_CMP_EQ && sel->u.select.keys->kind == IR_INDICES;
+    case IR_SELECT:
+        if (sel->u.select.cmp != IR_CMP_EQ) return false;
+        if (sel->u.select.keys->kind == IR_INDICES) return true;
+        /* select(rank, indices, ==) for a rank no two positions share */
+        return sel->u.select.queries->kind == IR_INDICES && sel->u.select.keys->kind == IR_SELECTOR_WIDTH &&
+               strict_total_order(p, sel->u.select.keys->u.width.selector);
     case IR_SELECT_AND:
         return selector_at_most_one(p, sel->u.combine.lhs) || selector_at_most_one(p, sel->u.combine.rhs);
     default: return false;

@@ -1,6 +1,6 @@
 /* Selectors -> attention scores.
  *
- * A score is a sum of bilinear columns q(r_query) * k(r_key). Three lowerings, exact by
+ * A score is a sum of bilinear columns q(r_query) * k(r_key). Four lowerings, exact by
  * construction:
  *   table        a selector over one (keys, queries) pair of categorical s-ops, any boolean
  *                combination of comparisons: score = M[query value][key value] in {0, 1};
@@ -9,22 +9,14 @@
  *   index match  select(indices, q, ==) where q is an integer affine form of length and
  *                indices that provably lies in [0, length): score = 2 q i - i^2, maximal
  *                exactly at i = q, so q needs no categorical encoding (and no MLP layer).
- * Any other combination (an `or`/`not` across different pairs) is reported as unsupported. */
+ *   joint        any other combination (an `or`/`not` across different pairs): the one-hot of
+ *                each side's tuple of values (joint.c), score 1 where the selector holds.
+ * A selector_width is a head per term of the selector's signed sum (selterms.c), at most
+ * CG_MAX_WIDTH_TERMS of them, or else one joint head. */
 #include <math.h>
 #include <string.h>
 
 #include "codegen/internal.h"
-
-
-
-
-
-
-
-
-
-
-
 
 static bool need_cat(Plan *p, const IrNode *sop, const IrNode *sel) {
     SopInfo *info = &p->info[sop->id];
@@ -154,22 +146,28 @@ bool selector_lower(Plan *p, const IrNode *sel, ScoreColumn **cols_out, size_t *
     return joint_columns(p, sel, cols_out, n_out, bos_level, time);
 }
 
-
 /* The heads of a width (internal.h, WidthHeads). */
 bool plan_width_heads(Plan *p, const IrNode *node, const IrNode *selector, WidthHeads *w) {
     SelTerm full = {1, NULL, 0}, *terms = &full;
     size_t n_terms = 1;
     if (selector && !selector_terms(p, selector, &terms, &n_terms)) return false;
-    if (n_terms > CG_MAX_WIDTH_TERMS)
-        return plan_error(p, selector ? selector : node, "decomposes into more than 3 attention heads (simplify the selector)");
     int slot = 1;
     ScoreColumn *cols[CG_MAX_WIDTH_TERMS];
     size_t n_cols[CG_MAX_WIDTH_TERMS];
     double bos_level[CG_MAX_WIDTH_TERMS];
-    for (size_t t = 0; t < n_terms; t++) {
+    if (n_terms > CG_MAX_WIDTH_TERMS) { /* one head: selected keys score 1 through the joint one-hots, as BOS does */
         int t_sel;
-        if (!selector_lower_term(p, &terms[t], true, &cols[t], &n_cols[t], &bos_level[t], &t_sel)) return false;
+        if (!joint_columns(p, selector, &cols[0], &n_cols[0], &bos_level[0], &t_sel)) return false;
+        bos_level[0] = 1;
         if (next_slot(t_sel, true) > slot) slot = next_slot(t_sel, true);
+        terms = &full;
+        n_terms = 1;
+    } else {
+        for (size_t t = 0; t < n_terms; t++) {
+            int t_sel;
+            if (!selector_lower_term(p, &terms[t], true, &cols[t], &n_cols[t], &bos_level[t], &t_sel)) return false;
+            if (next_slot(t_sel, true) > slot) slot = next_slot(t_sel, true);
+        }
     }
     w->n_u = (uint32_t)n_terms;
     w->time = slot;

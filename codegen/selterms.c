@@ -231,6 +231,12 @@ bool selector_needs_joint(Plan *p, const IrNode *sel) {
     return n > 1 || (n == 1 && terms[0].coef != 1);
 }
 
+bool selector_width_needs_joint(Plan *p, const IrNode *sel) {
+    SelTerm *terms;
+    size_t n;
+    return selector_terms(p, sel, &terms, &n) && n > CG_MAX_WIDTH_TERMS;
+}
+
 /* The distinct non-constant s-ops the comparisons of `sel` read on one side. */
 void selector_side(const IrNode *sel, bool keys, Joint *j) {
     if (sel->kind != IR_SELECT) {

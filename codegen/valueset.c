@@ -49,10 +49,7 @@ static ValueSet vs_unbounded(void) { return (ValueSet){NULL, 0, true, true, fals
 
 /* value_order, or for a set collapsed by number (see kinds_collapse) the order of the numbers */
 static int member_order(const ValueSet *vs, Value a, Value b) {
-    if (vs->by_number && value_is_number(a) && value_is_number(b)) {
-        double x = value_as_double(a), y = value_as_double(b);
-        return (x > y) - (x < y);
-    }
+    if (vs->by_number && value_is_number(a) && value_is_number(b)) return value_number_order(a, b);
     return atom_order(a, b);
 }
 
@@ -72,6 +69,18 @@ bool vs_decodable(const ValueSet *vs, bool with_kinds, double *gap) {
     if (g < 1e-9 * fmax(1, mag)) return false;
     if (gap) *gap = isfinite(g) ? g : 1;
     return true;
+}
+
+bool vs_inexact_as_numbers(const ValueSet *vs) {
+    for (size_t i = 0; i < vs->n; i++) /* 2^53 + 1 has no float64 */
+        if (vs->vals[i].kind == VAL_INT && (vs->vals[i].as.i > (INT64_C(1) << 53) || vs->vals[i].as.i < -(INT64_C(1) << 53)))
+            return true;
+    for (size_t i = 1; !vs->approx && i < vs->n; i++)
+        if (value_is_number(vs->vals[i - 1]) && value_is_number(vs->vals[i])) {
+            double a = value_as_double(vs->vals[i - 1]), b = value_as_double(vs->vals[i]);
+            if (a != b && scalar_twins(a, b)) return true;
+        }
+    return false;
 }
 
 bool vs_contains(const ValueSet *vs, Value v, size_t *index) {
@@ -202,8 +211,7 @@ static void kinds_collapse(ValueSet *vs) {
     size_t u = 0;
     for (size_t i = 0; i < vs->n; i++) {
         Value v = vs->vals[i];
-        if (u && value_is_number(v) && value_is_number(vs->vals[u - 1]) &&
-            value_as_double(v) == value_as_double(vs->vals[u - 1])) {
+        if (u && value_is_number(v) && value_is_number(vs->vals[u - 1]) && value_number_order(v, vs->vals[u - 1]) == 0) {
             if (pref[v.kind] > pref[vs->vals[u - 1].kind]) vs->vals[u - 1] = v;
             continue;
         }
@@ -467,8 +475,8 @@ static ValueSet map_values(Plan *p, SopInfo *info) {
 
 /* c0 + s/k for k = 2..N and every integer s in [k*lo, k*hi] (the means of k integers from
  * [lo, hi]), into a fresh array with `extra` more free slots; false when over CG_MAX_VALUES. */
-static bool means_of_range(Plan *p, int64_t lo, int64_t hi, double c0, const bool *counts, size_t extra, Value **out,
-                           size_t *count) {
+static bool means_of_range(Plan *p, int64_t lo, int64_t hi, int scale, double c0, const bool *counts, size_t extra,
+                           Value **out, size_t *count) {
     size_t total = extra;
     /* sums past 2^53 are not exact in float64 (nor is the model's mean of them) */
     if (fmax(fabs((double)lo), fabs((double)hi)) * (double)p->win_hi > 9007199254740992.0) return false;
@@ -480,12 +488,34 @@ static bool means_of_range(Plan *p, int64_t lo, int64_t hi, double c0, const boo
     }
     Value *v = ARENA_ARRAY(p->arena, Value, total ? total : 1);
     size_t n = 0;
+    /* (s 2^-scale) / k rounds as s / k does, scaled exactly (no subnormals: see dyadic_grid) */
     for (int64_t k = 2; k <= (int64_t)p->win_hi; k++)
         if (!counts || counts[k])
-            for (int64_t s = k * lo; s <= k * hi; s++) v[n++] = value_float(c0 + (double)s / (double)k);
+            for (int64_t s = k * lo; s <= k * hi; s++) v[n++] = value_float(c0 + ldexp((double)s / (double)k, -scale));
     *out = v;
     *count = n;
     return true;
+}
+
+/* Whether every number of src is z * 2^-scale for an integer z with |z| * N below 2^53, for the
+ * least such scale: then every partial sum of N of them is exact in float64 (and zero is +0.0,
+ * as 0.0 + -0.0 is), and their mean is one rounding of s / k, scaled. [*lo, *hi] is the range
+ * of z. Integers have scale 0; 0.5, 0.25, -0.0 are dyadic too; 0.1 is not. */
+static bool dyadic_grid(const Plan *p, const ValueSet *src, int *scale, int64_t *lo, int64_t *hi) {
+    double limit = 9007199254740992.0 / (double)(p->win_hi > 1 ? p->win_hi : 1);
+    for (int e = 0; e <= 60; e++) {
+        bool ok = true;
+        for (size_t i = 0; ok && i < src->n; i++) {
+            double z = ldexp(value_as_double(src->vals[i]), e);
+            ok = z == floor(z) && fabs(z) <= limit && (z == 0 || fabs(value_as_double(src->vals[i])) >= 0x1p-960);
+        }
+        if (!ok) continue;
+        *scale = e;
+        *lo = (int64_t)ldexp(value_as_double(src->vals[0]), e);
+        *hi = (int64_t)ldexp(value_as_double(src->vals[src->n - 1]), e);
+        return true;
+    }
+    return false;
 }
 
 /* The values of an aggregate: the default (no key), the source's values (one key) and, for
@@ -518,9 +548,10 @@ static ValueSet aggregate_values_at(Plan *p, const IrNode *n, const ValueSet *sr
     if (!averages || all_bool || src->n == 0) {
         v = ARENA_ARRAY(p->arena, Value, src->n + 1);
     } else {
-        if (!src->all_int) return vs_unbounded();
-        int64_t lo = (int64_t)value_as_double(src->vals[0]), hi = (int64_t)value_as_double(src->vals[src->n - 1]);
-        if (!means_of_range(p, lo, hi, 0, counts, src->n + 1, &v, &count)) return vs_unbounded();
+        int scale;
+        int64_t lo, hi;
+        if (!dyadic_grid(p, src, &scale, &lo, &hi)) return vs_unbounded();
+        if (!means_of_range(p, lo, hi, scale, 0, counts, src->n + 1, &v, &count)) return vs_unbounded();
     }
     if (one || (several && !averages)) /* several non-numbers raise; the model checks that */
         for (size_t i = 0; i < src->n; i++) v[count++] = src->vals[i];
@@ -597,7 +628,7 @@ static ValueSet linmean_values(Plan *p, const LinMean *m) {
     }
     Value *v;
     size_t count;
-    if (hi - lo + 2 > CG_MAX_VALUES || !means_of_range(p, lo, hi, m->c0, NULL, (size_t)(hi - lo + 2), &v, &count))
+    if (hi - lo + 2 > CG_MAX_VALUES || !means_of_range(p, lo, hi, 0, m->c0, NULL, (size_t)(hi - lo + 2), &v, &count))
         return vs_unbounded();
     double d = m->c0;
     for (size_t j = 0; j < m->n; j++) d += m->coef[j] * value_as_double(m->agg[j]->u.aggregate.default_value);
@@ -739,6 +770,7 @@ static void values_pass(Plan *p, const IrNode *out) {
             break;
         default: break;
         }
+        if (!reals_node(p, info)) return;
         support_compute(p, info);
         if (info->pos && info->pos->val && !info->pos->any_fail) /* exactly the values its table holds */
             info->vs = pos_value_set(p, info->pos);
@@ -768,21 +800,60 @@ const int32_t *agg_count_by_index(Plan *p, const IrNode *agg) {
     return c;
 }
 
+const char *vs_unbounded_why(Plan *p, const IrNode *n) {
+    if (p->numeric_tokens)
+        return "; it depends on real-valued tokens, which compile only where they are copied, averaged, added or "
+               "scaled by constants";
+    for (int depth = 0; depth < 64; depth++) { /* down to the first s-op that is unbounded itself */
+        const IrNode *next = NULL;
+        if (n->kind == IR_AGGREGATE) next = n->u.aggregate.sop;
+        else if (n->kind == IR_MAP)
+            for (uint32_t j = 0; j < n->u.map.nargs && !next; j++)
+                if (p->info[n->u.map.args[j]->id].vs.unbounded) next = n->u.map.args[j];
+        if (next && p->info[next->id].vs.unbounded) {
+            n = next;
+            continue;
+        }
+        const ValueSet *src = n->kind == IR_AGGREGATE ? &p->info[n->u.aggregate.sop->id].vs : NULL;
+        int scale;
+        int64_t lo, hi;
+        if (src && src->numeric && src->n && !dyadic_grid(p, src, &scale, &lo, &hi)) {
+            double m = fmax(fabs(value_as_double(src->vals[0])), fabs(value_as_double(src->vals[src->n - 1])));
+            if (m * (double)p->win_hi > 9007199254740992.0)
+                return arena_printf(p->arena,
+                                    "; the aggregate at %d:%d averages numbers as large as %.3g: their sums pass "
+                                    "2^53, where float64 stops being exact",
+                                    n->loc.line, n->loc.col, m);
+            return arena_printf(p->arena,
+                                "; the aggregate at %d:%d averages numbers that are not all multiples of one power "
+                                "of two (such as 1/3): their float64 means depend on the order of the sum, so no "
+                                "exact list of them exists",
+                                n->loc.line, n->loc.col);
+        }
+        break;
+    }
+    return "; lower --max-len or --vocab";
+}
+
 bool agg_value_possible(Plan *p, const IrNode *agg, Value v, int32_t k) {
     const ValueSet *src = &p->info[agg->u.aggregate.sop->id].vs;
     if (k == 0) return value_equal(v, agg->u.aggregate.default_value);
-    if (k == 1 || !src->numeric || !src->all_int || src->unbounded) return vs_contains(src, v, NULL) || k > 1;
-    if (!value_is_number(v) || src->n == 0) return false;
-    double s = round(value_as_double(v) * (double)k); /* the mean of k integers: s / k */
-    double lo = value_as_double(src->vals[0]) * k, hi = value_as_double(src->vals[src->n - 1]) * k;
-    return s >= lo && s <= hi && s / (double)k == value_as_double(v);
+    int scale;
+    int64_t lo, hi;
+    if (k == 1 || !src->numeric || src->unbounded || src->n == 0 || !dyadic_grid(p, src, &scale, &lo, &hi))
+        return vs_contains(src, v, NULL) || k > 1;
+    if (!value_is_number(v)) return false; /* a float, or its int twin in a set collapsed by number */
+    double x = value_as_double(v), s = round(ldexp(x, scale) * (double)k); /* the mean of k values z 2^-scale */
+    return s >= (double)lo * k && s <= (double)hi * k && ldexp(s / (double)k, -scale) == x;
 }
 
 double agg_values_with_count(Plan *p, const IrNode *agg, int32_t k) {
     const ValueSet *src = &p->info[agg->u.aggregate.sop->id].vs;
+    int scale;
+    int64_t lo, hi;
     if (k == 0) return 1;
-    if (k == 1 || !src->numeric || !src->all_int || src->n == 0) return (double)src->n;
-    return (double)k * (value_as_double(src->vals[src->n - 1]) - value_as_double(src->vals[0])) + 1;
+    if (k == 1 || !src->numeric || src->n == 0 || !dyadic_grid(p, src, &scale, &lo, &hi)) return (double)src->n;
+    return (double)k * (double)(hi - lo) + 1;
 }
 
 /* The kinds of an s-op's numbers, ascending (bool, int, float); their count. From its value set,

@@ -191,6 +191,8 @@ static int num_cmp(Value a, Value b) {
     return (a.as.f > b.as.f) - (a.as.f < b.as.f);
 }
 
+int value_number_order(Value a, Value b) { return num_cmp(a, b); }
+
 /* -1, 0, 1 for numbers and strings; *err set when they cannot be ordered. */
 static int compare(Value a, Value b, bool *err) {
     *err = false;

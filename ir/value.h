@@ -72,6 +72,9 @@ bool value_equal(Value a, Value b);
 /* A total order used for sorting value sets and tables (not Python's <): numbers (by value,
  * then kind) before strings (by bytes). Returns <0, 0, >0. */
 int value_order(Value a, Value b);
+/* -1, 0, 1 comparing two numbers (ints, floats, bools) as Python does, exactly (2^53 + 1 > 2.0^53);
+ * NaN after every other number. */
+int value_number_order(Value a, Value b);
 /* Identity for hashing/deduplication: equal under value_order == 0. */
 uint64_t value_hash(Value v);
 

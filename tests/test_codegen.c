@@ -177,6 +177,41 @@ static const Case cases[] = {
      "r = aggregate(select(indices, 1, ==) or select(indices, 3, ==), indicator(tokens == \"a\"));", "r", "ab", 5, 5, 1},
     {"an or of pairs on strings: several keys raise, one key is copied",
      "r = aggregate(select(tokens, \"a\", ==) or select(indices, indices, ==), tokens, \"-\");", "r", "ab", 4, 4, -1},
+    /* outsider findings (issues 7-9 break-it run) */
+    {"means of halves: dyadic sources average exactly", "tokens = tokens_int; r = aggregate(select(indices, indices, <=), tokens / 2);",
+     "r", "0..3", 7, 5, 1},
+    {"means of 1.5 * x + 0.25 over a suffix", "tokens = tokens_int; r = aggregate(select(indices, indices, >=), tokens * 1.5 + 0.25);",
+     "r", "-2..2", 6, 4, 1},
+    {"2^53 + 1 is not 2^53: big ints stay categorical",
+     "tokens = tokens_int; x = tokens + 9007199254740992; r = x == 9007199254740993;", "r", "0..3", 3, 3, 0},
+    {"an int past 2^53 read out exactly (a categorical readout has a block of its own: one MLP)",
+     "tokens = tokens_int; r = tokens + 9007199254740992;", "r", "0..3", 3, 3, 1},
+    {"a prefix mean times its width: S / k * k rounds two ways, tabulated",
+     "tokens = tokens_int; s = aggregate(select(indices, indices, <=), tokens); r = s * (indices + 1);", "r", "0..3", 40,
+     4, 1},
+    {"count() past length 37: round(length * mean) reads the product's twins by rank", "r = count(tokens, \"a\");",
+     "r", "abc", 40, 4, -1},
+    {"the two previous tokens concatenated: impossible combinations are not values",
+     "a = aggregate(select(indices, indices - 1, ==), tokens, \"_\"); b = aggregate(select(indices, indices - 2, ==), tokens, \"_\"); r = a + b;",
+     "r", "abc", 5, 5, -1},
+    {"a prefix mean plus a suffix mean",
+     "tokens = tokens_int; r = aggregate(select(indices, indices, <=), tokens) + aggregate(select(indices, indices, >=), tokens);",
+     "r", "0..3", 4, 4, -1},
+    {"the previous token if it is an a: a table conjunct and an index match",
+     "s = select(tokens, \"a\", ==) and select(indices, indices - 1, ==); r = aggregate(s, tokens, \"-\");", "r", "abc",
+     5, 5, 1},
+    {"length modulo the next token", "tokens = tokens_int; r = length % aggregate(select(indices, indices + 1, ==), tokens, -1);",
+     "r", "-3..3", 3, 3, -1},
+    {"sort's rank is injective: the gather copies one token (no means)", "tokens = tokens_int; r = sort(tokens, tokens);",
+     "r", "0..99", 64, 2, 2},
+    {"a three-way or across s-ops: the width through one joint head",
+     "tokens = tokens_int; s = select(tokens, tokens, >) or select(indices, indices, ==) or select(indices % 2, 1, ==); "
+     "r = aggregate(s, tokens * 2 + 1);", "r", "0..3", 5, 5, -1},
+    {"Dyck-1 with the balance inline at max-len 26: index-sliced tables stay small",
+     "up = select(indices, indices, <=);\n"
+     "bal = round((indices + 1) * (aggregate(up, indicator(tokens == \"(\")) - aggregate(up, indicator(tokens == \")\"))));\n"
+     "bad = aggregate(up, indicator(bal < 0)) > 0; r = \"F\" if bad else (\"T\" if bal == 0 else \"P\");",
+     "r", "()", 26, 8, 2},
 };
 
 START_TEST(test_differential) {
@@ -330,6 +365,12 @@ START_TEST(test_compile_errors) {
          "r = aggregate(select(indices, indices, <), indicator(tokens == \"a\") + x2);", "ab", "raises on every input", 2},
         {"s = select(indices, 0, <) and select(tokens, indices, <); r = selector_width(s or select(indices, 0, ==));",
          "ab", "which raises", 3},
+        /* outsider findings: refusals that say why */
+        {"tokens = tokens_int; r = aggregate(select(indices, indices, <=), tokens / 3);", "0..3",
+         "not all multiples of one power of two", 5},
+        {"tokens = tokens_int; r = aggregate(select(indices, indices, <=), tokens + 9007199254740992);", "0..3",
+         "where float64 stops being exact", 3},
+        {"tokens = tokens_int; r = aggregate(select(indices, indices, <=), tokens * -0.0);", "-3..3", "-0.0 and 0.0", 3},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         Compiled *c = compile_src(bad[i].src, "r", bad[i].vocab, bad[i].max_len);

@@ -1,0 +1,449 @@
+/* Functions of one real s-op, as piecewise-linear approximations with proven error bounds.
+ *
+ * A map whose only varying argument is real (2.718 ^ x, x ^ 0.5, 1 / x, `0 if x < 0 else x`,
+ * round(x), `x < c`) is a function f of that argument x over the interval X that x's value (and
+ * the model's error on it) can take. realfn_build analyses the map's expression tree:
+ *   - comparisons of x (or of an affine form of x) with constants, and round(), split X into
+ *     pieces on which f is smooth; at each split f is either continuous (no price) or jumps (the
+ *     model cannot decide exactly near the split: a margin the runtime checks);
+ *   - on each piece, interval arithmetic with first and second derivatives (jets, outward
+ *     rounding) bounds |f'| and |f''|, and the piece is bisected until the chord error bound
+ *     min((b-a)^2 max|f''| / 8, (b-a)/2 (max f' - min f'), max f - min f) is below the tolerance;
+ *   - the result is a continuous piecewise-linear function through knots (x_k, f(x_k)), with a
+ *     ramp of width 2 * margin across every jump, whose error outside the margins is at most the
+ *     tolerance, and the Lipschitz constant of f (how the argument's error propagates).
+ * Everything the analysis cannot bound (x * x > 2, a power of a negative base, a division whose
+ * interval holds 0) is refused with a message: never a bound that is not one. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/internal.h"
+
+/* ---- intervals, rounded outward ---- */
+
+static Ival ival(double lo, double hi) { return (Ival){nextafter(lo, -INFINITY), nextafter(hi, INFINITY)}; }
+static Ival ival_point(double x) { return (Ival){x, x}; }
+static Ival iv_add(Ival a, Ival b) { return ival(a.lo + b.lo, a.hi + b.hi); }
+static Ival iv_sub(Ival a, Ival b) { return ival(a.lo - b.hi, a.hi - b.lo); }
+static Ival iv_neg(Ival a) { return (Ival){-a.hi, -a.lo}; }
+static Ival iv_scale(Ival a, double c) { return c >= 0 ? ival(a.lo * c, a.hi * c) : ival(a.hi * c, a.lo * c); }
+static Ival iv_mul(Ival a, Ival b) {
+    double p[4] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi}, lo = p[0], hi = p[0];
+    for (int i = 1; i < 4; i++) {
+        if (isnan(p[i])) return (Ival){-INFINITY, INFINITY}; /* 0 * inf */
+        lo = fmin(lo, p[i]);
+        hi = fmax(hi, p[i]);
+    }
+    return isnan(lo) ? (Ival){-INFINITY, INFINITY} : ival(lo, hi);
+}
+static bool iv_has_zero(Ival a) { return a.lo <= 0 && a.hi >= 0; }
+static Ival iv_recip(Ival a) { return ival(1 / a.hi, 1 / a.lo); } /* 0 not in a */
+static Ival iv_div(Ival a, Ival b) { return iv_mul(a, iv_recip(b)); }
+static Ival iv_hull(Ival a, Ival b) { return (Ival){fmin(a.lo, b.lo), fmax(a.hi, b.hi)}; }
+static double iv_mag(Ival a) { return fmax(fabs(a.lo), fabs(a.hi)); }
+
+/* x^p for x in a, a > 0 or p an integer: monotone pieces */
+static Ival iv_pow(Ival a, double e) {
+    if (e == floor(e) && iv_has_zero(a) && fmod(e, 2) == 0 && e > 0) { /* even power through 0 */
+        double m = fmax(pow(fabs(a.lo), e), pow(fabs(a.hi), e));
+        return ival(0, m);
+    }
+    double x = pow(a.lo, e), y = pow(a.hi, e);
+    return ival(fmin(x, y), fmax(x, y));
+}
+
+/* ---- jets: f, f' and f'' over an interval of x ---- */
+
+typedef struct Jet {
+    Ival v, d1, d2;
+} Jet;
+
+static Jet jet_const(double c) { return (Jet){ival_point(c), ival_point(0), ival_point(0)}; }
+
+static Jet jet_add(Jet a, Jet b, double sb) {
+    Jet r = {iv_add(a.v, iv_scale(b.v, sb)), iv_add(a.d1, iv_scale(b.d1, sb)), iv_add(a.d2, iv_scale(b.d2, sb))};
+    return r;
+}
+
+static Jet jet_mul(Jet a, Jet b) { /* (ab)' = a'b + ab', (ab)'' = a''b + 2a'b' + ab'' */
+    Jet r;
+    r.v = iv_mul(a.v, b.v);
+    r.d1 = iv_add(iv_mul(a.d1, b.v), iv_mul(a.v, b.d1));
+    r.d2 = iv_add(iv_add(iv_mul(a.d2, b.v), iv_scale(iv_mul(a.d1, b.d1), 2)), iv_mul(a.v, b.d2));
+    return r;
+}
+
+/* g(u) with g' and g'' enclosures over u's value interval: (g u)' = g'(u) u', (g u)'' = g''(u) u'^2 + g'(u) u'' */
+static Jet jet_chain(Jet u, Ival g, Ival g1, Ival g2) {
+    Jet r;
+    r.v = g;
+    r.d1 = iv_mul(g1, u.d1);
+    r.d2 = iv_add(iv_mul(g2, iv_mul(u.d1, u.d1)), iv_mul(g1, u.d2));
+    return r;
+}
+
+/* The analysis context: the real leaf and how its pieces are being split. */
+typedef struct Ctx {
+    Plan *p;
+    const IrNode *leaf;
+    char why[200];       /* set on failure */
+    double *cuts;        /* thresholds found (x values where f may not be smooth) */
+    size_t n_cuts, cap;
+} Ctx;
+
+static void add_cut(Ctx *c, double x) {
+    if (c->n_cuts == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 8;
+        c->cuts = arena_grow(c->p->arena, c->cuts, c->n_cuts, c->cap, sizeof *c->cuts);
+    }
+    c->cuts[c->n_cuts++] = x;
+}
+
+/* The affine form a*x + b of a subtree, when it is one (false otherwise). */
+static bool affine_in(const Ctx *c, const IrNode *n, double *a, double *b) {
+    if (n == c->leaf) { *a = 1; *b = 0; return true; }
+    if (n->kind == IR_CONST) {
+        if (!value_is_number(n->u.constant)) return false;
+        *a = 0;
+        *b = value_as_double(n->u.constant);
+        return true;
+    }
+    if (n->kind != IR_MAP) return false;
+    double a1, b1, a2 = 0, b2 = 0;
+    if (!affine_in(c, n->u.map.args[0], &a1, &b1)) return false;
+    if (n->u.map.kind == IR_MAP_UNARY) {
+        if (n->u.map.op == VOP_NEG) { *a = -a1; *b = -b1; return true; }
+        if (n->u.map.op == VOP_POS) { *a = a1; *b = b1; return true; }
+        return false;
+    }
+    if (n->u.map.kind != IR_MAP_BINARY || !affine_in(c, n->u.map.args[1], &a2, &b2)) return false;
+    switch (n->u.map.op) {
+    case VOP_ADD: *a = a1 + a2; *b = b1 + b2; return true;
+    case VOP_SUB: *a = a1 - a2; *b = b1 - b2; return true;
+    case VOP_MUL:
+        if (a1 == 0) { *a = b1 * a2; *b = b1 * b2; return true; }
+        if (a2 == 0) { *a = a1 * b2; *b = b1 * b2; return true; }
+        return false;
+    case VOP_DIV:
+        if (a2 == 0 && b2 != 0) { *a = a1 / b2; *b = b1 / b2; return true; }
+        return false;
+    default: return false;
+    }
+}
+
+/* Collects the x values at which a comparison or a round() in the tree can change: the pieces. */
+static bool find_cuts(Ctx *c, const IrNode *n, Ival X) {
+    if (n == c->leaf || n->kind == IR_CONST) return true;
+    if (n->kind != IR_MAP) {
+        snprintf(c->why, sizeof c->why, "reads a %s besides the real value", ir_kind_name(n->kind));
+        return false;
+    }
+    for (uint32_t j = 0; j < n->u.map.nargs; j++)
+        if (!find_cuts(c, n->u.map.args[j], X)) return false;
+    bool cmp = n->u.map.kind == IR_MAP_BINARY && n->u.map.op >= VOP_EQ && n->u.map.op <= VOP_GE;
+    bool rnd = n->u.map.kind == IR_MAP_UNARY && n->u.map.op == VOP_ROUND;
+    if (!cmp && !rnd) return true;
+    double a, b; /* the compared (or rounded) quantity as a*x + b */
+    if (cmp) {
+        double a1, b1, a2, b2;
+        if (!affine_in(c, n->u.map.args[0], &a1, &b1) || !affine_in(c, n->u.map.args[1], &a2, &b2)) {
+            snprintf(c->why, sizeof c->why, "compares values that are not affine in the real value");
+            return false;
+        }
+        a = a1 - a2;
+        b = b1 - b2;
+        if (a != 0) add_cut(c, -b / a);
+        return true;
+    }
+    if (!affine_in(c, n->u.map.args[0], &a, &b) || a == 0) {
+        snprintf(c->why, sizeof c->why, "rounds a value that is not affine in the real value");
+        return false;
+    }
+    Ival q = iv_add(iv_scale(X, a), ival_point(b)); /* round() jumps at k + 1/2 */
+    if (q.hi - q.lo > 1e6) {
+        snprintf(c->why, sizeof c->why, "rounds a value that takes too many integers");
+        return false;
+    }
+    for (double k = floor(q.lo) - 1; k <= q.hi + 1; k++) add_cut(c, (k + 0.5 - b) / a);
+    return true;
+}
+
+ValueResult realfn_eval(Plan *p, const IrNode *n, const IrNode *leaf, double x, char *msg, size_t msgsize) {
+    if (n == leaf) return (ValueResult){true, value_float(x), NULL};
+    if (n->kind == IR_CONST) return (ValueResult){true, n->u.constant, NULL};
+    if (n->kind != IR_MAP) {
+        snprintf(msg, msgsize, "reads a %s besides the real value", ir_kind_name(n->kind));
+        return (ValueResult){false, value_int(0), msg};
+    }
+    Value args[3];
+    for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+        ValueResult r = realfn_eval(p, n->u.map.args[j], leaf, x, msg, msgsize);
+        if (!r.ok) return r;
+        args[j] = r.value;
+    }
+    return ir_map_apply(n, args, p->arena, msg, msgsize);
+}
+
+/* The truth of a condition at x. */
+static bool mid_truth(Ctx *c, const IrNode *cond, double x) {
+    char msg[160];
+    ValueResult r = realfn_eval(c->p, cond, c->leaf, x, msg, sizeof msg);
+    return r.ok && value_truthy(r.value);
+}
+
+/* The jet of subtree n over X, a piece on which every comparison has one value (decided at the
+ * piece's midpoint mid). False (with c->why) where f cannot be bounded. */
+static bool jet_of(Ctx *c, const IrNode *n, Ival X, double mid, Jet *out) {
+    if (n == c->leaf) { *out = (Jet){X, ival_point(1), ival_point(0)}; return true; }
+    if (n->kind == IR_CONST) {
+        if (!value_is_number(n->u.constant)) {
+            snprintf(c->why, sizeof c->why, "has a non-numeric constant");
+            return false;
+        }
+        *out = jet_const(value_as_double(n->u.constant));
+        return true;
+    }
+    if (n->kind != IR_MAP) return false;
+    char msg[160];
+    if (n->u.map.kind == IR_MAP_COND) { /* the branch the piece takes */
+        return jet_of(c, n->u.map.args[mid_truth(c, n->u.map.args[0], mid) ? 1 : 2], X, mid, out);
+    }
+    bool cmp = n->u.map.kind == IR_MAP_BINARY && n->u.map.op >= VOP_EQ && n->u.map.op <= VOP_GE;
+    bool rnd = n->u.map.kind == IR_MAP_UNARY && (n->u.map.op == VOP_ROUND || n->u.map.op == VOP_NOT ||
+                                                  n->u.map.op == VOP_INDICATOR);
+    bool logic = n->u.map.kind == IR_MAP_BINARY && (n->u.map.op == VOP_AND || n->u.map.op == VOP_OR);
+    if (cmp || rnd || logic) { /* constant on the piece: its value at the midpoint */
+        ValueResult r = realfn_eval(c->p, n, c->leaf, mid, msg, sizeof msg);
+        if (!r.ok || !value_is_number(r.value)) {
+            snprintf(c->why, sizeof c->why, "%s", r.ok ? "has a non-numeric value" : r.error);
+            return false;
+        }
+        *out = jet_const(value_as_double(r.value));
+        return true;
+    }
+    Jet a, b;
+    if (!jet_of(c, n->u.map.args[0], X, mid, &a)) return false;
+    if (n->u.map.kind == IR_MAP_UNARY) {
+        switch (n->u.map.op) {
+        case VOP_NEG: *out = (Jet){iv_neg(a.v), iv_neg(a.d1), iv_neg(a.d2)}; return true;
+        case VOP_POS: *out = a; return true;
+        default: snprintf(c->why, sizeof c->why, "uses %s on a real value", value_op_text(n->u.map.op)); return false;
+        }
+    }
+    if (n->u.map.kind != IR_MAP_BINARY || !jet_of(c, n->u.map.args[1], X, mid, &b)) {
+        if (!c->why[0]) snprintf(c->why, sizeof c->why, "uses a table lookup on a real value");
+        return false;
+    }
+    switch (n->u.map.op) {
+    case VOP_ADD: *out = jet_add(a, b, 1); return true;
+    case VOP_SUB: *out = jet_add(a, b, -1); return true;
+    case VOP_MUL: *out = jet_mul(a, b); return true;
+    case VOP_DIV: { /* a * (1/b): (1/b)' = -b'/b^2, (1/b)'' = 2b'^2/b^3 - b''/b^2 */
+        if (iv_has_zero(b.v)) {
+            snprintf(c->why, sizeof c->why, "divides by a value whose range [%g, %g] holds 0", b.v.lo, b.v.hi);
+            return false;
+        }
+        Ival r = iv_recip(b.v), r2 = iv_mul(r, r);
+        Jet inv = jet_chain(b, r, iv_neg(r2), iv_scale(iv_mul(r2, r), 2));
+        *out = jet_mul(a, inv);
+        return true;
+    }
+    case VOP_POW: {
+        bool const_base = a.d1.lo == 0 && a.d1.hi == 0 && a.d2.lo == 0 && a.d2.hi == 0 && a.v.lo == a.v.hi;
+        bool const_exp = b.d1.lo == 0 && b.d1.hi == 0 && b.d2.lo == 0 && b.d2.hi == 0 && b.v.lo == b.v.hi;
+        if (const_base && const_exp) {
+            *out = jet_const(pow(a.v.lo, b.v.lo));
+            return true;
+        }
+        if (const_base) { /* c ^ u: (c^u)' = ln c c^u u' */
+            double base = a.v.lo;
+            if (base <= 0) {
+                snprintf(c->why, sizeof c->why, "raises %g to a real power", base);
+                return false;
+            }
+            double l = log(base);
+            Ival g = ival(pow(base, l >= 0 ? b.v.lo : b.v.hi), pow(base, l >= 0 ? b.v.hi : b.v.lo));
+            if (!isfinite(g.hi)) {
+                snprintf(c->why, sizeof c->why, "overflows: %g ^ %g", base, b.v.hi);
+                return false;
+            }
+            *out = jet_chain(b, g, iv_scale(g, l), iv_scale(g, l * l));
+            return true;
+        }
+        if (const_exp) { /* u ^ e: e u^(e-1) u', e(e-1) u^(e-2) */
+            double e = b.v.lo;
+            bool integer = e == floor(e) && fabs(e) < 1e6;
+            if (!integer && a.v.lo < 0) {
+                snprintf(c->why, sizeof c->why, "raises values down to %g to the power %g (a negative base raises)", a.v.lo, e);
+                return false;
+            }
+            if ((e < 2 && !integer && a.v.lo <= 0) || (e < 0 && iv_has_zero(a.v))) {
+                if (e < 0) {
+                    snprintf(c->why, sizeof c->why, "raises values through 0 to the power %g", e);
+                    return false;
+                }
+                /* x^e near 0 with 0 < e < 2: f'' unbounded; the value range still bounds pieces */
+                Ival g = iv_pow(a.v, e);
+                Ival inf = {-INFINITY, INFINITY};
+                *out = (Jet){g, inf, inf};
+                return true;
+            }
+            Ival g = iv_pow(a.v, e), g1 = iv_scale(iv_pow(a.v, e - 1), e),
+                 g2 = iv_scale(iv_pow(a.v, e - 2), e * (e - 1));
+            if (!isfinite(g.lo) || !isfinite(g.hi)) {
+                snprintf(c->why, sizeof c->why, "overflows: a power of values up to %g", iv_mag(a.v));
+                return false;
+            }
+            *out = jet_chain(a, g, g1, g2);
+            return true;
+        }
+        snprintf(c->why, sizeof c->why, "raises a real value to a real power");
+        return false;
+    }
+    case VOP_MOD: snprintf(c->why, sizeof c->why, "takes %% of a real value"); return false;
+    default: snprintf(c->why, sizeof c->why, "uses %s on a real value", value_op_text(n->u.map.op)); return false;
+    }
+}
+
+/* ---- piecewise-linear approximation ---- */
+
+/* The chord error bound of a piece from its jet (see the file's comment). */
+static double chord_bound(Jet j, double a, double b) {
+    double w = b - a, e = INFINITY;
+    double m2 = fmax(fabs(j.d2.lo), fabs(j.d2.hi));
+    if (isfinite(m2)) e = fmin(e, w * w * m2 / 8);
+    if (isfinite(j.d1.lo) && isfinite(j.d1.hi)) e = fmin(e, w / 2 * (j.d1.hi - j.d1.lo));
+    if (isfinite(j.v.lo) && isfinite(j.v.hi)) e = fmin(e, j.v.hi - j.v.lo);
+    return e;
+}
+
+typedef struct Knots {
+    double *x, *y;
+    size_t n, cap;
+} Knots;
+
+static void knot(Plan *p, Knots *k, double x, double y) {
+    if (k->n && x <= k->x[k->n - 1]) return; /* a shared endpoint */
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? k->cap * 2 : 64;
+        k->x = arena_grow(p->arena, k->x, k->n, cap, sizeof *k->x);
+        k->y = arena_grow(p->arena, k->y, k->n, cap, sizeof *k->y);
+        k->cap = cap;
+    }
+    k->x[k->n] = x;
+    k->y[k->n++] = y;
+}
+
+/* f at x, evaluated as the reference does, taking the branch of the piece around `side` (a point
+ * inside the piece: at a split the comparison could go either way). */
+static bool f_at(Ctx *c, const IrNode *n, double x, double side, double *y) {
+    char msg[160];
+    double at = x;
+    if (side != x) { /* the limit from inside the piece: one ulp inside */
+        at = nextafter(x, side);
+    }
+    ValueResult r = realfn_eval(c->p, n, c->leaf, at, msg, sizeof msg);
+    if (!r.ok || !value_is_number(r.value)) {
+        snprintf(c->why, sizeof c->why, "%s", r.ok ? "has a non-numeric value" : r.error);
+        return false;
+    }
+    *y = value_as_double(r.value);
+    return true;
+}
+
+static int dcmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+bool realfn_build(Plan *p, const IrNode *map, const IrNode *leaf, Ival X, double tol, double margin, RealFn *out,
+                  char *why, size_t whysize) {
+    Ctx c = {p, leaf, "", NULL, 0, 0};
+    memset(out, 0, sizeof *out);
+    if (!find_cuts(&c, map, X)) goto fail;
+    qsort(c.cuts, c.n_cuts, sizeof *c.cuts, dcmp);
+    /* the pieces: X split at the cuts inside it */
+    double *bounds = ARENA_ARRAY(p->arena, double, c.n_cuts + 2);
+    size_t nb = 0;
+    bounds[nb++] = X.lo;
+    for (size_t i = 0; i < c.n_cuts; i++)
+        if (c.cuts[i] > X.lo && c.cuts[i] < X.hi && c.cuts[i] > bounds[nb - 1]) bounds[nb++] = c.cuts[i];
+    bounds[nb++] = X.hi;
+    /* which cuts are jumps: the limits from both sides differ */
+    bool *jump = ARENA_ARRAY(p->arena, bool, nb);
+    for (size_t i = 1; i + 1 < nb; i++) {
+        double yl, yr;
+        if (!f_at(&c, map, bounds[i], bounds[i - 1], &yl) || !f_at(&c, map, bounds[i], bounds[i + 1], &yr)) goto fail;
+        jump[i] = fabs(yl - yr) > tol / 4;
+        if (jump[i]) {
+            if (bounds[i] - margin <= bounds[i - 1] || bounds[i] + margin >= bounds[i + 1]) {
+                snprintf(c.why, sizeof c.why, "jumps at %g and near it again, closer than the margin %g", bounds[i], margin);
+                goto fail;
+            }
+            out->n_jumps++;
+        }
+    }
+    out->jump_at = ARENA_ARRAY(p->arena, double, out->n_jumps ? out->n_jumps : 1);
+    Knots k = {0};
+    out->lip = 0;
+    out->range = (Ival){INFINITY, -INFINITY};
+    out->constant_pieces = true;
+    size_t nj = 0;
+    enum { MAX_KNOTS = 1 << 16 };
+    for (size_t i = 0; i + 1 < nb; i++) {
+        double a = bounds[i] + (i > 0 && jump[i] ? margin : 0), b = bounds[i + 1] - (i + 2 < nb && jump[i + 1] ? margin : 0);
+        double mid = (bounds[i] + bounds[i + 1]) / 2;
+        if (i > 0 && jump[i]) out->jump_at[nj++] = bounds[i];
+        Jet whole;
+        if (!jet_of(&c, map, ival(a, b), mid, &whole)) goto fail;
+        out->lip = fmax(out->lip, fmax(fabs(whole.d1.lo), fabs(whole.d1.hi)));
+        bool constant = whole.d1.lo == 0 && whole.d1.hi == 0;
+        out->constant_pieces = out->constant_pieces && constant;
+        /* bisect [a, b] until every chord is within tol / 2 */
+        double stack[64][2];
+        int top = 0;
+        stack[top][0] = a;
+        stack[top++][1] = b;
+        double ya;
+        if (!f_at(&c, map, a, mid, &ya)) goto fail;
+        knot(p, &k, a, ya);
+        while (top) {
+            double u = stack[top - 1][0], v = stack[top - 1][1];
+            Jet j;
+            if (!jet_of(&c, map, ival(u, v), mid, &j)) goto fail;
+            out->range = iv_hull(out->range, j.v);
+            if (constant || chord_bound(j, u, v) <= tol / 2 || top == 63 || v - u <= 4 * DBL_EPSILON * fmax(1, fabs(u))) {
+                if (!constant && chord_bound(j, u, v) > tol / 2) {
+                    snprintf(c.why, sizeof c.why, "cannot be approximated within %g near %g (its slope is unbounded there)",
+                             tol, u);
+                    goto fail;
+                }
+                double yv;
+                if (!f_at(&c, map, v, mid, &yv)) goto fail;
+                knot(p, &k, v, yv);
+                if (k.n > MAX_KNOTS) {
+                    snprintf(c.why, sizeof c.why, "needs more than %d linear pieces for the tolerance %g (raise --tol)",
+                             MAX_KNOTS, tol);
+                    goto fail;
+                }
+                top--;
+                continue;
+            }
+            double m = (u + v) / 2; /* right half first on the stack: knots come out in order */
+            stack[top - 1][0] = m;
+            stack[top][0] = u;
+            stack[top++][1] = m;
+        }
+    }
+    out->n_knots = k.n;
+    out->kx = k.x;
+    out->ky = k.y;
+    out->err = tol / 2;
+    return true;
+fail:
+    snprintf(why, whysize, "%s", c.why[0] ? c.why : "cannot be analysed as a function of a real value");
+    return false;
+}
