@@ -451,7 +451,7 @@ uint32_t sop_sources(Plan *p, const IrNode *x, const IrNode **out) {
  * tuple comes out in the same layer as the member would (sort_bos keeps the paper's 2 layers). */
 void joint_sources(Plan *p, Joint *j) {
     j->n_leaves = 0;
-    for (size_t i = 0; i < j->n_members; i++) {
+    for (size_t i = 0; i < j->n_members && i < CG_MAX_JOINT; i++) { /* past that, joint.c refuses */
         const IrNode *x[CG_MAX_LEAVES + 2];
         uint32_t n = sop_sources(p, j->members[i], x);
         for (uint32_t k = 0; k < n; k++) {

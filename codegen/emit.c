@@ -145,7 +145,8 @@ static bool output_by_length(Plan *p, const SopInfo *o, Model *m) {
     m->out_len_values = ARENA_ARRAY(&m->arena, Value, total ? total : 1);
     for (size_t n = 0, k = 0; n < N; n++) {
         m->out_len_start[n] = k;
-        memcpy(m->out_len_values + k, p->out_by_len[n].vals, p->out_by_len[n].n * sizeof(Value));
+        if (p->out_by_len[n].n) /* none at a length where the output always raises */
+            memcpy(m->out_len_values + k, p->out_by_len[n].vals, p->out_by_len[n].n * sizeof(Value));
         k += p->out_by_len[n].n;
         m->out_len_start[n + 1] = k;
     }

@@ -438,6 +438,89 @@ static bool map_values_by_cell(Plan *p, SopInfo *info, ValueSet *out) {
     return true;
 }
 
+/* ---- maps of maps of the same s-ops ---- */
+
+enum { SRC_MAX = 4 };
+
+/* The s-ops a map is computed from through maps (up to SRC_MAX of them): positional s-ops and
+ * non-maps are sources. False when there are more. */
+static bool map_sources_of(const Plan *p, const IrNode *n, const IrNode **src, size_t *count, bool top) {
+    if (n->kind == IR_CONST) return true;
+    if (n->kind == IR_MAP && (top || !p->info[n->id].pos)) {
+        for (uint32_t j = 0; j < n->u.map.nargs; j++)
+            if (!map_sources_of(p, n->u.map.args[j], src, count, false)) return false;
+        return true;
+    }
+    for (size_t k = 0; k < *count; k++)
+        if (src[k] == n) return true;
+    if (*count == SRC_MAX) return false;
+    src[(*count)++] = n;
+    return true;
+}
+
+/* n at the sources' values, as the reference computes it; false where some step raises. */
+static bool eval_from_sources(Plan *p, const IrNode *n, const IrNode *const *src, const Value *vals, size_t ns,
+                              Value *out) {
+    for (size_t k = 0; k < ns; k++)
+        if (src[k] == n) {
+            *out = vals[k];
+            return true;
+        }
+    if (n->kind == IR_CONST) {
+        *out = n->u.constant;
+        return true;
+    }
+    Value in[3];
+    for (uint32_t j = 0; j < n->u.map.nargs; j++)
+        if (!eval_from_sources(p, n->u.map.args[j], src, vals, ns, &in[j])) return false;
+    char msg[160];
+    ValueResult r = ir_map_apply(n, in, p->arena, msg, sizeof msg);
+    *out = r.value;
+    return r.ok;
+}
+
+/* A map whose arguments are maps of fewer shared s-ops (x1 = x0 + c; x2 = x1 + c): its values
+ * over the product of those s-ops' sets, which is smaller than the product of its arguments'
+ * (and exact where they are correlated). False when that is not smaller or too large. */
+static bool map_values_by_sources(Plan *p, SopInfo *info, ValueSet *out) {
+    const IrNode *n = info->node, *src[SRC_MAX];
+    size_t ns = 0;
+    if (!map_sources_of(p, n, src, &ns, true) || ns == 0) return false;
+    double by_src = 1, by_args = 1;
+    for (size_t k = 0; k < ns; k++) {
+        const ValueSet *vs = &p->info[src[k]->id].vs;
+        if (vs->unbounded || vs->approx) return false;
+        by_src *= (double)vs->n;
+    }
+    for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+        const ValueSet *vs = &p->info[n->u.map.args[j]->id].vs;
+        if (vs->unbounded) return false;
+        if (n->u.map.args[j]->kind != IR_CONST) by_args *= (double)vs->n;
+    }
+    if (by_src >= by_args || by_src > CG_MAX_GRID || by_src == 0) return false;
+    size_t total = (size_t)by_src, count = 0;
+    Value *vals = ARENA_ARRAY(p->arena, Value, total);
+    for (size_t combo = 0; combo < total; combo++) {
+        Value in[SRC_MAX];
+        size_t rest = combo;
+        for (size_t k = ns; k-- > 0;) {
+            const ValueSet *vs = &p->info[src[k]->id].vs;
+            in[k] = vs->vals[rest % vs->n];
+            rest /= vs->n;
+        }
+        Value args[3];
+        bool ok = true;
+        for (uint32_t j = 0; j < n->u.map.nargs && ok; j++) ok = eval_from_sources(p, n->u.map.args[j], src, in, ns, &args[j]);
+        if (!ok) continue; /* an argument raises first: no value here */
+        char msg[160];
+        ValueResult r = ir_map_apply(n, args, p->arena, msg, sizeof msg);
+        if (r.ok) vals[count++] = r.value;
+        else info->may_fail = true;
+    }
+    *out = vs_make(vals, count);
+    return true;
+}
+
 /* Tabulates a map over the product of its arguments' value sets. */
 static ValueSet map_values(Plan *p, SopInfo *info) {
     const IrNode *n = info->node;
@@ -447,6 +530,7 @@ static ValueSet map_values(Plan *p, SopInfo *info) {
     if (disjoint_args(p, n, &covered)) return map_values_disjoint(p, info, covered);
     ValueSet by_cell;
     if (map_values_by_cell(p, info, &by_cell)) return by_cell;
+    if (map_values_by_sources(p, info, &by_cell)) return by_cell;
     for (size_t j = 0; j < nargs; j++) {
         args[j] = &p->info[n->u.map.args[j]->id].vs;
         if (args[j]->unbounded) return vs_unbounded();
@@ -772,7 +856,7 @@ static void values_pass(Plan *p, const IrNode *out) {
         }
         if (!reals_node(p, info)) return;
         support_compute(p, info);
-        if (info->pos && info->pos->val && !info->pos->any_fail) /* exactly the values its table holds */
+        if (info->pos && info->pos->val) /* exactly the values its table holds (where it does not raise) */
             info->vs = pos_value_set(p, info->pos);
         if (info->pos && info->pos->any_fail) info->may_fail = true;
         if (!info->vs.unbounded && info->vs.n > CG_MAX_VALUES) info->vs = vs_unbounded();

@@ -212,6 +212,17 @@ static const Case cases[] = {
      "bal = round((indices + 1) * (aggregate(up, indicator(tokens == \"(\")) - aggregate(up, indicator(tokens == \")\"))));\n"
      "bad = aggregate(up, indicator(bal < 0)) > 0; r = \"F\" if bad else (\"T\" if bal == 0 else \"P\");",
      "r", "()", 26, 8, 2},
+    /* fuzz_compile findings */
+    {"a per-length readout at lengths where the output always raises",
+     "x4 = [3, 1, 2][[0.5, 2, True][length]]; r = indices * aggregate(select(length, indices, >), x4 or tokens);", "r",
+     "a", 5, 5, -1},
+    {"a chain of concatenations of one s-op: values over the shared source, not the product",
+     "tokens = tokens_int; c = \"p\" if tokens > 0 else \"n\"; x1 = \"a\" + c; x2 = x1 + c; x3 = x2 + c; x4 = x3 + c;"
+     " x5 = x4 + c; x6 = x5 + c; x7 = x6 + c; x8 = x7 + c; x9 = x8 + c; x10 = x9 + c; x11 = x10 + c; r = x11 + c;",
+     "r", "-3..1", 7, 4, 1},
+    {"sorting by a per-length mean that raises at length 1: values from its table",
+     "x2 = average((indices % (length - 1)) * (length - 1) + (length - 1) ^ 2); r = sort(indices, x2);", "r", "ab", 8, 6,
+     -1},
 };
 
 START_TEST(test_differential) {
@@ -371,6 +382,10 @@ START_TEST(test_compile_errors) {
         {"tokens = tokens_int; r = aggregate(select(indices, indices, <=), tokens + 9007199254740992);", "0..3",
          "where float64 stops being exact", 3},
         {"tokens = tokens_int; r = aggregate(select(indices, indices, <=), tokens * -0.0);", "-3..3", "-0.0 and 0.0", 3},
+        /* fuzz_compile: five s-ops on one side of a joint selector (once an out-of-bounds write) */
+        {"s5 = select_next_identical(tokens); s6 = select(indices, (length / 2), <) and select(0, length, ==);\n"
+         "s4 = (s5 or select(indices, 0, ==)) and (s6 or select(indices, indices, ==)); r = aggregate(not s4, tokens);",
+         "a", "too many different s-ops", 3},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         Compiled *c = compile_src(bad[i].src, "r", bad[i].vocab, bad[i].max_len);
