@@ -81,6 +81,14 @@ typedef struct LoadFrame {
     struct LoadFrame *outer;
 } LoadFrame;
 
+/* An override (ElabOverride) resolved against the program: the value it replaces. */
+typedef struct ElabSite {
+    const AstStmt *stmt;  /* the first top-level assignment of the name in the program file */
+    size_t index;         /* which of its values: the name's position among the targets */
+    const AstExpr *value; /* the literal that replaces it (in its own "-D NAME" source) */
+    const char *text;     /* that literal's text, as the rewritten program shows it */
+} ElabSite;
+
 typedef struct Elab {
     IrGraph *g;
     Arena *arena;      /* = g->arena */
@@ -96,6 +104,8 @@ typedef struct Elab {
     /* The last top-level assignment of an s-op (ElabResult.last_*). */
     const char *last_name;
     IrNode *last_sop;
+    const ElabSite *sites; /* the resolved overrides */
+    size_t n_sites;
 } Elab;
 
 /* ---- elab_value.c: meta-values and environments ---- */
@@ -142,6 +152,15 @@ bool elab_in(Elab *E, MetaValue item, MetaValue container, SrcLoc loc, MetaValue
 bool elab_call(Elab *E, Env *env, const AstExpr *e, MetaValue *out);
 /* full_s = select(1, 1, ==), built through the IR. */
 IrNode *elab_full_selector(Elab *E, SrcLoc loc);
+
+/* ---- elab_override.c: -D overrides of top-level constants ---- */
+/* Parses each override's literal and finds the value it replaces among the top-level
+ * statements of prog (E->sites); false after reporting every bad override. */
+bool elab_overrides_resolve(Elab *E, const AstProgram *prog, const ElabOverride *ov, size_t n);
+/* The literal that replaces value `index` of statement s, or NULL when none does. */
+const AstExpr *elab_override_for(const Elab *E, const AstStmt *s, size_t index);
+/* The text of `file` with every resolved override written in (ElabResult.source). */
+const char *elab_overrides_source(Elab *E, const SourceFile *file);
 
 /* ---- elaborate.c ---- */
 bool elab_stmts(Elab *E, Env *env, const AstStmtList *stmts);

@@ -22,8 +22,10 @@ bool elab_bind_names(Elab *E, Env *env, const AstNameList *names, MetaValue v, S
 static bool elab_assign(Elab *E, Env *env, const AstStmt *s) {
     size_t n = s->u.assign.values.count;
     MetaValue *vals = ARENA_ARRAY(E->arena, MetaValue, n ? n : 1);
-    for (size_t i = 0; i < n; i++)
-        if (!elab_expr(E, env, s->u.assign.values.items[i], &vals[i])) return false;
+    for (size_t i = 0; i < n; i++) {
+        const AstExpr *given = elab_override_for(E, s, i); /* -D NAME=VALUE */
+        if (!elab_expr(E, env, given ? given : s->u.assign.values.items[i], &vals[i])) return false;
+    }
     MetaValue v = n == 1 ? vals[0] : mv_list(vals, n);
     if (!elab_bind_names(E, env, &s->u.assign.targets, v, s->loc)) return false;
     if (env == E->top) { /* remember the default output: the last s-op the program assigned */
@@ -204,11 +206,16 @@ bool elaborate_program(IrGraph *g, const AstProgram *prog, const ElabOptions *op
     bind_root(&E);
     /* Builtins are bound; from here assignments to them are reserved. */
     E.prelude = env_new(&E, E.root);
-    if (!opt->no_prelude) elab_prelude(&E);
     E.top = env_new(&E, E.prelude);
     E.top->protect_outer = true;
-    elab_file_stmts(&E, E.top, &prog->stmts);
+    /* A bad -D stops before the program runs: its value would be missing or wrong. */
+    if (elab_overrides_resolve(&E, prog, opt->overrides, opt->n_overrides)) {
+        if (!opt->no_prelude) elab_prelude(&E);
+        elab_file_stmts(&E, E.top, &prog->stmts);
+    }
     collect_result(&E, out);
+    const SourceFile *file = prog->file;
+    out->source = !file ? NULL : E.n_sites ? elab_overrides_source(&E, file) : file->text;
     return diags->error_count == errors_before;
 }
 

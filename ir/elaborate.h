@@ -26,13 +26,36 @@ typedef struct ElabResult {
     size_t count;
     const char *last_name; /* the target of the last top-level assignment of an s-op, or NULL */
     IrNode *last_sop;
+    /* The program text with every override (below) written in place of the value it replaces:
+     * elaborated without overrides, it denotes the same program (raspcc stores it in the model,
+     * whose self-check and rasprun --check re-elaborate it). Lines keep their numbers. The file's
+     * own text when there are no overrides. */
+    const char *source;
 } ElabResult;
+
+/* An override of a top-level constant (raspcc -D NAME=VALUE). VALUE is the text of a RASP
+ * literal: an int, a float (1.5; the lexer has no exponents), a string in double quotes, True,
+ * False, a sign before a number, or a list or dict of literals. The first top-level assignment
+ * of NAME in the program file (a statement of the file itself: not of a loaded file, a function
+ * or a loop body) takes VALUE instead of the expression written for NAME, which is not
+ * evaluated; later assignments run as written (`N = 4; N = N + 1;` with N=10 gives N = 11). In
+ * `a, b = e1, e2;` only a's expression is replaced. Errors (elaboration then stops before the
+ * program runs): a NAME the program file never assigns at top level (located at the file); a
+ * first assignment that unpacks one value into several names (located there); a VALUE that is
+ * not a literal (located in a source named "-D NAME" whose text is VALUE). Of two overrides of
+ * one name the later counts. */
+typedef struct ElabOverride {
+    const char *name;
+    const char *value;
+} ElabOverride;
 
 typedef struct ElabOptions {
     bool no_prelude;      /* do not elaborate the prelude first */
     const char *base_dir; /* where `load "file";` looks (the program's directory); NULL = cwd
                              (rasp_load_program: NULL = the directory of `path`) */
     uint64_t max_steps;   /* work budget (expression evaluations + loop iterations); 0 = default */
+    const ElabOverride *overrides; /* n_overrides of them, applied to the user program only */
+    size_t n_overrides;
 } ElabOptions;
 
 bool elaborate_program(IrGraph *g, const AstProgram *prog, const ElabOptions *opt,

@@ -15,6 +15,9 @@
 #      raspcc self-checks every model before writing it (exit 3 on a disagreement).
 #   4. the command-line conventions: --opt=value, a JSON --vocab list, --stats (text and JSON)
 #      with the self-check and file_bytes, exit 2 for bad usage.
+#   5. -D NAME=VALUE with --eval, -o (the model stores the program with VALUE written in) and
+#      --dump-ir; the real-valued options --tol, --margin, --mlp and what --stats says of a
+#      real-valued output (error_bound, margin_checks, the self-check's largest error).
 # One line per failure, then "golden: N passed, M failed"; exit 1 on any failure.
 # More loops (e.g. compiled models) add a function and one call at the bottom.
 bin=${1:?usage: tests/golden.sh BINDIR}
@@ -246,10 +249,67 @@ EOF
     rm -rf "$d"
 }
 
+# -D and the real-valued options, on small programs of their own.
+golden_cli_options() {
+    d=$tmp/opts
+    mkdir -p "$d"
+    printf 'N = 2;  # the shift\nout = tokens_int + N;\n' >"$d/shift.rasp"
+    printf 'out = tokens_float * 2 + 1;\n' >"$d/real.rasp"
+    check() { # check WHAT WANT GOT
+        if [ "$3" = "$2" ]; then pass; else fail "cli $1: want '$2' got '$3'"; fi
+    }
+    check "-D N=5 --eval" "[6, 7]" "$("$bin/raspcc" "$d/shift.rasp" -D N=5 --eval '[1, 2]' 2>&1)"
+    check "-DN=-1 -DN=3 --eval (the last counts)" "[4, 5]" \
+        "$("$bin/raspcc" "$d/shift.rasp" -DN=-1 -DN=3 --eval '[1, 2]' 2>&1)"
+    # the model stores the program with the value written in: rasprun --check agrees with it
+    "$bin/raspcc" "$d/shift.rasp" -D N=5 -o "$d/s.bin" --vocab 0..3 --max-len 3 2>"$d/err"
+    check "-D N=5 -o, rasprun --check" "[6, 7]" "$("$bin/rasprun" "$d/s.bin" --check '[1, 2]' 2>&1)"
+    check "-D N=5 --dump-ir" "1" "$("$bin/raspcc" "$d/shift.rasp" -D N=5 --dump-ir 2>&1 | grep -c 'const(5)')"
+    "$bin/raspcc" "$d/shift.rasp" -D M=5 --eval 1 >/dev/null 2>"$d/err"
+    check "-D M (not assigned): exit and message" \
+        "2 $d/shift.rasp: error: -D M: the program has no top-level assignment to 'M'" "$? $(head -n 1 "$d/err")"
+    for args in "-D N" "-D =1" "-D 1N=1" "-D N=" "-D N=tokens --eval 1" "-D N=1 --dump-ast"; do
+        # shellcheck disable=SC2086
+        "$bin/raspcc" "$d/shift.rasp" $args >/dev/null 2>&1
+        check "raspcc $args: exit" 2 "$?"
+    done
+    # a real-valued output: its error bound, no margin checks, the largest error the self-check saw
+    if "$bin/raspcc" "$d/real.rasp" -o "$d/r.bin" --range -1..1 --tol 1e-5 --margin=1e-5 --mlp relu --stats --json \
+        >"$d/out" 2>"$d/err" && python3 - "$d/out" <<'EOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["error_bound"] > 0 and s["margin_checks"] == 0, s
+c = s["selfcheck"]
+assert c["mismatches"] == 0 and c["inside_margin"] == 0 and 0 <= c["max_error"] <= s["error_bound"], c
+EOF
+    then pass; else fail "cli real-valued --stats --json: $(head -c 300 "$d/out") $(head -n 1 "$d/err")"; fi
+    "$bin/raspcc" "$d/real.rasp" -o "$d/r.bin" --range -1..1 --mlp gated --stats >"$d/out" 2>"$d/err"
+    if grep -Eq '^error_bound: +[0-9.e+-]+$' "$d/out" && grep -q '^margin_checks: *0$' "$d/out" &&
+        grep -Eq '^selfcheck: .*, 0 mismatches, largest error [0-9.e+-]+ \(bound [0-9.e+-]+\), [0-9.]+ s$' "$d/out"; then
+        pass
+    else
+        fail "cli real-valued --stats: $(tr '\n' ' ' <"$d/out") $(head -n 1 "$d/err")"
+    fi
+    # an exact output: error_bound 0
+    "$bin/raspcc" "$d/shift.rasp" -o "$d/s.bin" --vocab 0..3 --max-len 2 --stats >"$d/out" 2>&1
+    check "exact output: error_bound" "error_bound:     0" "$(grep '^error_bound' "$d/out")"
+    rm -f "$d/bad.bin"
+    for args in "--tol 0" "--tol -1e-6" "--tol nan" "--margin inf" "--margin 1e-3x" "--mlp sigmoid" "--mlp"; do
+        # shellcheck disable=SC2086
+        "$bin/raspcc" "$d/real.rasp" -o "$d/bad.bin" --range -1..1 $args >/dev/null 2>&1
+        rc=$?
+        if [ "$rc" = 2 ] && [ ! -e "$d/bad.bin" ]; then pass; else fail "cli raspcc $args: exit $rc (want 2, no file)"; fi
+    done
+    "$bin/raspcc" "$d/real.rasp" --eval --tol 1e-3 '[1.5]' >/dev/null 2>&1
+    check "--eval --tol: exit" 2 "$?"
+    rm -rf "$d"
+}
+
 golden_eval
 golden_errors
 golden_compiled
 golden_cli
+golden_cli_options
 
 echo "golden: $passed passed, $failed failed"
 [ "$failed" = 0 ]

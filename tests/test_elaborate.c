@@ -369,6 +369,142 @@ START_TEST(test_load) {
 }
 END_TEST
 
+/* Elaborates src with the overrides NAME=VALUE given as {name, value, name, value, ..., NULL}. */
+static Fix *elab_defs(const char *src, const char *const *defs) {
+    ElabOverride ov[8];
+    ElabOptions o = {0};
+    while (defs[2 * o.n_overrides]) {
+        ov[o.n_overrides] = (ElabOverride){defs[2 * o.n_overrides], defs[2 * o.n_overrides + 1]};
+        o.n_overrides++;
+    }
+    o.overrides = ov;
+    return elab_opts(src, &o);
+}
+
+/* The first error as "FILE:LINE:COL: message" (as raspcc prints it), or "". */
+static const char *first_error_in(Fix *f) {
+    for (size_t i = 0; i < f->diags.count; i++) {
+        const Diag *d = &f->diags.items[i];
+        char where[256];
+        srcloc_format(d->loc, where, sizeof where);
+        if (d->severity == DIAG_ERROR) return arena_printf(&f->arena, "%s: %s", where, d->message);
+    }
+    return "";
+}
+
+/* Elaborates src with overrides; out on input must be `want`, and the rewritten text `text`
+ * (NULL: not checked) must elaborate, without overrides, to the same answer. */
+static void check_defs(const char *src, const char *const *defs, const char *input, const char *want,
+                       const char *text) {
+    Fix *f = elab_defs(src, defs);
+    ck_assert_msg(f->ok, "elaboration failed: %s", first_error_in(f));
+    ck_assert_str_eq(eval_on(f, "out", input), want);
+    if (text) ck_assert_str_eq(f->r.source, text);
+    Fix *g = elab(f->r.source);
+    ck_assert_msg(g->ok, "the rewritten program fails: %s", first_error_in(g));
+    ck_assert_str_eq(eval_on(g, "out", input), want);
+    fix_free(g);
+    fix_free(f);
+}
+
+#define DEFS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+START_TEST(test_overrides) {
+    const char *prog = "N = 2;\nout = tokens_int + N;\n";
+    check_defs(prog, DEFS("N", "5"), "[1, 2]", "[6, 7]", "N = 5;\nout = tokens_int + N;\n");
+    /* no overrides: the text is the file's */
+    Fix *f = elab(prog);
+    ck_assert_str_eq(f->r.source, prog);
+    fix_free(f);
+    /* -DNAME=VALUE as a C compiler takes it: every kind of literal */
+    check_defs("N = 2; out = tokens_int * 0 + N;", DEFS("N", "-3"), "[1]", "[-3]", NULL);
+    check_defs("N = 2; out = tokens_int * 0 + N;", DEFS("N", "+2.5"), "[1]", "[2.5]", NULL);
+    check_defs("S = \"x\"; out = tokens_str == S;", DEFS("S", "\"b\""), "ab", "[false, true]", NULL);
+    check_defs("B = True; out = tokens_int * (1 if B else -1);", DEFS("B", "False"), "[1]", "[-1]", NULL);
+    check_defs("L = [1]; out = tokens_int * 0 + len(L) + L[0];", DEFS("L", "[10, -1, [2], {}]"), "[1]", "[14]",
+               NULL);
+    check_defs("D = {\"a\": 1}; out = tokens_int * 0 + D[\"b\"];", DEFS("D", "{\"b\": 7, 2: [True]}"), "[1]",
+               "[7]", NULL);
+    /* only the first top-level assignment: later ones run as written */
+    check_defs("N = 4;\nN = N + 1;\nout = tokens_int * 0 + N;", DEFS("N", "10"), "[0]", "[11]",
+               "N = 10;\nN = N + 1;\nout = tokens_int * 0 + N;");
+    /* the replaced expression is not evaluated */
+    check_defs("N = undefined_name;\nout = indices + N;", DEFS("N", "1"), "ab", "[1, 2]", NULL);
+    /* one value of several; strings and brackets hold commas and semicolons */
+    check_defs("a, b, c = [\"x,y;\", 1], [1, 2], 3;\nout = tokens_int * 0 + len(a) + b[1] * 10 + c * 100;",
+               DEFS("b", "[0, 7]"), "[1]", "[372]",
+               "a, b, c = [\"x,y;\", 1], [0, 7], 3;\nout = tokens_int * 0 + len(a) + b[1] * 10 + c * 100;");
+    check_defs("a, b = 1, 2; out = tokens_int * 0 + a * 10 + b;", DEFS("b", "5", "a", "3"), "[1]", "[35]",
+               "a, b = 3, 5; out = tokens_int * 0 + a * 10 + b;");
+    /* of two overrides of a name the later counts */
+    check_defs("N = 1; out = indices + N;", DEFS("N", "2", "N", "3"), "a", "[3]", "N = 3; out = indices + N;");
+    /* the lines after the value keep their numbers; a comment in the literal cannot swallow the ';' */
+    check_defs("N = [1,  # one\n  2] # two\n;\nout = indices + len(N);\n", DEFS("N", "[5, # five\n 6, 7]"), "a",
+               "[3]", "N = [5,   6, 7]\n # two\n;\nout = indices + len(N);\n");
+    check_defs("N = # the size\n  3;\nout = indices + N;", DEFS("N", "4"), "a", "[4]",
+               "N = # the size\n  4;\nout = indices + N;");
+    check_defs("# c = 2;\nc = 1;\nout = tokens_str == c;", DEFS("c", "\"a#b;\""), "a", "[false]",
+               "# c = 2;\nc = \"a#b;\";\nout = tokens_str == c;");
+}
+END_TEST
+
+START_TEST(test_override_errors) {
+    const char *prog = "x = 1;\nfor i in [1] { y = i; }\ndef f() { z = 1; return z; }\nload_me = 2;\n"
+                       "p, q = [1, 2];\nout = indices;\n";
+    const char *const *cases[] = {DEFS("w", "1"), DEFS("y", "1"), DEFS("z", "1"), DEFS("f", "1"),
+                                  DEFS("q", "1"), DEFS("x", "out"), DEFS("x", "1 + 2"), DEFS("x", "[1, -x]"),
+                                  DEFS("x", "[1"), DEFS("x", ""), DEFS("x", "-True")};
+    const char *want[] = {
+        "t.rasp: -D w: the program has no top-level assignment to 'w'",
+        "t.rasp: -D y: the program has no top-level assignment to 'y'", /* only in a loop body */
+        "t.rasp: -D z: the program has no top-level assignment to 'z'", /* only in a function */
+        "t.rasp: -D f: the program has no top-level assignment to 'f'", /* a def */
+        "t.rasp:5:4: -D q: the first top-level assignment of 'q' unpacks one value into several names, so it "
+        "has no value of its own to replace",
+        "-D x:1:1: expected a literal: a number, a string in double quotes, True, False, or a list or dict of "
+        "literals",
+        "-D x:1:1: expected a literal: a number, a string in double quotes, True, False, or a list or dict of "
+        "literals",
+        "-D x:1:5: expected a literal: a number, a string in double quotes, True, False, or a list or dict of "
+        "literals",
+        "-D x:1:3: syntax error, unexpected end of file, expecting operator, 'for', ',' or ']'",
+        "-D x:1:1: syntax error, unexpected end of file, expecting expression",
+        "-D x:1:1: expected a literal: a number, a string in double quotes, True, False, or a list or dict of "
+        "literals",
+    };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        Fix *f = elab_defs(prog, cases[i]);
+        ck_assert(!f->ok);
+        ck_assert_str_eq(first_error_in(f), want[i]);
+        /* the program did not run */
+        ck_assert_ptr_null(elab_find_output(&f->r, "out"));
+        fix_free(f);
+    }
+    /* every bad override is reported */
+    Fix *f = elab_defs(prog, DEFS("w", "1", "x", "x", "y", "2"));
+    ck_assert_uint_eq(f->diags.error_count, 3);
+    fix_free(f);
+    /* a name that only a loaded file assigns is not the program's to override */
+    char dir[] = "/tmp/raspcc_test_defXXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/lib.rasp", dir);
+    FILE *fp = fopen(path, "w");
+    fputs("shown = 7;\n", fp);
+    fclose(fp);
+    ElabOverride ov = {"shown", "1"};
+    ElabOptions o = {0};
+    o.base_dir = dir;
+    o.overrides = &ov;
+    o.n_overrides = 1;
+    f = elab_opts("load \"lib\";\nout = indices + shown;", &o);
+    ck_assert_str_eq(first_error_in(f), "t.rasp: -D shown: the program has no top-level assignment to 'shown'");
+    fix_free(f);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("elaborate");
     TCase *tc = tcase_create("core");
@@ -391,6 +527,8 @@ int main(void) {
     tcase_add_test(tc, test_result_bindings);
     tcase_add_test(tc, test_application);
     tcase_add_test(tc, test_load);
+    tcase_add_test(tc, test_overrides);
+    tcase_add_test(tc, test_override_errors);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

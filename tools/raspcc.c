@@ -1,6 +1,7 @@
 /* raspcc: the command-line driver. Loads and elaborates a RASP program, then either evaluates
  * an output s-op on inputs with the reference evaluator (--eval) or compiles it into a model
  * file (-o). Every decision belongs to a stage; this file only parses flags and prints. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +23,12 @@
 
 static const char usage_text[] =
     "usage:\n"
-    "  raspcc PROGRAM.rasp --eval [--output NAME] [--json] [--inputs FILE | INPUT ...]\n"
-    "  raspcc PROGRAM.rasp -o MODEL.bin [--output NAME] [--vocab V] [--max-len N] [--range LO..HI]\n"
+    "  raspcc PROGRAM.rasp --eval [-D NAME=VALUE ...] [--output NAME] [--json] [--inputs FILE | INPUT ...]\n"
+    "  raspcc PROGRAM.rasp -o MODEL.bin [-D NAME=VALUE ...] [--output NAME] [--vocab V] [--max-len N]\n"
+    "                      [--range LO..HI] [--tol T] [--margin M] [--mlp relu|gated]\n"
     "                      [--stats [--json]] [--no-selfcheck]\n"
     "                      [--fut-target T.bin [--beta B] [--fut-embed INPUT]]\n"
-    "  raspcc PROGRAM.rasp --dump-ir | --dump-ast\n"
+    "  raspcc PROGRAM.rasp --dump-ir [-D NAME=VALUE ...] | --dump-ast\n"
     "  raspcc --help | --version\n";
 
 static const char help_text[] =
@@ -55,12 +57,21 @@ static const char help_text[] =
     "                   tokens_bool); a V starting with '[' is always a JSON list\n"
     "  --max-len N      longest input (default 8)\n"
     "  --range LO..HI   numeric tokens lie in [LO, HI]\n"
+    "  --tol T          the error allowed to one approximated function of a real value (default\n"
+    "                   1e-6); the output's error bound follows from it (--stats: error_bound)\n"
+    "  --margin M       where a comparison of real values jumps, an input whose value lies within\n"
+    "                   M of the threshold is refused (\"within the margin\") rather than guessed\n"
+    "                   (default 1e-6); T and M are positive finite numbers\n"
+    "  --mlp relu|gated MLPs of ReLU units (default), or gated (GLU-style) MLPs, whose products\n"
+    "                   of two real values are exact\n"
     "  --max-mlp N      hidden units one layer's MLP may have (default 131072)\n"
     "  --max-bytes B    bytes the weights may take in memory, dense float64 (default 2^31);\n"
     "                   over either limit the compile stops at the s-op responsible\n"
     "  --stats          print layers, heads per layer, residual width, MLP hidden size per\n"
     "                   layer, parameter counts, compile time, the size of the file written\n"
-    "                   (file_bytes) and what the self-check checked (--json: one JSON object)\n"
+    "                   (file_bytes), the error bound of a real-valued output (error_bound; 0:\n"
+    "                   the output is exact), the number of margin checks (margin_checks) and\n"
+    "                   what the self-check checked (--json: one JSON object)\n"
     "  --no-selfcheck   write the model without checking it first (see below)\n"
     "  --fut-target T.bin  also (or, without -o, only) write the model as a raspfut-target\n"
     "                   (docs/fut.md, \"From a compiled RASP program\"): needs a program that\n"
@@ -71,6 +82,11 @@ static const char help_text[] =
     "                   syntax of `raspfut run`\n"
     "\n"
     "Other:\n"
+    "  -D NAME=VALUE    the program's first top-level assignment to NAME (exit 2 if it has none)\n"
+    "                   takes VALUE instead of what it says; later ones run as written. VALUE is\n"
+    "                   a literal: 3, -2.5, \"abc\", True, [1, 2], {\"a\": 1} (quoted for the shell).\n"
+    "                   Repeatable (the last of a NAME counts); also -DNAME=VALUE. A model stores\n"
+    "                   the program with VALUE written in\n"
     "  --output NAME    the top-level s-op variable to evaluate or compile\n"
     "  --dump-ir        print the IR graph of the elaborated program\n"
     "  --dump-plan      with the compilation flags: print how each s-op is computed (value set\n"
@@ -86,7 +102,9 @@ static const char help_text[] =
     "random inputs (seed 1) of lengths up to --max-len, stopping after 1 s of wall-clock time in\n"
     "all and at the first disagreement. --stats says what it checked. Comparison is exact and typed (1, 1.0 and True differ). A disagreement is an\n"
     "internal compiler error: raspcc prints the input and both answers, writes no file and exits\n"
-    "with status 3.\n"
+    "with status 3. A real-valued output agrees within the model's error_bound (--stats gives\n"
+    "the largest error seen); an input the model refuses within the margin of a comparison of\n"
+    "real values is counted (--stats: inside the margin), not a disagreement.\n"
     "\n"
     "Exit status: 0 success; 1 some input failed to evaluate (--eval); 2 bad usage, a bad program\n"
     "or a failed compilation; 3 internal compiler error (the self-check found the compiled model\n"
@@ -102,6 +120,9 @@ typedef struct Options {
     const char *model_path;
     const char *vocab, *max_len, *range, *max_mlp, *max_bytes;
     const char *fut_target, *beta, *fut_embed;
+    const char *tol, *margin, *mlp;
+    ElabOverride *defines; /* -D NAME=VALUE, in order; names malloc'ed */
+    size_t n_defines;
 } Options;
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -120,13 +141,37 @@ static const char *split_inline(const char *a, char *buf, size_t size) {
     return eq + 1;
 }
 
+/* "NAME=VALUE" of -D into *d (the name malloc'ed); false when it is not one. */
+static bool parse_define(const char *s, ElabOverride *d) {
+    const char *eq = strchr(s, '=');
+    size_t n = eq ? (size_t)(eq - s) : 0;
+    if (n == 0 || !eq[1] || (s[0] >= '0' && s[0] <= '9')) return false;
+    for (size_t i = 0; i < n; i++)
+        if (!(s[i] == '_' || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+              (s[i] >= '0' && s[i] <= '9')))
+            return false;
+    char *name = strndup(s, n);
+    if (!name) return false;
+    *d = (ElabOverride){name, eq + 1};
+    return true;
+}
+
 /* Returns -1 when the options are complete, else the exit status to stop with. */
 static int parse_args(int argc, char **argv, Options *o) {
     o->inputs = calloc((size_t)argc, sizeof *o->inputs);
-    if (!o->inputs) return 2;
+    o->defines = calloc((size_t)argc, sizeof *o->defines);
+    if (!o->inputs || !o->defines) return 2;
     for (int i = 1; i < argc; i++) {
         char name[64];
         const char *a = argv[i];
+        if (a[0] == '-' && a[1] == 'D') { /* -D NAME=VALUE or -DNAME=VALUE, as a C compiler takes it */
+            const char *def = a[2] ? a + 2 : i + 1 < argc ? argv[++i] : NULL;
+            if (!def) return usage_error("%s", "-D needs NAME=VALUE");
+            if (!parse_define(def, &o->defines[o->n_defines]))
+                return usage_error("-D needs NAME=VALUE (NAME a variable of the program), got '%s'", def);
+            o->n_defines++;
+            continue;
+        }
         const char *inline_value = split_inline(a, name, sizeof name);
         if (inline_value) a = name;
         const char **value = NULL;
@@ -141,6 +186,9 @@ static int parse_args(int argc, char **argv, Options *o) {
         else if (strcmp(a, "--fut-target") == 0) value = &o->fut_target;
         else if (strcmp(a, "--beta") == 0) value = &o->beta;
         else if (strcmp(a, "--fut-embed") == 0) value = &o->fut_embed;
+        else if (strcmp(a, "--tol") == 0) value = &o->tol;
+        else if (strcmp(a, "--margin") == 0) value = &o->margin;
+        else if (strcmp(a, "--mlp") == 0) value = &o->mlp;
         if (value) {
             if (inline_value) *value = inline_value;
             else if (i + 1 >= argc) return usage_error("option '%s' needs a value", a);
@@ -178,9 +226,12 @@ static int parse_args(int argc, char **argv, Options *o) {
     if (!o->eval && (o->inputs_file || o->n_inputs))
         return usage_error("%s", "inputs are only for --eval");
     if (o->inputs_file && o->n_inputs) return usage_error("%s", "give --inputs FILE or inputs, not both");
-    if (o->eval && (o->vocab || o->max_len || o->range || o->stats || o->fut_target || o->no_selfcheck))
-        return usage_error("%s", "--vocab, --max-len, --range, --stats, --no-selfcheck and --fut-target are for "
-                           "compilation (-o)");
+    if (o->eval && (o->vocab || o->max_len || o->range || o->tol || o->margin || o->mlp || o->max_mlp ||
+                    o->max_bytes || o->stats || o->fut_target || o->no_selfcheck))
+        return usage_error("%s", "--vocab, --max-len, --range, --tol, --margin, --mlp, --max-mlp, --max-bytes, "
+                           "--stats, --no-selfcheck and --fut-target are for compilation (-o)");
+    if (o->dump_ast && o->n_defines)
+        return usage_error("%s", "-D goes with --eval, -o or --dump-ir (--dump-ast only parses)");
     if (o->json && !o->eval && !o->stats) return usage_error("%s", "--json goes with --eval or --stats");
     return -1;
 }
@@ -328,9 +379,27 @@ typedef struct Selfcheck {
     VerifySampleResult res;
 } Selfcheck;
 
+/* A double in JSON: the shortest %g form that reads back as the same double. */
+static void print_json_double(double v) {
+    char buf[32];
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(buf, sizeof buf, "%.*g", digits, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    fputs(buf, stdout);
+}
+
+/* How many margin checks the model makes (one per checked comparison of real values). */
+static size_t margin_checks(const Model *m) {
+    size_t n = 0;
+    for (size_t i = 0; i < m->n_checks; i++) n += m->checks[i].kind == MODEL_CHECK_MARGIN;
+    return n;
+}
+
 /* The selfcheck line of --stats: "1234 inputs (all up to length 3, 500 random up to 16), 0
- * mismatches, 0.4 s". */
-static void print_selfcheck_text(const Selfcheck *sc) {
+ * mismatches, 0.4 s", with ", J inside the margin" for a model with margin checks (or J > 0) and
+ * ", largest error E (bound B)" for a real-valued output, as rasprun --verify says them. */
+static void print_selfcheck_text(const Model *m, const Selfcheck *sc) {
     const VerifySampleResult *r = &sc->res;
     if (!sc->ran) {
         puts("skipped");
@@ -341,7 +410,11 @@ static void print_selfcheck_text(const Selfcheck *sc) {
     printf("%zu random up to %zu", r->random, r->random_max_len);
     if (r->timed_out) printf("; stopped at the %g s budget", SELFCHECK_SECONDS);
     else if (r->exhaustive_cut) printf("; all-inputs phase cut at %g s", SELFCHECK_SECONDS / 2);
-    printf("), %zu mismatch%s, %.2f s\n", r->mismatches, r->mismatches == 1 ? "" : "es", r->seconds);
+    printf("), %zu mismatch%s, ", r->mismatches, r->mismatches == 1 ? "" : "es");
+    if (r->margins || verify_model_has_margins(m)) printf("%zu inside the margin, ", r->margins);
+    double bound = verify_model_bound(m);
+    if (bound > 0) printf("largest error %.2g (bound %g), ", r->max_error, bound);
+    printf("%.2f s\n", r->seconds);
 }
 
 static void print_selfcheck_json(const Selfcheck *sc) {
@@ -351,12 +424,15 @@ static void print_selfcheck_json(const Selfcheck *sc) {
         return;
     }
     printf("{\"inputs\": %zu, \"exhaustive_len\": %zu, \"random\": %zu, \"random_max_len\": %zu, \"mismatches\": %zu, "
-           "\"errors_agreed\": %zu, \"exhaustive_cut\": %s, \"timed_out\": %s, \"seconds\": %.3f}",
-           r->inputs, r->exhaustive_len, r->random, r->random_max_len, r->mismatches, r->errors_agreed,
-           r->exhaustive_cut ? "true" : "false", r->timed_out ? "true" : "false", r->seconds);
+           "\"errors_agreed\": %zu, \"inside_margin\": %zu, \"max_error\": ",
+           r->inputs, r->exhaustive_len, r->random, r->random_max_len, r->mismatches, r->errors_agreed, r->margins);
+    print_json_double(r->max_error);
+    printf(", \"exhaustive_cut\": %s, \"timed_out\": %s, \"seconds\": %.3f}", r->exhaustive_cut ? "true" : "false",
+           r->timed_out ? "true" : "false", r->seconds);
 }
 
-/* file_bytes < 0: no model file was written. */
+/* file_bytes < 0: no model file was written. error_bound is verify_model_bound: 0 for an exact
+ * output (every output but a real-valued one); both formats always show it and margin_checks. */
 static void print_stats(const Model *m, double compile_ms, long long file_bytes, const Selfcheck *sc, bool json) {
     if (json) {
         printf("{\"layers\": %zu, \"heads\": ", m->n_layers);
@@ -367,7 +443,9 @@ static void print_stats(const Model *m, double compile_ms, long long file_bytes,
                model_param_count(m), model_nonzero_count(m), compile_ms);
         if (file_bytes >= 0) printf("%lld", file_bytes);
         else fputs("null", stdout);
-        fputs(", \"selfcheck\": ", stdout);
+        fputs(", \"error_bound\": ", stdout);
+        print_json_double(verify_model_bound(m));
+        printf(", \"margin_checks\": %zu, \"selfcheck\": ", margin_checks(m));
         print_selfcheck_json(sc);
         puts("}");
         return;
@@ -379,8 +457,8 @@ static void print_stats(const Model *m, double compile_ms, long long file_bytes,
     printf("\nparams:          %zu\nnonzero_params:  %zu\ncompile_ms:      %.3f\n",
            model_param_count(m), model_nonzero_count(m), compile_ms);
     if (file_bytes >= 0) printf("file_bytes:      %lld\n", file_bytes);
-    fputs("selfcheck:       ", stdout);
-    print_selfcheck_text(sc);
+    printf("error_bound:     %g\nmargin_checks:   %zu\nselfcheck:       ", verify_model_bound(m), margin_checks(m));
+    print_selfcheck_text(m, sc);
 }
 
 /* Parses "LO..HI" into two numbers (either may be negative: "-3..3"). */
@@ -480,7 +558,7 @@ static int selfcheck(const Model *m, const char *base_dir, Selfcheck *sc) {
 
 /* A flag value as it would be typed in a shell: bare when it is plain, else single-quoted. */
 static const char *shell_word(Arena *a, const char *s) {
-    if (*s && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.,_-+") == strlen(s)) return s;
+    if (*s && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.,_-+=") == strlen(s)) return s;
     size_t n = 2;
     for (const char *c = s; *c; c++) n += *c == '\'' ? 4 : 1;
     char *out = arena_alloc(a, n + 1), *o = out;
@@ -494,8 +572,43 @@ static const char *shell_word(Arena *a, const char *s) {
     return out;
 }
 
-static int compile_mode(const IrGraph *g, const IrNode *out, const char *out_name,
-                        const SourceFile *src, const Options *o, Arena *arena) {
+/* The flags that shaped the model, as a shell would take them (Model.compile_flags, shown by
+ * rasprun --info): "--vocab abc --max-len 8 -D N=3". */
+static const char *compile_flags(Arena *a, const Options *o) {
+    static const char *const flag[] = {"--vocab", "--max-len", "--range", "--tol", "--margin", "--mlp"};
+    const char *value[] = {o->vocab, o->max_len, o->range, o->tol, o->margin, o->mlp};
+    const char *s = "";
+    for (size_t k = 0; k < sizeof flag / sizeof *flag; k++)
+        if (value[k]) s = arena_printf(a, "%s%s%s %s", s, *s ? " " : "", flag[k], shell_word(a, value[k]));
+    for (size_t k = 0; k < o->n_defines; k++) {
+        const char *def = arena_printf(a, "%s=%s", o->defines[k].name, o->defines[k].value);
+        s = arena_printf(a, "%s%s-D %s", s, *s ? " " : "", shell_word(a, def));
+    }
+    return s;
+}
+
+/* --tol, --margin and --mlp into co; the exit status of a usage error, or -1. */
+static int real_options(const Options *o, CodegenOptions *co) {
+    const char *given[2] = {o->tol, o->margin};
+    double *out[2] = {&co->real_tol, &co->real_margin};
+    for (int k = 0; k < 2; k++) {
+        if (!given[k]) continue;
+        char *end;
+        double v = strtod(given[k], &end);
+        if (*end || end == given[k] || !isfinite(v) || v <= 0)
+            return usage_error(k ? "--margin needs a positive finite number, got '%s'"
+                                 : "--tol needs a positive finite number, got '%s'", given[k]);
+        *out[k] = v;
+    }
+    if (o->mlp && strcmp(o->mlp, "relu") != 0 && strcmp(o->mlp, "gated") != 0)
+        return usage_error("--mlp needs relu or gated, got '%s'", o->mlp);
+    co->gated_mlp = o->mlp && strcmp(o->mlp, "gated") == 0;
+    return -1;
+}
+
+/* program_text: the program as the model stores it (ElabResult.source: -D values written in). */
+static int compile_mode(const IrGraph *g, const IrNode *out, const char *out_name, const SourceFile *src,
+                        const char *program_text, const Options *o, Arena *arena) {
     CodegenOptions co = {0};
     co.vocab_spec = o->vocab;
     if (o->max_len) {
@@ -520,14 +633,12 @@ static int compile_mode(const IrGraph *g, const IrNode *out, const char *out_nam
             return usage_error("--range needs LO..HI with LO <= HI, got '%s'", o->range);
         co.have_range = true;
     }
+    int bad = real_options(o, &co);
+    if (bad >= 0) return bad;
     if (o->dump_plan) co.plan_out = stdout;
-    co.program_source = src->text;
+    co.program_source = program_text;
     co.program_name = src->name;
-    co.compile_flags = arena_printf(arena, "%s%s%s%s%s%s", o->vocab ? "--vocab " : "",
-                                    o->vocab ? shell_word(arena, o->vocab) : "", o->max_len ? " --max-len " : "",
-                                    o->max_len ? o->max_len : "", o->range ? " --range " : "",
-                                    o->range ? o->range : "");
-    if (*co.compile_flags == ' ') co.compile_flags++;
+    co.compile_flags = compile_flags(arena, o);
     DiagList diags;
     diag_init(&diags, arena);
     Model m;
@@ -581,6 +692,8 @@ static int run(const Options *o, Arena *arena) {
     diag_init(&diags, arena);
     ElabOptions eo = {0};
     eo.base_dir = dir_of(arena, o->program);
+    eo.overrides = o->defines;
+    eo.n_overrides = o->n_defines;
     ElabResult r;
     bool ok = rasp_load_program(&g, NULL, src->text, src->name, &eo, &r, &diags);
     diag_render_all(stderr, &diags);
@@ -592,7 +705,7 @@ static int run(const Options *o, Arena *arena) {
     const char *name;
     IrNode *out = choose_output(&r, o->output, &name);
     if (!out) return 2;
-    return o->eval ? eval_mode(&g, out, o) : compile_mode(&g, out, name, src, o, arena);
+    return o->eval ? eval_mode(&g, out, o) : compile_mode(&g, out, name, src, r.source, o, arena);
 }
 
 int main(int argc, char **argv) {
@@ -605,5 +718,7 @@ int main(int argc, char **argv) {
         arena_free(&arena);
     }
     free(o.inputs);
+    for (size_t i = 0; i < o.n_defines; i++) free((char *)o.defines[i].name);
+    free(o.defines);
     return status;
 }
