@@ -362,7 +362,15 @@ static bool real_product(Plan *p, SopInfo *info) {
     Ival ra, rb;
     Bound ba, bb;
     if (!arg_range(p, a, &ra, &ba) || !arg_range(p, b, &rb, &bb)) return false;
-    if (!p->gated_mlp && real_log_product(p, info, n->u.map.op == VOP_DIV, ra, ba, rb, bb)) return true;
+    /* with ReLU MLPs the log domain where it applies; with gated ones products are exact, and a
+     * quotient takes whichever of x * (1 / y) and the log domain proves the smaller bound (1 / y
+     * over a wide range sums large terms, whose rounding adds up) */
+    bool divide = n->u.map.op == VOP_DIV;
+    const RealInfo *logq = NULL;
+    if ((!p->gated_mlp || divide) && real_log_product(p, info, divide, ra, ba, rb, bb)) {
+        if (!p->gated_mlp) return true;
+        logq = info->real;
+    }
     RealInfo *r = ARENA_NEW(p->arena, RealInfo);
     if (n->u.map.op == VOP_DIV) {
         if (!p->info[b->id].real) return false;
@@ -371,7 +379,8 @@ static bool real_product(Plan *p, SopInfo *info) {
         if (Y.lo <= 0 && Y.hi >= 0) {
             char why[96];
             snprintf(why, sizeof why, "divides by a value whose range [%g, %g] holds 0", Y.lo, Y.hi);
-            refuse(p, info, "%s", why);
+            if (logq) info->real = (RealInfo *)logq;
+            else refuse(p, info, "%s", why);
             return true;
         }
         /* 1 / y as a function of y: a synthetic map node, evaluated like the program's */
@@ -382,7 +391,8 @@ static bool real_product(Plan *p, SopInfo *info) {
         recip->u.map.args[0] = one;
         char why[256];
         if (!realfn_build(p, recip, b, Y, p->real_tol, p->real_margin, &r->fn, why, sizeof why)) {
-            refuse(p, info, "%s", why);
+            if (logq) info->real = (RealInfo *)logq;
+            else refuse(p, info, "%s", why);
             return true;
         }
         r->how = REAL_QUOTIENT;
@@ -404,6 +414,7 @@ static bool real_product(Plan *p, SopInfo *info) {
     r->err = mag(ra) * (1 + ba.rel) * bb.abs + mag(rb) * (1 + bb.rel) * ba.abs + ba.abs * bb.abs + sq + rounding(big, 16);
     r->rel = (1 + ba.rel) * (1 + bb.rel) - 1 + rounding(1, 4);
     info->real = r;
+    if (logq && logq->err + logq->rel < r->err + r->rel) info->real = (RealInfo *)logq;
     info->vs.unbounded = true;
     info->vs.numeric = true;
     return true;
