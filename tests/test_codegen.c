@@ -435,6 +435,8 @@ START_TEST(test_real_tokens) {
         "tokens = tokens_float; r = aggregate(select(indices, indices, <=), tokens) * length;",
         "tokens = tokens_float; r = round(tokens * 2) + (tokens > 1);",
         "tokens = tokens_float; r = (tokens + 4) ^ 0.5 - 1 / (tokens + 4);",
+        "tokens = tokens_float; a = aggregate(select(indices, 0, ==), tokens); b = aggregate(select(indices, 1, ==), tokens);\n"
+        "r = 0 * tokens + ((a * b + b * b) if indices == 2 else 0);",
     };
     for (size_t p = 0; p < 2 * sizeof progs / sizeof *progs; p++) {
         Arena a;
