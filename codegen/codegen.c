@@ -180,7 +180,7 @@ static bool compile_at(const IrGraph *g, const IrNode *output, const char *outpu
         }
         if (ok && model) {
             ok = takes_a_value(&p, out, g, output) && selects_compare(&p, out) && plan_build(&p, out);
-            if (ok && opt->plan_out) plan_dump(&p, out, opt->plan_out);
+            if (opt->plan_out) plan_dump(&p, out, opt->plan_out); /* also what was planned before a refusal */
             ok = ok && schedule_check(&p) && emit_model(&p, out, output_name, opt, model);
         }
     }
