@@ -214,7 +214,8 @@ bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_
         if (e <= target) break;
         tol *= fmax(0.8 * target / e, 1.0 / 256);
     }
-    if (n == 0) return compile_at(g, output, output_name, opt, target, model, diags, NULL);
+    if (n == 0 || bound[0] == 0) /* not real-valued: no share to choose */
+        return compile_at(g, output, output_name, opt, target, model, diags, NULL);
     /* the shares by the bound they prove, least first (finer pieces add rounding); a share whose
      * model is over a size limit gives way to the next, coarser one */
     for (size_t i = 1; i < n; i++)

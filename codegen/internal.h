@@ -645,6 +645,7 @@ typedef struct HiddenBuf {
     LinView *gate;
     double *gate_bias;
     bool gated;
+    size_t stop;       /* tabulating stops past this many units: over a limit, reported by emit.c */
 } HiddenBuf;
 size_t hidden_add(Plan *p, HiddenBuf *hb, LinView in, double scale, double bias);
 /* Multiplies unit h by gate + bias (the layer becomes a gated MLP). */
