@@ -36,7 +36,9 @@
  *   FUZZ_COMPILE_KEEP_GOING=1  print findings without aborting (one per program; the first three
  *                            of each signature: kind and normalized messages), and at exit the
  *                            signatures with their counts; to triage a corpus
- *                            (build/fuzz/fuzz_compile DIR/ *) or fuzz past known findings
+ *                            (build/fuzz/fuzz_compile DIR/ *) or fuzz past known findings;
+ *                            undefined behaviour is then a finding too instead of a halt
+ *                            (memory errors still end the process: restart past them)
  *   FUZZ_COMPILE_FINDINGS_DIR=DIR  with KEEP_GOING: save those inputs there, named by signature
  *   FUZZ_COMPILE_SKIP=P,...  do not compile programs matching these known findings' patterns
  *                            (to look for other findings while one is unfixed); patterns:
@@ -60,10 +62,18 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 const char *__ubsan_default_options(void);
+void __ubsan_on_report(void);
+void __ubsan_get_current_report_data(const char **kind, const char **message, const char **file, unsigned *line,
+                                     unsigned *col, char **addr);
 
 /* Undefined behaviour in the compiler is a finding too: stop at the first report (as make
- * check's sanitized build does) instead of printing it and going on unnoticed. */
-const char *__ubsan_default_options(void) { return "halt_on_error=1:print_stacktrace=1"; }
+ * check's sanitized build does) instead of printing it and going on unnoticed; with
+ * FUZZ_COMPILE_KEEP_GOING, report it as a finding (__ubsan_on_report) and go on (UBSan reports
+ * each source location once per process). */
+const char *__ubsan_default_options(void) {
+    const char *e = getenv("FUZZ_COMPILE_KEEP_GOING");
+    return e && *e && *e != '0' ? "halt_on_error=0:print_stacktrace=1" : "halt_on_error=1:print_stacktrace=1";
+}
 
 enum {
     EXHAUSTIVE_LIMIT = 160, /* inputs of the exhaustive phase */
@@ -249,6 +259,22 @@ static void finding(const ProgenProgram *p, const char *kind, const VerifyOutcom
     if (!keep_going) abort();
 }
 
+static const ProgenProgram *cur_program; /* the program being compiled and checked */
+
+void __ubsan_on_report(void) {
+    const char *kind = "", *message = "", *file = "";
+    unsigned line = 0, col = 0;
+    char *addr = NULL;
+    __ubsan_get_current_report_data(&kind, &message, &file, &line, &col, &addr);
+    if (!keep_going || !cur_program) return;
+    char detail[512];
+    snprintf(detail, sizeof detail, "undefined behaviour at %s:%u: %s: %s", file ? file : "?", line,
+             kind ? kind : "?", message ? message : "");
+    bool was = found;
+    finding(cur_program, "undefined behaviour", NULL, detail);
+    found = was; /* the check goes on */
+}
+
 static void check_input(const ProgenProgram *p, const VerifyPair *pair, const Value *in, size_t n) {
     Arena scratch;
     arena_init(&scratch);
@@ -259,6 +285,9 @@ static void check_input(const ProgenProgram *p, const VerifyPair *pair, const Va
     case VERIFY_AGREE: break;
     case VERIFY_BOTH_ERROR: st.errors_agreed++; break;
     case VERIFY_OUTSIDE: finding(p, "the model cannot tokenize an input of its own vocabulary", &o, NULL); break;
+    case VERIFY_MARGIN: /* margin checks guard real-valued s-ops; these vocabularies are finite */
+        finding(p, "the model refuses inside a margin on a finite vocabulary", &o, NULL);
+        break;
     case VERIFY_MISMATCH:
         finding(p, !o.model_ok ? "the model raises where the reference answers"
                    : !o.ref_ok ? "the model answers where the reference raises"
@@ -350,10 +379,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     found = false;
     cur_data = data;
     cur_size = size;
+    cur_program = &p;
     for (int i = 0; i < PP_COUNT; i++)
         if (p.prods & ((uint64_t)1 << i)) st.prod_generated[i]++;
     FuzzSession s;
     if (!fuzz_begin(&s, (const uint8_t *)p.text, p.length)) {
+        cur_program = NULL;
         progen_free(&p);
         return 0;
     }
@@ -425,6 +456,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         model_free(&m);
     }
     fuzz_end(&s);
+    cur_program = NULL;
     progen_free(&p);
     return 0;
 }
