@@ -376,6 +376,12 @@ static bool gated_form(Plan *p, const IrNode *n, const IrNode *g, const IrNode *
 MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls) {
     SopInfo *info = &p->info[n->id];
     if (info->pos_free) return MAP_POS_FREE;
+    if (info->real && info->real->how == REAL_GATED) { /* reals.c found the gate */
+        info->leaves[0] = info->gated->gate;
+        info->leaves[1] = info->gated->y;
+        info->n_leaves = 2;
+        return MAP_GATED;
+    }
     if (info->real_fn || (info->real && info->real->how != REAL_AFFINE)) { /* reals.c chose how */
         info->n_leaves = 0;
         return MAP_REAL;

@@ -1,5 +1,6 @@
 /* The compiler driver: value sets -> plan -> weights (see codegen.h for the passes). */
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include "codegen/internal.h"
@@ -118,12 +119,11 @@ static bool selects_compare(Plan *p, const IrNode *out) {
     return true;
 }
 
-bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_name,
-                     const CodegenOptions *opt, Model *model, DiagList *diags) {
-    if (ir_is_selector(output)) {
-        diag_error(diags, output->loc, "'%s' is a selector; the output must be an s-op", output_name);
-        return false;
-    }
+/* One compilation with `tol` the error allowed to each approximated function of reals. With
+ * model NULL it stops after the analysis and gives the output's error bound in *out_err (0 when
+ * the output is not real-valued, INFINITY when it cannot be bounded or the analysis fails). */
+static bool compile_at(const IrGraph *g, const IrNode *output, const char *output_name, const CodegenOptions *opt,
+                       double tol, Model *model, DiagList *diags, double *out_err) {
     Arena scratch;
     arena_init(&scratch);
     Plan p;
@@ -133,7 +133,7 @@ bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_
     p.diags = diags;
     p.max_len = opt->max_len ? opt->max_len : 8;
     p.numbers_only = opt->numbers_only;
-    p.real_tol = opt->real_tol > 0 ? opt->real_tol : 1e-6;
+    p.real_tol = tol;
     p.real_margin = opt->real_margin > 0 ? opt->real_margin : 1e-6;
     p.gated_mlp = opt->gated_mlp;
     p.max_mlp = opt->max_mlp ? opt->max_mlp : CODEGEN_DEFAULT_MAX_MLP;
@@ -145,8 +145,7 @@ bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_
     if (ok && !reads_tokens && opt->vocab_spec) /* the tokens are never read: take the kind the vocabulary spells */
         p.token_type = vocab_token_type(opt->vocab_spec);
     if (ok && !opt->vocab_spec && p.token_type == IR_TOKENS_FLOAT && opt->have_range) {
-        /* real-valued tokens: a numerical encoding only, exact wherever the program uses them
-         * linearly (copied, averaged, added, scaled); tabulating them is refused */
+        /* real-valued tokens: numbers with an interval and an error bound (reals.c) */
         p.numeric_tokens = true;
         p.token_lo = opt->range_lo;
         p.token_hi = opt->range_hi;
@@ -167,16 +166,50 @@ bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_
         diag_error(diags, output->loc, "%s", err);
         ok = false;
     }
+    if (out_err) *out_err = INFINITY;
     if (ok) {
         IrGraph lowered; /* the program after rewrite.c, in the compiler's own arena */
         ir_graph_init(&lowered, &scratch);
         const IrNode *out = rewrite_program(g, output, p.max_len, &lowered);
         p.g = &lowered;
         p.info = ARENA_ARRAY(&scratch, SopInfo, lowered.count ? lowered.count : 1);
-        ok = vs_compute(&p, out) && takes_a_value(&p, out, g, output) && selects_compare(&p, out) && plan_build(&p, out);
-        if (ok && opt->plan_out) plan_dump(&p, out, opt->plan_out);
-        ok = ok && schedule_check(&p) && emit_model(&p, out, output_name, opt, model);
+        ok = vs_compute(&p, out);
+        if (ok && out_err) {
+            const RealInfo *r = p.info[out->id].real;
+            *out_err = !r ? 0 : r->how == REAL_REFUSED ? INFINITY : r->err + r->rel; /* the bound where |value| <= 1 */
+        }
+        if (ok && model) {
+            ok = takes_a_value(&p, out, g, output) && selects_compare(&p, out) && plan_build(&p, out);
+            if (ok && opt->plan_out) plan_dump(&p, out, opt->plan_out);
+            ok = ok && schedule_check(&p) && emit_model(&p, out, output_name, opt, model);
+        }
     }
     arena_free(&scratch);
     return ok;
+}
+
+bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_name,
+                     const CodegenOptions *opt, Model *model, DiagList *diags) {
+    if (ir_is_selector(output)) {
+        diag_error(diags, output->loc, "'%s' is a selector; the output must be an s-op", output_name);
+        return false;
+    }
+    /* --tol bounds the output's error: each approximated function gets a share of it, found by
+     * shrinking that share until the analysis proves the output within --tol (the error is
+     * mostly proportional to it; float64 rounding is not, hence the few attempts) */
+    double target = opt->real_tol > 0 ? opt->real_tol : 1e-6, tol = target, good = target;
+    for (int attempt = 0; attempt < CG_TOL_ATTEMPTS; attempt++) {
+        Arena quiet_arena;
+        arena_init(&quiet_arena);
+        DiagList quiet;
+        diag_init(&quiet, &quiet_arena);
+        double e;
+        compile_at(g, output, output_name, opt, tol, NULL, &quiet, &e);
+        arena_free(&quiet_arena);
+        if (!isfinite(e)) break; /* too fine to build (or not real): the last share that was not */
+        good = tol;
+        if (e <= target) break;
+        tol *= fmax(0.8 * target / e, 1.0 / 256);
+    }
+    return compile_at(g, output, output_name, opt, good, model, diags, NULL);
 }

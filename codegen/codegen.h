@@ -54,7 +54,7 @@ typedef struct CodegenOptions {
     bool gated_mlp;
 } CodegenOptions;
 
-#define CODEGEN_DEFAULT_MAX_MLP ((size_t)1 << 17)
+#define CODEGEN_DEFAULT_MAX_MLP ((size_t)1 << 19)
 #define CODEGEN_DEFAULT_MAX_BYTES ((size_t)1 << 31)
 
 /* Compiles `output` (an s-op of g) into *model (initialised by the caller with model_init).

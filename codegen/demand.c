@@ -51,6 +51,26 @@ void joint_want(Plan *p, const IrNode *sel) {
     }
 }
 
+/* A map of reals (reals.c) reads its arguments' numerical views: the one real of a function,
+ * both factors of a product or quotient. */
+static void real_want(Plan *p, const SopInfo *info) {
+    const RealInfo *r = info->real_fn ? info->real_fn : info->real;
+    if (r->how == REAL_FN) {
+        p->info[r->arg->id].needed = p->info[r->arg->id].want_num = true;
+        return;
+    }
+    if (r->how == REAL_LOGPROD) { /* its logs read these */
+        p->info[r->arg->id].needed = p->info[r->arg->id].want_num = true;
+        p->info[r->arg_y->id].needed = p->info[r->arg_y->id].want_num = true;
+        return;
+    }
+    if (r->how != REAL_PRODUCT && r->how != REAL_QUOTIENT) return; /* refused when planned */
+    for (uint32_t j = 0; j < info->node->u.map.nargs; j++) {
+        SopInfo *a = &p->info[info->node->u.map.args[j]->id];
+        if (a->node->kind != IR_CONST) a->needed = a->want_num = true;
+    }
+}
+
 /* The views the width heads of a selector read. */
 static void width_want(Plan *p, const IrNode *sel) {
     if (selector_width_needs_joint(p, sel)) joint_want(p, sel);
@@ -81,6 +101,8 @@ void kinds_demand(Plan *p, SopInfo *x) {
         if (a->node->kind == IR_CONST) continue;
         a->needed = true;
         if (vs_kind_collisions(&a->vs)) a->want_kind = true;
+        ValueKind k[3];
+        if (a->real && sop_kinds(p, a->node, k) > 1) a->want_kind = true; /* read by its kind alone */
         if (a->vs.numeric) a->want_num = true;
         else a->want_cat = true;
     }
@@ -160,6 +182,7 @@ void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
                 g->needed = g->want_cat = true;
                 y->needed = y->want_num = true;
             }
+            if (cls[id] == MAP_REAL) real_want(p, info);
             break;
         default: break;
         }

@@ -68,6 +68,11 @@ static void mlp_apply_row(const ModelMlp *mlp, size_t D, double *row) {
         double a = mlp->b1[h];
         for (size_t d = 0; d < D; d++) a += row[d] * mlp->w1.data[d * H + h];
         if (a <= 0) continue;
+        if (mlp->gated) {
+            double g = mlp->b3[h];
+            for (size_t d = 0; d < D; d++) g += row[d] * mlp->w3.data[d * H + h];
+            a *= g;
+        }
         for (size_t d = 0; d < D; d++) delta[d] += a * mlp->w2.data[h * D + d];
     }
     for (size_t d = 0; d < D; d++) row[d] += delta[d] + mlp->b2[d];
@@ -99,11 +104,20 @@ static bool emit_layer_mlp(Plan *p, Model *m, int layer, ModelMlp *mlp, double *
     size_t H = hb.n;
     char what[96];
     snprintf(what, sizeof what, "layer %d's MLP (%zu hidden units over a residual of %zu)", layer, H, D);
-    if (H && !budget(p, hb.largest, 2.0 * (double)D * (double)H, what)) return false;
+    if (H && !budget(p, hb.largest, (hb.gated ? 3.0 : 2.0) * (double)D * (double)H, what)) return false;
     mlp->w1 = model_matrix(m, D, H);
     mlp->w2 = model_matrix(m, H, D);
     mlp->b1 = ARENA_ARRAY(&m->arena, double, H ? H : 1);
     mlp->b2 = b2;
+    if (hb.gated) { /* a gated MLP: every unit times its gate (1 where it has none) */
+        mlp->gated = true;
+        mlp->w3 = model_matrix(m, D, H);
+        mlp->b3 = ARENA_ARRAY(&m->arena, double, H ? H : 1);
+        for (size_t h = 0; h < H; h++) {
+            put_view(&mlp->w3, h, hb.gate[h], 1);
+            mlp->b3[h] = hb.gate_bias[h];
+        }
+    }
     for (size_t h = 0; h < H; h++) {
         put_view(&mlp->w1, h, hb.in[h], hb.scale[h]);
         mlp->b1[h] = hb.bias[h];
@@ -111,6 +125,41 @@ static bool emit_layer_mlp(Plan *p, Model *m, int layer, ModelMlp *mlp, double *
         if (hb.out_coef2[h] != 0) mlp->w2.data[h * D + hb.out_dim2[h]] += hb.out_coef2[h];
     }
     mlp_apply_row(mlp, D, bos_row);
+    return true;
+}
+
+static int cmp_term(const void *a, const void *b) {
+    uint32_t x = ((const Term *)a)->dim, y = ((const Term *)b)->dim;
+    return (x > y) - (x < y);
+}
+
+/* The margin checks (reals.c, plan.c): each a functional of the residual (its terms sorted by
+ * dim, merged), its thresholds and its margin, checked after the layer that computes the view. */
+static bool emit_margins(Plan *p, Model *m) {
+    m->n_margins = p->n_margins;
+    m->margins = ARENA_ARRAY(&m->arena, ModelMargin, p->n_margins ? p->n_margins : 1);
+    for (size_t i = 0; i < p->n_margins; i++) {
+        const PlanMargin *pm = &p->margins[i];
+        ModelMargin *mm = &m->margins[i];
+        Term *t = ARENA_ARRAY(p->arena, Term, pm->view.n ? pm->view.n : 1);
+        if (pm->view.n) {
+            memcpy(t, pm->view.terms, pm->view.n * sizeof *t);
+            qsort(t, pm->view.n, sizeof *t, cmp_term);
+        }
+        mm->dims = ARENA_ARRAY(&m->arena, size_t, pm->view.n ? pm->view.n : 1);
+        mm->coefs = ARENA_ARRAY(&m->arena, double, pm->view.n ? pm->view.n : 1);
+        for (size_t k = 0; k < pm->view.n; k++) {
+            if (mm->n_terms && mm->dims[mm->n_terms - 1] == t[k].dim) mm->coefs[mm->n_terms - 1] += t[k].coef;
+            else mm->dims[mm->n_terms] = t[k].dim, mm->coefs[mm->n_terms++] = t[k].coef;
+        }
+        if (mm->n_terms == 0) return plan_error(p, pm->node, "compares a constant within its margin (internal compiler error)");
+        mm->n_thresholds = pm->n;
+        mm->thresholds = ARENA_ARRAY(&m->arena, double, pm->n ? pm->n : 1);
+        memcpy(mm->thresholds, pm->thresholds, pm->n * sizeof *pm->thresholds);
+        mm->m = pm->margin;
+        ModelCheck *c = plan_add_check(p, slot_layer(pm->after_slot), (uint32_t)i, 1, plan_node_name(p, pm->node));
+        c->kind = MODEL_CHECK_MARGIN;
+    }
     return true;
 }
 
@@ -181,6 +230,11 @@ static bool emit_output(Plan *p, const IrNode *out, const char *output_name, Mod
                      * residual stream's sums turn -0.0 into 0.0) */
             m->out_error_bound = fmax(o->real ? o->real->err : 1e-9 * (1 + fmax(fabs(p->token_lo), fabs(p->token_hi))),
                                       DBL_TRUE_MIN);
+            m->out_error_rel = o->real ? o->real->rel : 0;
+            if (m->out_error_rel >= 0.5) { /* no use as a relative bound: all of it absolute */
+                m->out_error_bound = real_abs_err(o->real);
+                m->out_error_rel = 0;
+            }
             kind_readout(o, m);
             return true;
         }
@@ -248,7 +302,7 @@ bool emit_model(Plan *p, const IrNode *out, const char *output_name, const Codeg
         ok = emit_layer_mlp(p, m, l, &L->mlp, bos_row);
     }
     free(bos_row);
-    if (!ok) return false;
+    if (!ok || !emit_margins(p, m)) return false;
     m->n_checks = p->n_checks;
     m->checks = ARENA_ARRAY(&m->arena, ModelCheck, p->n_checks ? p->n_checks : 1);
     for (size_t i = 0; i < p->n_checks; i++) {

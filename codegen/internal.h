@@ -17,6 +17,8 @@
 #ifndef RASPCC_CODEGEN_INTERNAL_H
 #define RASPCC_CODEGEN_INTERNAL_H
 
+#include <math.h>
+
 #include "codegen/codegen.h"
 #include "support/diag.h"
 
@@ -32,6 +34,7 @@ enum {
     CG_MAX_GRID_ARGS = 6,        /* scalar inputs of one tabulating MLP */
     CG_MAX_LEAVES = 4,           /* s-ops one tabulating MLP reads */
     CG_MAX_GATE = 256,           /* values of the gate of a gated map */
+    CG_TOL_ATTEMPTS = 6,         /* analyses to find the share of --tol each real function gets */
     CG_MAX_JOINT = 4,            /* s-ops on one side of a selector read jointly (joint.c) */
     CG_MAX_JOINT_TUPLES = 4096,  /* value tuples of one such side */
     CG_MAX_JOINT_LEAVES = 8,     /* s-ops such a side is tabulated from (at most CG_MAX_LEAVES used) */
@@ -112,7 +115,17 @@ typedef struct PosTable {
     int32_t *count;    /* selectors: keys selected for query i */
     bool *counts_seen; /* selectors: counts_seen[c] for c = 0..N */
     bool at_most_one;  /* selectors: never more than one key */
+    uint8_t *keys;     /* selectors, for N <= CG_MAX_LEN_KEYS: bit k of row (n, i) at bit offset
+                          pos_keys_at(n, i) + k: query i selects key k at length n */
 } PosTable;
+
+enum { CG_MAX_LEN_KEYS = 128 };
+/* Offset of the key bits of query i at length n: sum over lengths m < n of m * m, plus i * n. */
+static inline size_t pos_keys_at(size_t n, size_t i) { return (n - 1) * n * (2 * n - 1) / 6 + i * n; }
+static inline bool pos_selects(const PosTable *t, size_t n, size_t i, size_t k) {
+    size_t b = pos_keys_at(n, i) + k;
+    return t->keys[b / 8] >> (b % 8) & 1;
+}
 
 static inline size_t pos_at(size_t n, size_t i) { return n * (n - 1) / 2 + i; }
 
@@ -132,6 +145,9 @@ typedef struct Ival {
     double lo, hi;
 } Ival;
 
+/* Elementary functions the compiler approximates for its own lowerings (realfn_build_elem). */
+typedef enum RealElem { RE_NONE, RE_LN_ABS, RE_EXP } RealElem;
+
 /* A function of one real s-op as a continuous piecewise-linear function through knots
  * (kx[i], ky[i]), within err of the function outside margins around its jumps (realfn.c). */
 typedef struct RealFn {
@@ -140,7 +156,13 @@ typedef struct RealFn {
     size_t n_jumps;
     double *jump_at;       /* where the function jumps: the model checks the argument is not near */
     double err;            /* |approximation - f| outside the margins */
+    bool relative;         /* f keeps one sign: err is relative, |approximation - f| <= err |f| */
     double lip;            /* |f(x) - f(y)| <= lip |x - y| within a piece */
+    double log_lip;        /* relative: |ln|f(x)| - ln|f(y)|| <= log_lip |x - y| within a piece */
+    double elasticity;     /* relative, x of one sign: |ln|f(x)| - ln|f(y)|| <= elasticity |ln|x| - ln|y||
+                              within a piece (INFINITY when x's interval holds 0) */
+    double sum_mag;        /* the MLP's terms |ky_0| + sum |slope change| |x - kx_i| at most this
+                              (the scale of its float64 rounding) */
     Ival range;            /* the function's values */
     bool constant_pieces;  /* constant between jumps (comparisons, round): finitely many values */
 } RealFn;
@@ -148,14 +170,22 @@ typedef struct RealFn {
 /* How a real s-op is computed, with the interval of its values and the bound on the model's
  * error (reals.c). */
 typedef enum RealHow {
-    REAL_INPUT, REAL_AFFINE, REAL_MEAN, REAL_COPY, REAL_FN, REAL_PRODUCT, REAL_GATED, REAL_REFUSED
+    REAL_INPUT, REAL_AFFINE, REAL_MEAN, REAL_COPY, REAL_FN, REAL_PRODUCT, REAL_QUOTIENT, REAL_LOGPROD, REAL_GATED,
+    REAL_REFUSED
 } RealHow;
 typedef struct RealInfo {
     RealHow how;
     Ival range;            /* every value the reference computes */
-    double err;            /* |model - reference| */
-    RealFn fn;             /* REAL_FN */
-    const IrNode *arg;     /* REAL_FN: the real argument */
+    double err, rel;       /* |model - reference| <= err + rel |reference| */
+    RealFn fn;             /* REAL_FN: f of arg; REAL_QUOTIENT: 1 / arg (the divisor) */
+    const IrNode *arg;     /* REAL_FN, REAL_QUOTIENT: the real argument */
+    Ival recip_range;      /* REAL_QUOTIENT: where the model's 1 / divisor lies */
+    RealFn fn_y, fn_exp;   /* REAL_LOGPROD: fn = ln|x|, fn_y = ln|y|, fn_exp = +-exp(ln|x| +- ln|y|) */
+    bool divide;           /* REAL_LOGPROD: x / y (else x * y) */
+    const IrNode *arg_y;   /* REAL_LOGPROD: what fn_y reads (fn reads arg) */
+    Ival *cell;            /* per (i, n) cell of the positional analysis, where the s-op's value
+                              lies there (empty: lo > hi), when positions tell more than range */
+    double *cell_err;      /* with cell: the absolute part of the error there (err is their max) */
     const char *why;       /* REAL_REFUSED: why no bound can be given */
 } RealInfo;
 
@@ -322,6 +352,7 @@ enum {
     MLP_FN_JOINT,         /* the index of the leaves' tuple of values in MlpOp.joint */
     MLP_FN_PWL,           /* MlpOp.pwl of x_view (realfn.c) */
     MLP_FN_PRODUCT,       /* x_view * y_view: two squares, or exact in a gated MLP */
+    MLP_FN_PWL_PRODUCT,   /* x_view * pwl(y_view), a gated MLP (x / y with --mlp gated) */
 };
 
 /* A margin check (reals.c): the view must stay more than `margin` away from each threshold,
@@ -452,9 +483,18 @@ void vs_describe(const IrNode *n, char *buf, size_t size);
 /* 3b. realfn.c and reals.c: real-valued s-ops (called by valueset.c per node) */
 bool realfn_build(Plan *p, const IrNode *map, const IrNode *leaf, Ival X, double tol, double margin, RealFn *out,
                   char *why, size_t whysize);
+/* The same for an elementary function of the compiler's own (products in the log domain): of x
+ * (map NULL), or of the map (a function of leaf without jumps). */
+bool realfn_build_elem(Plan *p, RealElem elem, const IrNode *map, const IrNode *leaf, Ival X, double tol, RealFn *out,
+                       char *why, size_t whysize);
 /* The map subtree n at leaf = x (a float), as the reference computes it. */
 ValueResult realfn_eval(Plan *p, const IrNode *n, const IrNode *leaf, double x, char *msg, size_t msgsize);
 bool reals_node(Plan *p, SopInfo *info);
+
+/* The largest |model - reference| of a real s-op, its relative part taken at its largest value. */
+static inline double real_abs_err(const RealInfo *r) {
+    return r->err + r->rel * fmax(fabs(r->range.lo), fabs(r->range.hi));
+}
 
 /* 4. selterms.c: selector analysis. Selectors as signed sums of "terms", each an `and` of
  * single-pair conjuncts (inclusion-exclusion); the pair of s-ops a subtree reads (constants
@@ -534,6 +574,9 @@ bool plan_scalar_arg(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u);
 /* The slot at which an MLP can read s-op a as plan_scalar_arg does: a width from its heads'
  * u, anything else once computed, and its kind block when it has one. */
 int plan_leaf_time(const SopInfo *a);
+/* Input j of m: the kind of s-op a alone (its kind block, or its one kind), evaluated as 1 of
+ * that kind (kinds.c, for maps of real values). */
+bool plan_kind_leaf(Plan *p, MlpOp *m, size_t j, SopInfo *a);
 /* m's output: a categorical block (checked one-hot where the map raises) or a numerical dim */
 void plan_mlp_output(Plan *p, MlpOp *m, SopInfo *info, bool want_cat_out);
 /* A categorical encoding for an s-op that only has a numerical one (one MLP later) */
@@ -584,8 +627,14 @@ typedef struct HiddenBuf {
     uint32_t *out_dim2;
     double *out_coef2;
     const IrNode *largest; /* the s-op whose op added the most units (for messages) */
+    /* gated units (hidden_gate): ReLU(in * scale + bias) * (gate + gate_bias); others * 1 */
+    LinView *gate;
+    double *gate_bias;
+    bool gated;
 } HiddenBuf;
 size_t hidden_add(Plan *p, HiddenBuf *hb, LinView in, double scale, double bias);
+/* Multiplies unit h by gate + bias (the layer becomes a gated MLP). */
+void hidden_gate(HiddenBuf *hb, size_t h, LinView gate, double bias);
 /* Appends op's units to hb and its constant output to b2 (the layer's output bias). */
 bool mlp_tabulate(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2);
 bool emit_model(Plan *p, const IrNode *out, const char *output_name, const CodegenOptions *opt, Model *m);

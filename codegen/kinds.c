@@ -25,7 +25,6 @@ bool vs_kind_collisions(const ValueSet *vs) {
     return false;
 }
 
-
 /* The kinds as a value set of ints (the codes of ValueKind), the output set of kind MLPs. */
 static ValueSet *kind_codes(Plan *p, const SopInfo *x) {
     ValueSet *vs = ARENA_NEW(p->arena, ValueSet);
@@ -54,7 +53,6 @@ static bool map_kind_unary(Plan *p, const IrNode *x, const SopInfo *a, ValueKind
     }
     return true;
 }
-
 
 /* The kind block as the one-hot output of m. */
 static void kind_output(Plan *p, MlpOp *m, SopInfo *x) {
@@ -147,6 +145,14 @@ bool kinds_plan(Plan *p, SopInfo *x) {
         leaf->vs = &p->info[p->length->id].vs; /* widths 1..N: a decomposed sum past N is a don't-care */
         leaf->vs_zero = true;
         t = w.time;
+    } else if (n->kind == IR_MAP && x->real && x->real->how == REAL_FN) {
+        /* constant between the function's jumps, which include its changes of kind */
+        const SopInfo *a = &p->info[x->real->arg->id];
+        if (!a->has_num) return plan_error(p, a->node, "has no numerical encoding (internal compiler error)");
+        m->fn = MLP_FN_PWL;
+        m->pwl = &x->real->fn;
+        m->x_view = a->num;
+        t = a->time;
     } else if (n->kind == IR_MAP) {
         const IrNode *arg = map_single_varying_arg(n);
         ValueKind to[3];
@@ -176,7 +182,8 @@ bool kinds_plan(Plan *p, SopInfo *x) {
             for (uint32_t k = 0; k < nl; k++) dup = dup || lv[k] == a->node;
             if (dup) continue;
             lv[nl] = a->node;
-            if (!plan_scalar_arg(p, m, nl++, a, true)) return false;
+            /* a real value by its kind alone: arithmetic's kinds do not depend on the numbers */
+            if (a->real ? !plan_kind_leaf(p, m, nl++, a) : !plan_scalar_arg(p, m, nl++, a, true)) return false;
             int ta = plan_leaf_time(a);
             if (ta > t) t = ta;
         }

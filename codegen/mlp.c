@@ -40,15 +40,25 @@ size_t hidden_add(Plan *p, HiddenBuf *hb, LinView in, double scale, double bias)
         hb->out_coef = arena_grow(p->arena, hb->out_coef, hb->n, cap, sizeof *hb->out_coef);
         hb->out_dim2 = arena_grow(p->arena, hb->out_dim2, hb->n, cap, sizeof *hb->out_dim2);
         hb->out_coef2 = arena_grow(p->arena, hb->out_coef2, hb->n, cap, sizeof *hb->out_coef2);
+        hb->gate = arena_grow(p->arena, hb->gate, hb->n, cap, sizeof *hb->gate);
+        hb->gate_bias = arena_grow(p->arena, hb->gate_bias, hb->n, cap, sizeof *hb->gate_bias);
         hb->cap = cap;
     }
     size_t i = hb->n++;
+    hb->gate[i] = lv_empty();
+    hb->gate_bias[i] = 1;
     hb->in[i] = in;
     hb->scale[i] = scale;
     hb->bias[i] = bias;
     hb->out_coef[i] = hb->out_coef2[i] = 0;
     hb->out_dim[i] = hb->out_dim2[i] = 0;
     return i;
+}
+
+void hidden_gate(HiddenBuf *hb, size_t h, LinView gate, double bias) {
+    hb->gate[h] = gate;
+    hb->gate_bias[h] = bias;
+    hb->gated = true;
 }
 
 /* The output at one grid point: an index into out_vs (categorical), a number, or a raise. */
@@ -179,9 +189,9 @@ static bool point_output(Tab *t, const size_t *idx, GridOut *out, bool *reachabl
             vals[l] = value_int((int64_t)llround(w));
             /* decomposed widths: combinations of term widths that no input produces */
             if (lm->vs && !vs_contains(lm->vs, vals[l], NULL) && !(lm->vs_zero && w == 0)) *reachable = false;
-        } else if (lm->has_kind_axis && !lm->vs) { /* a kind alone */
-            vals[l] = lm->kinds[idx[lm->kind_arg]] == VAL_FLOAT ? value_float(0)
-                      : lm->kinds[idx[lm->kind_arg]] == VAL_BOOL ? value_bool(false) : value_int(0);
+        } else if (lm->has_kind_axis && !lm->vs) { /* a kind alone: 1 of it (0 would divide by zero) */
+            vals[l] = lm->kinds[idx[lm->kind_arg]] == VAL_FLOAT ? value_float(1)
+                      : lm->kinds[idx[lm->kind_arg]] == VAL_BOOL ? value_bool(true) : value_int(1);
         } else if (lm->has_kind_axis) { /* the member of this number with this kind */
             const Axis *a = &t->ax[lm->arg];
             size_t s = a->start[idx[lm->arg]], k = 0;
@@ -410,11 +420,13 @@ static void pwl_units(Plan *p, HiddenBuf *hb, LinView x, const double *kx, const
  * bias and, across each jump, a step ramp from one value to the next on the one-hot block. */
 static bool staircase_units(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
     const RealFn *f = op->pwl;
-    const RealInfo *r = p->info[op->node->id].real_fn;
+    const SopInfo *info = &p->info[op->node->id];
+    const RealInfo *r = info->real_fn ? info->real_fn : info->real;
     size_t prev = 0;
     for (size_t i = 0; i < f->n_knots; i++) {
         char msg[160];
         ValueResult v = realfn_eval(p, op->node, r->arg, f->kx[i], msg, sizeof msg);
+        if (v.ok && op->kind_of) v.value = value_int(v.value.kind); /* the kind block of a real function */
         size_t at;
         if (!v.ok || !vs_contains(op->out_vs, v.value, &at))
             return refuse(p, op, "has a value outside its set at %g (internal compiler error)", f->kx[i]);
@@ -438,15 +450,21 @@ static bool staircase_units(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2)
 }
 
 /* x * y = ((x + y)^2 - (x - y)^2) / 4, each square a chord interpolation with knots h apart:
- * its error is h^2 / 4, so h = sqrt(2 tol) keeps the product within tol / 4. */
+ * a chord of u^2 lies above it by at most h^2 / 4, so the difference of the two is within
+ * h^2 / 4 and the product within h^2 / 16: h = 2 sqrt(tol) keeps it within tol / 4. */
 static bool product_units(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
-    double h = sqrt(2 * p->real_tol);
+    double h = 2 * sqrt(p->real_tol);
     for (int side = 0; side < 2; side++) {
         double sign = side ? -1 : 1;
         LinView u = lv_combine(p->arena, 1, op->x_view, sign, op->y_view);
         double lo = side ? op->x_range.lo - op->y_range.hi : op->x_range.lo + op->y_range.lo;
         double hi = side ? op->x_range.hi - op->y_range.lo : op->x_range.hi + op->y_range.hi;
-        size_t n = (size_t)ceil((hi - lo) / h) + 1;
+        if (!(hi > lo)) { /* one value: a constant */
+            b2[op->out_dim] += sign / 4 * lo * lo;
+            continue;
+        }
+        double steps = ceil((hi - lo) / h);
+        size_t n = steps < 1 ? 1 : (size_t)steps; /* pieces: knots 0..n, the last one at hi */
         if (n > (size_t)1 << 20) return refuse(p, op, "needs %zu linear pieces for a square (raise --tol)", n);
         double *kx = ARENA_ARRAY(p->arena, double, n + 1), *ky = ARENA_ARRAY(p->arena, double, n + 1);
         for (size_t i = 0; i <= n; i++) {
@@ -458,7 +476,43 @@ static bool product_units(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
     return true;
 }
 
+/* x * y exactly in a gated MLP: ReLU(x + M) y - ReLU(M) y with M > |x|. */
+static bool gated_product_units(Plan *p, const MlpOp *op, HiddenBuf *hb) {
+    double M = fmax(fabs(op->x_range.lo), fabs(op->x_range.hi)) + 1;
+    size_t h1 = hidden_add(p, hb, op->x_view, 1, M), h2 = hidden_add(p, hb, lv_empty(), 1, M);
+    hidden_gate(hb, h1, op->y_view, 0);
+    hidden_gate(hb, h2, op->y_view, 0);
+    hb->out_dim[h1] = hb->out_dim[h2] = op->out_dim;
+    hb->out_coef[h1] = 1;
+    hb->out_coef[h2] = -1;
+    return true;
+}
+
+/* x * pwl(y) in a gated MLP, pwl(y) = ky_0 + sum_i (s_i - s_{i-1}) ReLU(y - kx_i) (see
+ * pwl_units): one unit per knot, each gated by x. */
+static bool gated_pwl_product_units(Plan *p, const MlpOp *op, HiddenBuf *hb) {
+    const RealFn *f = op->pwl;
+    size_t h0 = hidden_add(p, hb, lv_empty(), 1, 1); /* ReLU(1) x ky_0 */
+    hidden_gate(hb, h0, op->x_view, 0);
+    hb->out_dim[h0] = op->out_dim;
+    hb->out_coef[h0] = f->ky[0];
+    double prev = 0;
+    for (size_t i = 0; i + 1 < f->n_knots; i++) {
+        double s = (f->ky[i + 1] - f->ky[i]) / (f->kx[i + 1] - f->kx[i]);
+        if (s != prev) {
+            size_t h = hidden_add(p, hb, op->y_view, 1, -f->kx[i]);
+            hidden_gate(hb, h, op->x_view, 0);
+            hb->out_dim[h] = op->out_dim;
+            hb->out_coef[h] = s - prev;
+        }
+        prev = s;
+    }
+    return true;
+}
+
 bool mlp_tabulate(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
+    if (op->fn == MLP_FN_PWL_PRODUCT) return gated_pwl_product_units(p, op, hb);
+    if (op->fn == MLP_FN_PRODUCT && p->gated_mlp) return gated_product_units(p, op, hb);
     if (op->fn == MLP_FN_GATED) return gated_units(p, op, hb);
     if (op->fn == MLP_FN_PWL && op->out_cat) return staircase_units(p, op, hb, b2);
     if (op->fn == MLP_FN_PWL) {

@@ -140,6 +140,24 @@ static bool kind_axis(Plan *p, MlpOp *m, size_t j, SopInfo *a) {
 
 static bool scalar_arg_value(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u);
 
+bool plan_kind_leaf(Plan *p, MlpOp *m, size_t j, SopInfo *a) {
+    LeafMap *leaf = &m->leaf[j];
+    m->n_leaves = j + 1 > m->n_leaves ? j + 1 : m->n_leaves;
+    leaf->node = a->node;
+    leaf->vs = NULL;
+    if (a->n_kinds == 0) a->n_kinds = sop_kinds(p, a->node, a->kinds);
+    bool block = a->has_kind && a->n_kinds > 1;
+    if (!block && a->n_kinds != 1) return plan_error(p, a->node, "has no kind block (internal compiler error)");
+    LinView v = lv_empty();
+    for (uint32_t k = 0; block && k < a->n_kinds; k++) v = lv_combine(p->arena, 1, v, (double)k, a->kind_cat[k]);
+    double *sc = NULL;
+    if (!plan_add_grid(p, m, v, block ? a->n_kinds : 1, &sc, &leaf->kind_arg)) return false;
+    for (uint32_t k = 0; k < (block ? a->n_kinds : 1); k++) sc[k] = (double)k;
+    leaf->has_kind_axis = true;
+    leaf->kinds = a->kinds;
+    return true;
+}
+
 int plan_leaf_time(const SopInfo *a) {
     int t = a->has_u ? a->u_time : a->time;
     return a->want_kind && a->has_kind && a->kind_time > t ? a->kind_time : t;
@@ -256,6 +274,15 @@ void plan_dump(Plan *p, const IrNode *out, FILE *f) {
             for (uint32_t k = 0; k < x->n_leaves; k++)
                 fprintf(f, " %s@%d:%d", x->leaves[k]->name ? x->leaves[k]->name : ir_kind_name(x->leaves[k]->kind),
                         x->leaves[k]->loc.line, x->leaves[k]->loc.col);
+        }
+        if (x->real) { /* reals.c: where it lies and how far the model may be from it */
+            static const char *const how[] = {"input",    "affine",  "mean",  "copy",   "function",
+                                              "product",  "quotient", "log-domain product", "gated", "refused"};
+            fprintf(f, "  real %s [%g, %g] error %.3g + %.3g|x|", how[x->real->how], x->real->range.lo,
+                    x->real->range.hi, x->real->err, x->real->rel);
+            if (x->real->how == REAL_FN || x->real->how == REAL_QUOTIENT)
+                fprintf(f, " (%zu knots, %s error %.3g)", x->real->fn.n_knots, x->real->fn.relative ? "relative" : "absolute",
+                        x->real->fn.err);
         }
         fputc('\n', f);
     }

@@ -285,54 +285,133 @@ static bool plan_gated(Plan *p, SopInfo *info) {
     return true;
 }
 
+/* An MLP in the layer of `slot` computing the piecewise-linear fn of view x into a new dim,
+ * named after s-op `about`; the dim. */
+static uint32_t plan_pwl_dim(Plan *p, const RealFn *fn, LinView x, int slot, const IrNode *node, const char *fmt,
+                             const IrNode *about) {
+    MlpOp *m = plan_new_mlp(p);
+    m->node = node;
+    m->fn = MLP_FN_PWL;
+    m->pwl = fn;
+    m->x_view = x;
+    m->layer = slot_layer(slot);
+    m->out_cat = false;
+    m->out_dim = plan_alloc_dims(p, 1, arena_printf(p->arena, fmt, plan_node_name(p, about)), NULL);
+    return m->out_dim;
+}
+
+/* Where the model's view of a numerical argument lies: a real's range widened by its error, or
+ * a finite set's extremes. */
+static Ival view_range(const SopInfo *x) {
+    if (x->real) return (Ival){x->real->range.lo - real_abs_err(x->real), x->real->range.hi + real_abs_err(x->real)};
+    if (x->node->kind == IR_CONST) {
+        double c = value_as_double(x->node->u.constant);
+        return (Ival){c, c};
+    }
+    return (Ival){value_as_double(x->vs.vals[0]), value_as_double(x->vs.vals[x->vs.n - 1])};
+}
+
+/* A numerical view of an argument, constants included. */
+static bool num_view(Plan *p, const SopInfo *x, LinView *v) {
+    if (x->node->kind == IR_CONST) {
+        *v = lv_unit(p->arena, DIM_ONE, value_as_double(x->node->u.constant));
+        return true;
+    }
+    if (!x->has_num) return plan_error(p, x->node, "has no numerical encoding (internal compiler error)");
+    *v = x->num;
+    return true;
+}
+
 /* A map of real s-ops (reals.c chose how): a piecewise-linear function of one real, with margin
- * checks around its jumps, or a product of two reals. */
+ * checks around its jumps; a product of two numbers; a quotient, x * (1 / y), with 1 / y a
+ * function of y first (or both in one gated MLP). */
 static bool plan_real(Plan *p, SopInfo *info) {
     const RealInfo *r = info->real_fn ? info->real_fn : info->real;
     if (r->how == REAL_REFUSED) return plan_error(p, info->node, arena_printf(p->arena, "cannot be compiled with a proven "
                                                                               "error bound: it %s", r->why));
-    MlpOp *m = plan_new_mlp(p);
-    m->node = info->node;
-    int t = 0;
     if (r->how == REAL_FN) {
         SopInfo *x = &p->info[r->arg->id];
-        if (!x->has_num) return plan_error(p, x->node, "has no numerical encoding (internal compiler error)");
-        m->fn = MLP_FN_PWL;
-        m->pwl = &r->fn;
-        m->x_view = x->num;
-        t = x->time;
+        LinView xv;
+        if (!num_view(p, x, &xv)) return false;
         if (r->fn.n_jumps) { /* near a jump the model cannot decide: the runtime refuses there */
             PlanMargin *mg = plan_add_margin(p);
-            mg->view = x->num;
+            mg->view = xv;
             mg->thresholds = r->fn.jump_at;
             mg->n = r->fn.n_jumps;
-            mg->margin = p->real_margin + (x->real ? x->real->err : 0); /* then the reference's x is on the same side */
+            mg->margin = p->real_margin + (x->real ? real_abs_err(x->real) : 0); /* then the reference's x is on the same side */
             mg->node = info->node;
             mg->after_slot = x->time;
         }
-    } else { /* REAL_PRODUCT */
-        const IrNode *a = info->node->u.map.args[0], *b = info->node->u.map.args[1];
-        SopInfo *x = &p->info[a->id], *y = &p->info[b->id];
-        if (!x->has_num || !y->has_num) return plan_error(p, info->node, "has no numerical encoding (internal compiler error)");
-        m->fn = MLP_FN_PRODUCT;
-        m->x_view = x->num;
-        m->y_view = y->num;
-        m->x_range = (Ival){x->real ? x->real->range.lo - x->real->err : value_as_double(x->vs.vals[0]),
-                            x->real ? x->real->range.hi + x->real->err : value_as_double(x->vs.vals[x->vs.n - 1])};
-        m->y_range = (Ival){y->real ? y->real->range.lo - y->real->err : value_as_double(y->vs.vals[0]),
-                            y->real ? y->real->range.hi + y->real->err : value_as_double(y->vs.vals[y->vs.n - 1])};
-        t = x->time > y->time ? x->time : y->time;
+        MlpOp *m = plan_new_mlp(p);
+        m->node = info->node;
+        m->fn = MLP_FN_PWL;
+        m->pwl = &r->fn;
+        m->x_view = xv;
+        int slot = next_slot(x->time, false);
+        m->layer = slot_layer(slot);
+        if (info->real_fn) { /* finitely many values: a one-hot block, exact outside the margins */
+            plan_mlp_output(p, m, info, true);
+        } else {
+            m->out_cat = false;
+            m->out_dim = plan_alloc_dims(p, 1, plan_node_name(p, info->node), NULL);
+            info->num = lv_unit(p->arena, m->out_dim, 1);
+            info->has_num = true;
+        }
+        info->time = slot;
+        return true;
     }
+    if (r->how != REAL_PRODUCT && r->how != REAL_QUOTIENT && r->how != REAL_LOGPROD)
+        return plan_error(p, info->node, "is real-valued but has no lowering (internal compiler error)");
+    SopInfo *x = &p->info[info->node->u.map.args[0]->id], *y = &p->info[info->node->u.map.args[1]->id];
+    LinView xv, yv;
+    if (!num_view(p, x, &xv) || !num_view(p, y, &yv)) return false;
+    if (r->how == REAL_LOGPROD) { /* ln|x| and ln|y| in one layer, then +-exp of their sum or difference */
+        x = &p->info[r->arg->id];
+        y = &p->info[r->arg_y->id];
+        if (!num_view(p, x, &xv) || !num_view(p, y, &yv)) return false;
+        int sx = next_slot(x->time, false), sy = next_slot(y->time, false);
+        uint32_t lx = plan_pwl_dim(p, &r->fn, xv, sx, info->node, "ln|%s|", x->node);
+        uint32_t ly = plan_pwl_dim(p, &r->fn_y, yv, sy, info->node, "ln|%s|", y->node);
+        LinView u = lv_combine(p->arena, 1, lv_unit(p->arena, lx, 1), r->divide ? -1 : 1, lv_unit(p->arena, ly, 1));
+        int slot = next_slot(sx > sy ? sx : sy, false);
+        info->num = lv_unit(p->arena, plan_pwl_dim(p, &r->fn_exp, u, slot, info->node, "%s", info->node), 1);
+        info->has_num = true;
+        info->time = slot;
+        return true;
+    }
+    Ival xr = view_range(x), yr = view_range(y);
+    int t = x->time > y->time ? x->time : y->time;
+    int fn = MLP_FN_PRODUCT;
+    if (r->how == REAL_QUOTIENT && p->gated_mlp) {
+        fn = MLP_FN_PWL_PRODUCT; /* x * pwl(y) in one gated MLP */
+    } else if (r->how == REAL_QUOTIENT) { /* 1 / y into a dim of its own, then the product */
+        MlpOp *inv = plan_new_mlp(p);
+        int s = next_slot(y->time, false);
+        inv->layer = slot_layer(s);
+        inv->node = info->node;
+        inv->fn = MLP_FN_PWL;
+        inv->pwl = &r->fn;
+        inv->x_view = yv;
+        inv->out_cat = false;
+        inv->out_dim = plan_alloc_dims(p, 1, arena_printf(p->arena, "1/%s", plan_node_name(p, y->node)), NULL);
+        yv = lv_unit(p->arena, inv->out_dim, 1);
+        yr = r->recip_range;
+        if (s > t) t = s;
+    }
+    MlpOp *m = plan_new_mlp(p);
+    m->node = info->node;
+    m->fn = fn;
+    m->x_view = xv;
+    m->y_view = yv;
+    m->x_range = xr;
+    m->y_range = yr;
+    m->pwl = &r->fn;
     int slot = next_slot(t, false);
     m->layer = slot_layer(slot);
-    if (info->real_fn) { /* finitely many values: a one-hot block, exact outside the margins */
-        plan_mlp_output(p, m, info, true);
-    } else {
-        m->out_cat = false;
-        m->out_dim = plan_alloc_dims(p, 1, plan_node_name(p, info->node), NULL);
-        info->num = lv_unit(p->arena, m->out_dim, 1);
-        info->has_num = true;
-    }
+    m->out_cat = false;
+    m->out_dim = plan_alloc_dims(p, 1, plan_node_name(p, info->node), NULL);
+    info->num = lv_unit(p->arena, m->out_dim, 1);
+    info->has_num = true;
     info->time = slot;
     return true;
 }

@@ -75,6 +75,7 @@ bool pos_compute(Plan *p, const IrNode *out) {
         if (ir_is_selector(p->g->nodes[id])) {
             t->count = ARENA_ARRAY(p->arena, int32_t, cells);
             t->counts_seen = ARENA_ARRAY(p->arena, bool, N + 1);
+            if (N <= CG_MAX_LEN_KEYS) t->keys = ARENA_ARRAY(p->arena, uint8_t, pos_keys_at(N + 1, 0) / 8 + 1);
         } else {
             t->val = ARENA_ARRAY(p->arena, Value, cells);
         }
@@ -100,7 +101,11 @@ bool pos_compute(Plan *p, const IrNode *out) {
                 if (t->count) {
                     const bool *m = results[id];
                     int32_t w = 0;
-                    for (size_t k = 0; k < n; k++) w += m[i * n + k];
+                    for (size_t k = 0; k < n; k++) {
+                        w += m[i * n + k];
+                        size_t b = pos_keys_at(n, i) + k;
+                        if (t->keys && m[i * n + k]) t->keys[b / 8] |= (uint8_t)(1u << (b % 8));
+                    }
                     t->count[c] = w;
                     t->counts_seen[w] = true;
                 } else {

@@ -86,9 +86,11 @@ static Jet jet_chain(Jet u, Ival g, Ival g1, Ival g2) {
 }
 
 /* The analysis context: the real leaf and how its pieces are being split. */
+
 typedef struct Ctx {
     Plan *p;
     const IrNode *leaf;
+    RealElem elem;       /* with no map: the elementary function analysed */
     char why[200];       /* set on failure */
     double *cuts;        /* thresholds found (x values where f may not be smooth) */
     size_t n_cuts, cap;
@@ -134,9 +136,27 @@ static bool affine_in(const Ctx *c, const IrNode *n, double *a, double *b) {
     }
 }
 
+/* The jet of an elementary function over X: e^x, or ln|x| for X of one sign. */
+static bool elem_jet(RealElem e, Ival X, Jet *out) {
+    if (e == RE_EXP) {
+        Ival v = ival(exp(X.lo), exp(X.hi));
+        *out = (Jet){v, v, v};
+        return isfinite(v.hi);
+    }
+    if (X.lo > 0) {
+        *out = (Jet){ival(log(X.lo), log(X.hi)), ival(1 / X.hi, 1 / X.lo), ival(-1 / (X.lo * X.lo), -1 / (X.hi * X.hi))};
+        return true;
+    }
+    if (X.hi < 0) {
+        *out = (Jet){ival(log(-X.hi), log(-X.lo)), ival(1 / X.lo, 1 / X.hi), ival(-1 / (X.hi * X.hi), -1 / (X.lo * X.lo))};
+        return true;
+    }
+    return false;
+}
+
 /* Collects the x values at which a comparison or a round() in the tree can change: the pieces. */
 static bool find_cuts(Ctx *c, const IrNode *n, Ival X) {
-    if (n == c->leaf || n->kind == IR_CONST) return true;
+    if (!n || n == c->leaf || n->kind == IR_CONST) return true;
     if (n->kind != IR_MAP) {
         snprintf(c->why, sizeof c->why, "reads a %s besides the real value", ir_kind_name(n->kind));
         return false;
@@ -339,7 +359,7 @@ static void knot(Plan *p, Knots *k, double x, double y) {
 
 /* f at x, evaluated as the reference does, taking the branch of the piece around `side` (a point
  * inside the piece: at a split the comparison could go either way). */
-static bool f_at(Ctx *c, const IrNode *n, double x, double side, double *y) {
+static bool f_at(Ctx *c, const IrNode *n, double x, double side, double *y, ValueKind *kind) {
     char msg[160];
     double at = x;
     if (side != x) { /* the limit from inside the piece: one ulp inside */
@@ -351,7 +371,28 @@ static bool f_at(Ctx *c, const IrNode *n, double x, double side, double *y) {
         return false;
     }
     *y = value_as_double(r.value);
+    if (kind) *kind = r.value.kind;
     return true;
+}
+
+/* The function analysed: the map, an elementary function of x, or the elementary function of the
+ * map (ln|f(x)| for a product in the log domain of a function of x). */
+static bool root_jet(Ctx *c, const IrNode *map, Ival X, double mid, Jet *out) {
+    if (c->elem == RE_NONE) return jet_of(c, map, X, mid, out);
+    if (!map) return elem_jet(c->elem, X, out);
+    Jet inner, g;
+    if (!jet_of(c, map, X, mid, &inner) || !elem_jet(c->elem, inner.v, &g)) return false;
+    *out = jet_chain(inner, g.v, g.d1, g.d2);
+    return true;
+}
+
+static bool root_f(Ctx *c, const IrNode *map, double x, double side, double *y, ValueKind *kind) {
+    if (c->elem == RE_NONE) return f_at(c, map, x, side, y, kind);
+    double v = side != x ? nextafter(x, side) : x;
+    if (map && !f_at(c, map, x, side, &v, NULL)) return false;
+    *y = c->elem == RE_EXP ? exp(v) : log(fabs(v)); /* libm's, within an ulp (reals.c's rounding terms cover it) */
+    if (kind) *kind = VAL_FLOAT;
+    return isfinite(*y);
 }
 
 static int dcmp(const void *a, const void *b) {
@@ -359,12 +400,25 @@ static int dcmp(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, RealElem elem, Ival X, double tol,
+                            double margin, RealFn *out, char *why, size_t whysize);
+
+bool realfn_build_elem(Plan *p, RealElem elem, const IrNode *map, const IrNode *leaf, Ival X, double tol, RealFn *out,
+                       char *why, size_t whysize) {
+    return realfn_build_in(p, map, leaf, elem, X, tol, 0, out, why, whysize);
+}
+
 bool realfn_build(Plan *p, const IrNode *map, const IrNode *leaf, Ival X, double tol, double margin, RealFn *out,
                   char *why, size_t whysize) {
-    Ctx c = {p, leaf, "", NULL, 0, 0};
+    return realfn_build_in(p, map, leaf, RE_NONE, X, tol, margin, out, why, whysize);
+}
+
+static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, RealElem elem, Ival X, double tol,
+                            double margin, RealFn *out, char *why, size_t whysize) {
+    Ctx c = {p, leaf, elem, "", NULL, 0, 0};
     memset(out, 0, sizeof *out);
     if (!find_cuts(&c, map, X)) goto fail;
-    qsort(c.cuts, c.n_cuts, sizeof *c.cuts, dcmp);
+    if (c.n_cuts) qsort(c.cuts, c.n_cuts, sizeof *c.cuts, dcmp);
     /* the pieces: X split at the cuts inside it */
     double *bounds = ARENA_ARRAY(p->arena, double, c.n_cuts + 2);
     size_t nb = 0;
@@ -376,8 +430,10 @@ bool realfn_build(Plan *p, const IrNode *map, const IrNode *leaf, Ival X, double
     bool *jump = ARENA_ARRAY(p->arena, bool, nb);
     for (size_t i = 1; i + 1 < nb; i++) {
         double yl, yr;
-        if (!f_at(&c, map, bounds[i], bounds[i - 1], &yl) || !f_at(&c, map, bounds[i], bounds[i + 1], &yr)) goto fail;
-        jump[i] = fabs(yl - yr) > tol / 4;
+        ValueKind kl, kr;
+        if (!root_f(&c, map, bounds[i], bounds[i - 1], &yl, &kl) || !root_f(&c, map, bounds[i], bounds[i + 1], &yr, &kr))
+            goto fail;
+        jump[i] = fabs(yl - yr) > tol / 4 || kl != kr; /* a kind changes too: 0 if x < 0 else x */
         if (jump[i]) {
             if (bounds[i] - margin <= bounds[i - 1] || bounds[i] + margin >= bounds[i + 1]) {
                 snprintf(c.why, sizeof c.why, "jumps at %g and near it again, closer than the margin %g", bounds[i], margin);
@@ -387,19 +443,31 @@ bool realfn_build(Plan *p, const IrNode *map, const IrNode *leaf, Ival X, double
         }
     }
     out->jump_at = ARENA_ARRAY(p->arena, double, out->n_jumps ? out->n_jumps : 1);
+    /* one sign throughout: then chords are held to a relative tolerance and errors propagate
+     * relatively (exp, 1 / y), which interval magnitudes would overstate */
+    out->relative = true;
+    for (size_t i = 0; i + 1 < nb && out->relative; i++) {
+        double a = bounds[i] + (i > 0 && jump[i] ? margin : 0), b = bounds[i + 1] - (i + 2 < nb && jump[i + 1] ? margin : 0);
+        Jet whole;
+        if (!root_jet(&c, map, ival(a, b), (bounds[i] + bounds[i + 1]) / 2, &whole)) goto fail;
+        out->relative = whole.v.lo > 0 || whole.v.hi < 0;
+    }
+
     Knots k = {0};
     out->lip = 0;
     out->range = (Ival){INFINITY, -INFINITY};
     out->constant_pieces = true;
     size_t nj = 0;
+    double worst = 0; /* the largest chord bound of a piece kept */
     enum { MAX_KNOTS = 1 << 16 };
     for (size_t i = 0; i + 1 < nb; i++) {
         double a = bounds[i] + (i > 0 && jump[i] ? margin : 0), b = bounds[i + 1] - (i + 2 < nb && jump[i + 1] ? margin : 0);
         double mid = (bounds[i] + bounds[i + 1]) / 2;
         if (i > 0 && jump[i]) out->jump_at[nj++] = bounds[i];
         Jet whole;
-        if (!jet_of(&c, map, ival(a, b), mid, &whole)) goto fail;
+        if (!root_jet(&c, map, ival(a, b), mid, &whole)) goto fail;
         out->lip = fmax(out->lip, fmax(fabs(whole.d1.lo), fabs(whole.d1.hi)));
+
         bool constant = whole.d1.lo == 0 && whole.d1.hi == 0;
         out->constant_pieces = out->constant_pieces && constant;
         /* bisect [a, b] until every chord is within tol / 2 */
@@ -408,21 +476,29 @@ bool realfn_build(Plan *p, const IrNode *map, const IrNode *leaf, Ival X, double
         stack[top][0] = a;
         stack[top++][1] = b;
         double ya;
-        if (!f_at(&c, map, a, mid, &ya)) goto fail;
+        if (!root_f(&c, map, a, mid, &ya, NULL)) goto fail;
         knot(p, &k, a, ya);
         while (top) {
             double u = stack[top - 1][0], v = stack[top - 1][1];
             Jet j;
-            if (!jet_of(&c, map, ival(u, v), mid, &j)) goto fail;
+            if (!root_jet(&c, map, ival(u, v), mid, &j)) goto fail;
             out->range = iv_hull(out->range, j.v);
-            if (constant || chord_bound(j, u, v) <= tol / 2 || top == 63 || v - u <= 4 * DBL_EPSILON * fmax(1, fabs(u))) {
-                if (!constant && chord_bound(j, u, v) > tol / 2) {
+            double chord = constant ? 0 : chord_bound(j, u, v);
+            if (out->relative) chord /= fmin(fabs(j.v.lo), fabs(j.v.hi)); /* relative to |f| on the piece */
+            if (chord <= tol / 2 || top == 63 || v - u <= 4 * DBL_EPSILON * fmax(1, fabs(u))) {
+                if (chord > tol / 2) {
                     snprintf(c.why, sizeof c.why, "cannot be approximated within %g near %g (its slope is unbounded there)",
                              tol, u);
                     goto fail;
                 }
+                worst = fmax(worst, chord);
+                if (out->relative) { /* f'/f and x f'/f over the piece kept */
+                    double fmin_abs = fmin(fabs(j.v.lo), fabs(j.v.hi)), d1 = fmax(fabs(j.d1.lo), fabs(j.d1.hi));
+                    out->log_lip = fmax(out->log_lip, d1 / fmin_abs);
+                    out->elasticity = u > 0 || v < 0 ? fmax(out->elasticity, fmax(fabs(u), fabs(v)) * d1 / fmin_abs) : INFINITY;
+                }
                 double yv;
-                if (!f_at(&c, map, v, mid, &yv)) goto fail;
+                if (!root_f(&c, map, v, mid, &yv, NULL)) goto fail;
                 knot(p, &k, v, yv);
                 if (k.n > MAX_KNOTS) {
                     snprintf(c.why, sizeof c.why, "needs more than %d linear pieces for the tolerance %g (raise --tol)",
@@ -441,7 +517,13 @@ bool realfn_build(Plan *p, const IrNode *map, const IrNode *leaf, Ival X, double
     out->n_knots = k.n;
     out->kx = k.x;
     out->ky = k.y;
-    out->err = tol / 2;
+    out->err = worst;
+    out->sum_mag = k.n ? fabs(k.y[0]) : 0;
+    for (size_t i = 0; i + 1 < k.n; i++) { /* as mlp.c's pwl_units sums them */
+        double s = (k.y[i + 1] - k.y[i]) / (k.x[i + 1] - k.x[i]);
+        out->sum_mag += fabs(s - (i ? (k.y[i] - k.y[i - 1]) / (k.x[i] - k.x[i - 1]) : 0)) *
+                        fmax(fabs(X.lo - k.x[i]), fabs(X.hi - k.x[i]));
+    }
     return true;
 fail:
     snprintf(why, whysize, "%s", c.why[0] ? c.why : "cannot be analysed as a function of a real value");

@@ -31,27 +31,50 @@
  * in the reference each, with a factor of 2 to spare */
 static double rounding(double mag, double ops) { return 4 * ops * DBL_EPSILON * fmax(mag, DBL_MIN); }
 
-static Ival ival_of(double lo, double hi) { return (Ival){nextafter(lo, -INFINITY), nextafter(hi, INFINITY)}; }
+/* [lo, hi] rounded outward; a computed 0 stays 0, so that signs stay known (what it loses, an
+ * underflow below DBL_MIN, the rounding terms cover) */
+static Ival ival_of(double lo, double hi) {
+    return (Ival){lo == 0 ? 0 : nextafter(lo, -INFINITY), hi == 0 ? 0 : nextafter(hi, INFINITY)};
+}
 static double mag(Ival a) { return fmax(fabs(a.lo), fabs(a.hi)); }
 
+/* An error bound: |model - reference| <= abs + rel |reference|. Relative parts survive means,
+ * sums of one sign, scalings, products and functions of one sign (exp, 1 / y), where absolute
+ * bounds would multiply the largest magnitudes of unrelated factors. */
+typedef struct Bound {
+    double abs, rel;
+} Bound;
+
+static bool one_sign(Ival r) { return r.lo >= 0 || r.hi <= 0; }
+static double abs_of(Bound b, Ival r) { return b.abs + b.rel * mag(r); }
+static Bound bound_of(const RealInfo *r) { return (Bound){r->err, r->rel}; }
+
 /* The interval and error of an argument: its RealInfo, or its finite value set (exact). */
-static bool arg_range(Plan *p, const IrNode *a, Ival *r, double *err) {
+static bool arg_range(Plan *p, const IrNode *a, Ival *r, Bound *b) {
     const SopInfo *x = &p->info[a->id];
+    if (a->kind == IR_CONST) {
+        if (!value_is_number(a->u.constant)) return false;
+        double c = value_as_double(a->u.constant);
+        *r = (Ival){c, c};
+        *b = (Bound){0, 0};
+        return true;
+    }
     if (x->real) {
         *r = x->real->range;
-        *err = x->real->err;
+        *b = bound_of(x->real);
         return true;
     }
     if (x->vs.unbounded || !x->vs.numeric || x->vs.n == 0) return false;
     *r = (Ival){value_as_double(x->vs.vals[0]), value_as_double(x->vs.vals[x->vs.n - 1])};
-    *err = 0;
+    *b = (Bound){0, 0};
     return true;
 }
 
-static RealInfo *new_real(Plan *p, SopInfo *info, Ival range, double err, RealHow how) {
+static RealInfo *new_real(Plan *p, SopInfo *info, Ival range, Bound b, RealHow how) {
     RealInfo *r = ARENA_NEW(p->arena, RealInfo);
     r->range = range;
-    r->err = err;
+    r->err = b.abs;
+    r->rel = b.rel;
     r->how = how;
     info->real = r;
     info->vs.unbounded = true;
@@ -68,41 +91,65 @@ static void refuse(Plan *p, SopInfo *info, const char *fmt, const char *detail) 
     info->real = r;
 }
 
-/* The real arguments of a map and whether the others are constants. */
-static size_t real_args(Plan *p, const IrNode *n, const IrNode **reals) {
-    size_t k = 0;
+/* What a map of reals reads: its real sources, looking through affine maps of reals and through
+ * finite functions of them (comparisons, rounds), which realfn.c evaluates inside one function;
+ * and the finite, non-constant s-ops it reads besides. */
+typedef struct RealReads {
+    const IrNode *leaf;        /* the first real source */
+    bool several;              /* more than one real source */
+    const IrNode *finite;      /* the first finite s-op */
+    bool several_finite;
+    const RealInfo *refused;   /* a source that cannot be bounded */
+} RealReads;
+
+static void real_reads(Plan *p, const IrNode *n, RealReads *r) {
     for (uint32_t j = 0; j < n->u.map.nargs; j++) {
         const IrNode *a = n->u.map.args[j];
-        if (!p->info[a->id].real) continue;
-        bool dup = false;
-        for (size_t i = 0; i < k; i++) dup = dup || reals[i] == a;
-        if (!dup) reals[k++] = a;
+        const SopInfo *x = &p->info[a->id];
+        if (a->kind == IR_CONST) continue;
+        if (x->real && x->real->how == REAL_REFUSED) {
+            r->refused = x->real;
+            continue;
+        }
+        if (a->kind == IR_MAP && (x->real_fn || (x->real && x->real->how == REAL_AFFINE))) {
+            real_reads(p, a, r);
+            continue;
+        }
+        const IrNode **slot = x->real ? &r->leaf : &r->finite;
+        bool *more = x->real ? &r->several : &r->several_finite;
+        if (!*slot) *slot = a;
+        else if (*slot != a) *more = true;
     }
-    return k;
+}
+
+/* a + b or a - b: relative where both terms have one sign (then |a da + b db| <= max(d) |a + b|) */
+static Bound sum_bound(Ival ra, Bound ba, Ival rb, Bound bb, bool sub) {
+    Ival t = sub ? (Ival){-rb.hi, -rb.lo} : rb;
+    if ((ra.lo >= 0 && t.lo >= 0) || (ra.hi <= 0 && t.hi <= 0))
+        return (Bound){ba.abs + bb.abs, fmax(ba.rel, bb.rel) + rounding(1, 4)};
+    return (Bound){abs_of(ba, ra) + abs_of(bb, rb) + rounding(mag(ra) + mag(rb), 4), 0};
 }
 
 static bool affine_map(Plan *p, SopInfo *info) {
     const IrNode *n = info->node;
+    Ival ra, rb;
+    Bound ba, bb;
     if (n->u.map.kind == IR_MAP_UNARY && (n->u.map.op == VOP_NEG || n->u.map.op == VOP_POS)) {
-        Ival r;
-        double e;
-        if (!arg_range(p, n->u.map.args[0], &r, &e)) return false;
-        new_real(p, info, n->u.map.op == VOP_NEG ? (Ival){-r.hi, -r.lo} : r, e, REAL_AFFINE);
+        if (!arg_range(p, n->u.map.args[0], &ra, &ba)) return false;
+        new_real(p, info, n->u.map.op == VOP_NEG ? (Ival){-ra.hi, -ra.lo} : ra, ba, REAL_AFFINE);
         return true;
     }
     if (n->u.map.kind != IR_MAP_BINARY) return false;
     const IrNode *a = n->u.map.args[0], *b = n->u.map.args[1];
     bool ca = a->kind == IR_CONST, cb = b->kind == IR_CONST;
-    Ival ra, rb;
-    double ea, eb;
     switch (n->u.map.op) {
-    case VOP_ADD: case VOP_SUB:
-        if (!arg_range(p, a, &ra, &ea) || !arg_range(p, b, &rb, &eb)) return false;
-        {
-            Ival r = n->u.map.op == VOP_ADD ? ival_of(ra.lo + rb.lo, ra.hi + rb.hi) : ival_of(ra.lo - rb.hi, ra.hi - rb.lo);
-            new_real(p, info, r, ea + eb + rounding(mag(r), 4), REAL_AFFINE);
-        }
+    case VOP_ADD: case VOP_SUB: {
+        if (!arg_range(p, a, &ra, &ba) || !arg_range(p, b, &rb, &bb)) return false;
+        bool sub = n->u.map.op == VOP_SUB;
+        Ival r = sub ? ival_of(ra.lo - rb.hi, ra.hi - rb.lo) : ival_of(ra.lo + rb.lo, ra.hi + rb.hi);
+        new_real(p, info, r, sum_bound(ra, ba, rb, bb, sub), REAL_AFFINE);
         return true;
+    }
     case VOP_MUL: case VOP_DIV: {
         if (!(cb || (ca && n->u.map.op == VOP_MUL))) return false;
         const IrNode *x = cb ? a : b;
@@ -111,13 +158,398 @@ static bool affine_map(Plan *p, SopInfo *info) {
             if (c == 0) return false; /* raises: the analysis of functions says so */
             c = 1 / c;
         }
-        if (!arg_range(p, x, &ra, &ea)) return false;
+        if (!arg_range(p, x, &ra, &ba)) return false;
         Ival r = c >= 0 ? ival_of(ra.lo * c, ra.hi * c) : ival_of(ra.hi * c, ra.lo * c);
-        new_real(p, info, r, fabs(c) * ea + rounding(mag(r), 4), REAL_AFFINE);
+        new_real(p, info, r, (Bound){fabs(c) * ba.abs, ba.rel + rounding(1, 4)}, REAL_AFFINE);
         return true;
     }
     default: return false;
     }
+}
+
+/* The error of f(x') for the model's x' = x (1 + d) + e (|d| <= b.rel, |e| <= b.abs) and its
+ * piecewise-linear f (realfn.c): relative for f of one sign (through log f's slope, or its
+ * elasticity for x of one sign), else absolute through f's Lipschitz constant. */
+static Bound fn_bound(const RealFn *fn, Ival X, Bound b, Ival range) {
+    double ops = 4 + (double)fn->n_knots; /* the MLP's sums */
+    double ex = abs_of(b, X);
+    if (!fn->relative)
+        return (Bound){fn->err + fn->lip * ex + rounding(fmax(mag(range), fn->sum_mag), ops), 0};
+    double lambda = fn->log_lip * ex; /* |ln f(x') - ln f(x)| */
+    double xmin = fmin(fabs(X.lo), fabs(X.hi)), q = b.rel + b.abs / xmin;
+    if (isfinite(fn->elasticity) && (X.lo > 0 || X.hi < 0) && q < 0.5)
+        lambda = fmin(lambda, fn->elasticity * -log1p(-q)); /* |ln x' - ln x| <= -ln(1 - q) */
+    /* the reference's own f is rounded too: a few ulps */
+    return (Bound){rounding(fn->sum_mag, ops), expm1(lambda) + fn->err * exp(lambda) + rounding(1, 16)};
+}
+
+/* A map of one real source x (through comparisons, conditionals, arithmetic): a piecewise-linear
+ * function of x (realfn.c). One with finitely many values (a comparison, a round) is exact
+ * outside the margins at its jumps and is no longer real (info->real_fn). */
+static bool real_function(Plan *p, SopInfo *info, const IrNode *leaf) {
+    const IrNode *n = info->node;
+    const RealInfo *xr = p->info[leaf->id].real;
+    double ex = abs_of(bound_of(xr), xr->range);
+    Ival X = ival_of(xr->range.lo - ex, xr->range.hi + ex);
+    RealFn fn;
+    char why[256];
+    if (!realfn_build(p, n, leaf, X, p->real_tol, p->real_margin + ex, &fn, why, sizeof why)) {
+        refuse(p, info, "%s", why);
+        return true;
+    }
+    RealInfo *r = ARENA_NEW(p->arena, RealInfo);
+    r->how = REAL_FN;
+    r->fn = fn;
+    r->arg = leaf;
+    double slack = fn.err * (fn.relative ? mag(fn.range) : 1);
+    r->range = ival_of(fn.range.lo - slack, fn.range.hi + slack);
+    Bound b = fn_bound(&fn, xr->range, bound_of(xr), r->range);
+    r->err = b.abs;
+    r->rel = b.rel;
+    if (fn.constant_pieces) { /* finitely many values, exact outside the margins */
+        char msg[160];
+        Value *v = ARENA_ARRAY(p->arena, Value, fn.n_knots ? fn.n_knots : 1);
+        size_t nv = 0;
+        for (size_t i = 0; i < fn.n_knots; i++) {
+            ValueResult res = realfn_eval(p, n, leaf, fn.kx[i], msg, sizeof msg);
+            if (res.ok) v[nv++] = res.value;
+        }
+        info->vs = vs_from_values(v, nv);
+        r->err = r->rel = 0;
+        info->real_fn = r;
+        return true;
+    }
+    info->real = r;
+    info->vs.unbounded = true;
+    info->vs.numeric = true;
+    return true;
+}
+
+/* f(g, y) for a real y and a finite g, affine in y for each value g_v: y + g, y - g, g - y, y * g,
+ * y / g (g never 0), `y if g else c`: a gated MLP (see Gated), exact but for rounding. */
+static bool real_gated(Plan *p, SopInfo *info, const IrNode *g, const IrNode *y) {
+    const IrNode *n = info->node;
+    const ValueSet *G = &p->info[g->id].vs;
+    const RealInfo *Y = p->info[y->id].real;
+    if (G->unbounded || G->n == 0 || G->n > CG_MAX_GATE) return false;
+    bool cond = n->u.map.kind == IR_MAP_COND && n->u.map.args[0] == g;
+    if (!cond && !(n->u.map.kind == IR_MAP_BINARY && ((n->u.map.args[0] == g && n->u.map.args[1] == y) ||
+                                                      (n->u.map.args[0] == y && n->u.map.args[1] == g))))
+        return false;
+    Gated *gd = ARENA_NEW(p->arena, Gated);
+    gd->gate = g;
+    gd->y = y;
+    gd->n = G->n;
+    gd->a = ARENA_ARRAY(p->arena, double, G->n);
+    gd->b = ARENA_ARRAY(p->arena, double, G->n);
+    double amax = 0, ey = abs_of(bound_of(Y), Y->range);
+    bool scaled = true; /* every b_v is 0: y scaled, relative errors stay relative */
+    Ival range = {INFINITY, -INFINITY};
+    for (size_t v = 0; v < G->n; v++) {
+        Value gv = G->vals[v];
+        double a, b;
+        if (cond) { /* the branch this value takes: y, or a number */
+            const IrNode *branch = n->u.map.args[value_truthy(gv) ? 1 : 2];
+            if (branch == y) a = 1, b = 0;
+            else if (branch->kind == IR_CONST && value_is_number(branch->u.constant))
+                a = 0, b = value_as_double(branch->u.constant);
+            else return false;
+        } else {
+            if (!value_is_number(gv)) return false;
+            double c = value_as_double(gv);
+            bool y_first = n->u.map.args[0] == y;
+            switch (n->u.map.op) {
+            case VOP_ADD: a = 1, b = c; break;
+            case VOP_SUB: a = y_first ? 1 : -1, b = y_first ? -c : c; break;
+            case VOP_MUL: a = c, b = 0; break;
+            case VOP_DIV:
+                if (!y_first || c == 0) return false; /* c / y is not affine; y / 0 raises */
+                a = 1 / c, b = 0;
+                break;
+            default: return false;
+            }
+        }
+        if (!isfinite(a) || !isfinite(b)) return false;
+        gd->a[v] = a;
+        gd->b[v] = b;
+        scaled = scaled && b == 0;
+        amax = fmax(amax, fabs(a));
+        Ival t = a >= 0 ? ival_of(a * Y->range.lo + b, a * Y->range.hi + b) : ival_of(a * Y->range.hi + b, a * Y->range.lo + b);
+        range = (Ival){fmin(range.lo, t.lo), fmax(range.hi, t.hi)};
+        gd->bound = fmax(gd->bound, mag(t) + fabs(a) * ey);
+    }
+    info->gated = gd;
+    /* the model's a_v y' + b_v against the reference's rounded f(g_v, y); the MLP's two units
+     * cancel a constant M > bound, whose rounding is absolute */
+    Bound b = scaled ? (Bound){amax * Y->err + rounding(2 * gd->bound + 1, 8), Y->rel + rounding(1, 4)}
+                     : (Bound){amax * ey + rounding(2 * gd->bound + 1, 8), 0};
+    new_real(p, info, range, b, REAL_GATED);
+    return true;
+}
+
+static Ival widen(Ival r, double e) { return ival_of(r.lo - e, r.hi + e); }
+static bool strict_sign(Ival r) { return r.lo > 0 || r.hi < 0; }
+
+/* ln|a| as a piecewise-linear function into *fn, with *src what it reads and *d a bound on
+ * |model - ln|a||: of a's own real source when a is a function of it (ln(c ^ t) = t ln c: no layer
+ * of its own, no error of a's), else of a, which must keep one strict sign. */
+static bool log_of(Plan *p, const IrNode *a, Ival ra, Bound ba, RealFn *fn, const IrNode **src, double *d) {
+    const SopInfo *x = &p->info[a->id];
+    char why[256];
+    if (x->real && x->real->how == REAL_FN && x->real->fn.n_jumps == 0) {
+        const RealInfo *t = p->info[x->real->arg->id].real;
+        double et = abs_of(bound_of(t), t->range);
+        if (realfn_build_elem(p, RE_LN_ABS, a, x->real->arg, widen(t->range, et), p->real_tol / 4, fn, why, sizeof why)) {
+            *src = x->real->arg;
+            *d = fn->err + fn->lip * et + rounding(fmax(mag(fn->range), fn->sum_mag), 4 + (double)fn->n_knots);
+            return true;
+        }
+    }
+    Ival A = widen(ra, abs_of(ba, ra));
+    double q = ba.rel + ba.abs / fmin(fabs(ra.lo), fabs(ra.hi));
+    if (!strict_sign(A) || !strict_sign(ra) || q >= 0.5) return false;
+    if (!realfn_build_elem(p, RE_LN_ABS, NULL, NULL, A, p->real_tol / 4, fn, why, sizeof why)) return false;
+    *src = a;
+    /* ln|x'| - ln|x| = ln(1 + d + e / x), |.| <= -ln(1 - q) */
+    *d = -log1p(-q) + fn->err + rounding(fmax(mag(fn->range), fn->sum_mag), 4 + (double)fn->n_knots);
+    return true;
+}
+
+/* x * y or x / y for x and y of one strict sign each, in the log domain: s exp(ln|x| +- ln|y|),
+ * two layers of piecewise-linear functions (one where a factor is a function of a real) whose
+ * errors stay relative (1 / y and a product by squares cost far more pieces over wide ranges,
+ * and their errors are absolute). False when a factor may be 0 or a function cannot be built. */
+static bool real_log_product(Plan *p, SopInfo *info, bool divide, Ival ra, Bound ba, Ival rb, Bound bb) {
+    const IrNode *n = info->node;
+    RealInfo *r = ARENA_NEW(p->arena, RealInfo);
+    double da, db;
+    if (!log_of(p, n->u.map.args[0], ra, ba, &r->fn, &r->arg, &da) ||
+        !log_of(p, n->u.map.args[1], rb, bb, &r->fn_y, &r->arg_y, &db))
+        return false;
+    double delta = da + db + rounding(mag(r->fn.range) + mag(r->fn_y.range), 4); /* |u' - u| */
+    Ival U = divide ? ival_of(r->fn.range.lo - r->fn_y.range.hi, r->fn.range.hi - r->fn_y.range.lo)
+                    : ival_of(r->fn.range.lo + r->fn_y.range.lo, r->fn.range.hi + r->fn_y.range.hi);
+    char why[256];
+    if (!realfn_build_elem(p, RE_EXP, NULL, NULL, widen(U, delta), p->real_tol / 2, &r->fn_exp, why, sizeof why))
+        return false;
+    double sign = (ra.lo > 0) == (rb.lo > 0) ? 1 : -1;
+    if (sign < 0) { /* -exp(u): the knots negated */
+        double *ky = ARENA_ARRAY(p->arena, double, r->fn_exp.n_knots);
+        for (size_t i = 0; i < r->fn_exp.n_knots; i++) ky[i] = -r->fn_exp.ky[i];
+        r->fn_exp.ky = ky;
+    }
+    r->how = REAL_LOGPROD;
+    r->divide = divide;
+    Ival q = divide ? (Ival){1 / rb.hi, 1 / rb.lo} : rb;
+    r->range = ival_of(fmin(fmin(ra.lo * q.lo, ra.lo * q.hi), fmin(ra.hi * q.lo, ra.hi * q.hi)),
+                       fmax(fmax(ra.lo * q.lo, ra.lo * q.hi), fmax(ra.hi * q.lo, ra.hi * q.hi)));
+    /* exp(u') = exp(u) e^(+-delta), times the exponential's own relative error; the reference
+     * rounds its x * y once */
+    r->rel = expm1(delta) * (1 + r->fn_exp.err) + r->fn_exp.err + rounding(1, 16);
+    r->err = rounding(r->fn_exp.sum_mag, 4 + (double)r->fn_exp.n_knots);
+    info->real = r;
+    info->vs.unbounded = true;
+    info->vs.numeric = true;
+    return true;
+}
+
+/* x * y and x / y of two real s-ops (or a real and a number): a product of two views; a divisor
+ * first becomes 1 / y (realfn.c), which needs its interval to stay away from 0. */
+static bool real_product(Plan *p, SopInfo *info) {
+    const IrNode *n = info->node;
+    if (n->u.map.kind != IR_MAP_BINARY || (n->u.map.op != VOP_MUL && n->u.map.op != VOP_DIV)) return false;
+    const IrNode *a = n->u.map.args[0], *b = n->u.map.args[1];
+    Ival ra, rb;
+    Bound ba, bb;
+    if (!arg_range(p, a, &ra, &ba) || !arg_range(p, b, &rb, &bb)) return false;
+    /* with ReLU MLPs the log domain where it applies; with gated ones products are exact, and a
+     * quotient takes whichever of x * (1 / y) and the log domain proves the smaller bound (1 / y
+     * over a wide range sums large terms, whose rounding adds up) */
+    bool divide = n->u.map.op == VOP_DIV;
+    const RealInfo *logq = NULL;
+    if ((!p->gated_mlp || divide) && real_log_product(p, info, divide, ra, ba, rb, bb)) {
+        if (!p->gated_mlp) return true;
+        logq = info->real;
+    }
+    RealInfo *r = ARENA_NEW(p->arena, RealInfo);
+    if (n->u.map.op == VOP_DIV) {
+        if (!p->info[b->id].real) return false;
+        double eb = abs_of(bb, rb);
+        Ival Y = ival_of(rb.lo - eb, rb.hi + eb);
+        if (Y.lo <= 0 && Y.hi >= 0) {
+            char why[96];
+            snprintf(why, sizeof why, "divides by a value whose range [%g, %g] holds 0", Y.lo, Y.hi);
+            if (logq) info->real = (RealInfo *)logq;
+            else refuse(p, info, "%s", why);
+            return true;
+        }
+        /* 1 / y as a function of y: a synthetic map node, evaluated like the program's */
+        IrNode *one = ARENA_NEW(p->arena, IrNode), *recip = ARENA_NEW(p->arena, IrNode);
+        one->kind = IR_CONST;
+        one->u.constant = value_float(1.0);
+        *recip = *n;
+        recip->u.map.args[0] = one;
+        char why[256];
+        if (!realfn_build(p, recip, b, Y, p->real_tol, p->real_margin, &r->fn, why, sizeof why)) {
+            if (logq) info->real = (RealInfo *)logq;
+            else refuse(p, info, "%s", why);
+            return true;
+        }
+        r->how = REAL_QUOTIENT;
+        r->arg = b;
+        rb = r->fn.range; /* then x * (1 / y) */
+        bb = fn_bound(&r->fn, p->info[b->id].real->range, bb, rb);
+        double er = abs_of(bb, rb);
+        r->recip_range = ival_of(rb.lo - er, rb.hi + er);
+    } else {
+        r->how = REAL_PRODUCT;
+    }
+    /* x' y' = x y (1 + dx)(1 + dy) + x (1 + dx) ey + y (1 + dy) ex + ex ey */
+    Ival range = ival_of(fmin(fmin(ra.lo * rb.lo, ra.lo * rb.hi), fmin(ra.hi * rb.lo, ra.hi * rb.hi)),
+                         fmax(fmax(ra.lo * rb.lo, ra.lo * rb.hi), fmax(ra.hi * rb.lo, ra.hi * rb.hi)));
+    double sq = p->gated_mlp ? 0 : p->real_tol / 4; /* the two squares' chords (mlp.c) */
+    double ma = mag(ra) + abs_of(ba, ra), mb = mag(rb) + abs_of(bb, rb);
+    double big = (ma + mb + 1) * (ma + mb + 1); /* the squares' (or the gated units') magnitude */
+    r->range = range;
+    r->err = mag(ra) * (1 + ba.rel) * bb.abs + mag(rb) * (1 + bb.rel) * ba.abs + ba.abs * bb.abs + sq + rounding(big, 16);
+    r->rel = (1 + ba.rel) * (1 + bb.rel) - 1 + rounding(1, 4);
+    info->real = r;
+    if (logq && logq->err + logq->rel < r->err + r->rel) info->real = (RealInfo *)logq;
+    info->vs.unbounded = true;
+    info->vs.numeric = true;
+    return true;
+}
+
+/* ---- per-cell intervals: where positions correlate (softmax's n * aggregate(sel_k, exp) sums,
+ * of which exactly one is non-zero at each position) ---- */
+
+static const Ival EMPTY = {INFINITY, -INFINITY};
+
+/* The length of cell c = pos_at(n, i). */
+static size_t cell_length(size_t c) {
+    size_t n = 1;
+    while (pos_at(n + 1, 0) <= c) n++;
+    return n;
+}
+
+static Ival cell_of(Plan *p, const IrNode *a, size_t c) {
+    if (a->kind == IR_CONST) return (Ival){value_as_double(a->u.constant), value_as_double(a->u.constant)};
+    const SopInfo *x = &p->info[a->id];
+    if (x->real) return x->real->cell ? x->real->cell[c] : x->real->range;
+    if (x->pos && x->pos->val) {
+        if (x->pos->fail[c] || !value_is_number(x->pos->val[c])) return EMPTY;
+        double v = value_as_double(x->pos->val[c]);
+        return (Ival){v, v};
+    }
+    if (x->vs.unbounded || !x->vs.numeric || x->vs.n == 0) return (Ival){-INFINITY, INFINITY};
+    return (Ival){value_as_double(x->vs.vals[0]), value_as_double(x->vs.vals[x->vs.n - 1])};
+}
+
+/* The absolute part of a's error at cell c. */
+static double cell_err_of(Plan *p, const IrNode *a, size_t c) {
+    const SopInfo *x = &p->info[a->id];
+    if (a->kind == IR_CONST || !x->real) return 0;
+    return x->real->cell_err ? x->real->cell_err[c] : x->real->err;
+}
+
+/* Whether a's interval varies by cell. */
+static bool has_cells(const Plan *p, const IrNode *a) {
+    const SopInfo *x = &p->info[a->id];
+    return (x->real && x->real->cell) || (!x->real && x->pos && x->pos->val);
+}
+
+static Ival cell_mul(Ival a, Ival b) {
+    return ival_of(fmin(fmin(a.lo * b.lo, a.lo * b.hi), fmin(a.hi * b.lo, a.hi * b.hi)),
+                   fmax(fmax(a.lo * b.lo, a.lo * b.hi), fmax(a.hi * b.lo, a.hi * b.hi)));
+}
+
+static Ival cell_affine(const IrNode *n, Ival a, Ival b) {
+    if (a.lo > a.hi || b.lo > b.hi) return EMPTY;
+    switch (n->u.map.op) {
+    case VOP_NEG: return (Ival){-a.hi, -a.lo};
+    case VOP_POS: return a;
+    case VOP_ADD: return ival_of(a.lo + b.lo, a.hi + b.hi);
+    case VOP_SUB: return ival_of(a.lo - b.hi, a.hi - b.lo);
+    case VOP_MUL: return cell_mul(a, b); /* by a constant */
+    case VOP_DIV: { /* by a non-zero constant */
+        double c = 1 / b.lo;
+        return c >= 0 ? ival_of(a.lo * c, a.hi * c) : ival_of(a.hi * c, a.lo * c);
+    }
+    default: return (Ival){-INFINITY, INFINITY};
+    }
+}
+
+/* Refines a real s-op's range from its arguments' per-cell intervals (aggregates over positional
+ * selectors: the default only where nothing is selected; affine and gated maps: cell by cell). */
+static void real_cells(Plan *p, SopInfo *info) {
+    RealInfo *r = info->real;
+    const IrNode *n = info->node;
+    size_t first = pos_at(p->win_lo, 0), end = pos_at(p->win_hi + 1, 0);
+    if (!p->have_pos || !r || end > ((size_t)1 << 16)) return;
+    const PosTable *sel = n->kind == IR_AGGREGATE ? p->info[n->u.aggregate.selector->id].pos : NULL;
+    bool any = sel && sel->count;
+    if (n->kind == IR_MAP && (r->how == REAL_AFFINE || r->how == REAL_GATED))
+        for (uint32_t j = 0; j < n->u.map.nargs; j++) any = any || has_cells(p, n->u.map.args[j]);
+    if (!any) return;
+    Ival *cell = ARENA_ARRAY(p->arena, Ival, end), hull = EMPTY;
+    double *err = ARENA_ARRAY(p->arena, double, end), worst = 0;
+    for (size_t c = 0; c < end; c++) {
+        Ival v = EMPTY;
+        double e = 0;
+        if (n->kind == IR_AGGREGATE) {
+            const SopInfo *src = &p->info[n->u.aggregate.sop->id];
+            double d = value_as_double(n->u.aggregate.default_value);
+            v = sel->fail[c] ? EMPTY : sel->count[c] == 0 ? (Ival){d, d} : src->real->range;
+            e = sel->fail[c] || sel->count[c] == 0 ? 0 : r->err; /* the default comes from BOS, exactly */
+            if (!sel->fail[c] && sel->count[c] > 0 && sel->keys) { /* the hull of the keys it selects there */
+                size_t len = cell_length(c), i = c - pos_at(len, 0);
+                v = EMPTY;
+                for (size_t k = 0; k < len; k++)
+                    if (pos_selects(sel, len, i, k)) {
+                        Ival s = cell_of(p, n->u.aggregate.sop, pos_at(len, k));
+                        v = (Ival){fmin(v.lo, s.lo), fmax(v.hi, s.hi)};
+                    }
+            }
+        } else if (r->how == REAL_GATED) {
+            const Gated *gd = info->gated;
+            Ival g = cell_of(p, gd->gate, c), y = cell_of(p, gd->y, c);
+            for (size_t k = 0; k < gd->n && g.lo <= g.hi; k++) { /* the gate values within g's cell interval */
+                double gv = value_as_double(p->info[gd->gate->id].vs.vals[k]);
+                if (!value_is_number(p->info[gd->gate->id].vs.vals[k]) || gv < g.lo || gv > g.hi) continue;
+                Ival t = y.lo <= y.hi ? cell_mul(y, (Ival){gd->a[k], gd->a[k]}) : EMPTY;
+                t = ival_of(t.lo + gd->b[k], t.hi + gd->b[k]);
+                v = (Ival){fmin(v.lo, t.lo), fmax(v.hi, t.hi)};
+                /* as real_gated's bound, with y's error here */
+                double ey = cell_err_of(p, gd->y, c) + (r->rel > 0 ? 0 : p->info[gd->y->id].real->rel * mag(y));
+                e = fmax(e, fabs(gd->a[k]) * ey + rounding(2 * gd->bound + 1, 8));
+            }
+        } else {
+            const IrNode *an = n->u.map.args[0], *bn = n->u.map.nargs > 1 ? n->u.map.args[1] : NULL;
+            Ival a = cell_of(p, an, c), b = bn ? cell_of(p, bn, c) : (Ival){0, 0};
+            v = cell_affine(n, a, b);
+            /* as affine_map's bound, with the arguments' errors here */
+            const RealInfo *ra = p->info[an->id].real, *rb = bn ? p->info[bn->id].real : NULL;
+            double ea = cell_err_of(p, an, c), eb = bn ? cell_err_of(p, bn, c) : 0;
+            if (v.lo > v.hi) e = 0;
+            else if (n->u.map.op == VOP_ADD || n->u.map.op == VOP_SUB) {
+                if (r->rel > 0) e = ea + eb;
+                else e = ea + (ra ? ra->rel * mag(a) : 0) + eb + (rb ? rb->rel * mag(b) : 0) + rounding(mag(a) + mag(b), 4);
+            } else if (n->u.map.op == VOP_MUL || n->u.map.op == VOP_DIV) {
+                double k = an->kind == IR_CONST ? value_as_double(an->u.constant) : bn ? value_as_double(bn->u.constant) : 1;
+                e = (an->kind == IR_CONST ? eb : ea) * (n->u.map.op == VOP_DIV ? 1 / fabs(k) : fabs(k));
+            } else {
+                e = ea; /* -x, +x */
+            }
+        }
+        cell[c] = v;
+        err[c] = fmin(e, r->err); /* never above the bound without cells */
+        if (c >= first && v.lo <= v.hi) worst = fmax(worst, err[c]);
+        if (c >= first && v.lo <= v.hi) hull = (Ival){fmin(hull.lo, v.lo), fmax(hull.hi, v.hi)};
+    }
+    r->cell = cell;
+    r->cell_err = err;
+    r->err = worst;
+    if (hull.lo <= hull.hi) r->range = (Ival){fmax(r->range.lo, hull.lo), fmin(r->range.hi, hull.hi)};
 }
 
 bool reals_node(Plan *p, SopInfo *info) {
@@ -125,7 +557,7 @@ bool reals_node(Plan *p, SopInfo *info) {
     info->real = NULL;
     if (!p->numeric_tokens) return true;
     if (n->kind == IR_TOKENS) {
-        new_real(p, info, (Ival){p->token_lo, p->token_hi}, 0, REAL_INPUT);
+        new_real(p, info, (Ival){p->token_lo, p->token_hi}, (Bound){0, 0}, REAL_INPUT);
         return true;
     }
     if (n->kind == IR_AGGREGATE) {
@@ -142,75 +574,31 @@ bool reals_node(Plan *p, SopInfo *info) {
             refuse(p, info, "averages real values with a non-numeric default%s", "");
             return true;
         }
+        /* a mean of values of one sign keeps their relative error; its own rounding is relative */
         bool one = selector_at_most_one(p, n->u.aggregate.selector);
-        new_real(p, info, r, src->real->err + (one ? 0 : rounding(mag(r), (double)p->max_len + 4)),
-                 one ? REAL_COPY : REAL_MEAN);
+        Bound b = bound_of(src->real), sum = {b.abs, b.rel + rounding(1, (double)p->max_len + 4)};
+        if (!one_sign(src->real->range)) sum = (Bound){abs_of(b, src->real->range) + rounding(mag(r), (double)p->max_len + 4), 0};
+        new_real(p, info, r, one ? b : sum, one ? REAL_COPY : REAL_MEAN);
+        real_cells(p, info);
         return true;
     }
     if (n->kind != IR_MAP) return true;
-    const IrNode *reals[3];
-    size_t k = real_args(p, n, reals);
-    if (k == 0) return true;
-    for (size_t j = 0; j < k; j++)
-        if (p->info[reals[j]->id].real->how == REAL_REFUSED) {
-            info->real = p->info[reals[j]->id].real;
-            return true;
-        }
-    if (affine_map(p, info)) return true;
-    bool others_const = true;
-    for (uint32_t j = 0; j < n->u.map.nargs; j++)
-        others_const = others_const && (n->u.map.args[j]->kind == IR_CONST || p->info[n->u.map.args[j]->id].real);
-    if (k == 1 && others_const) { /* a function of one real */
-        const SopInfo *x = &p->info[reals[0]->id];
-        Ival X = ival_of(x->real->range.lo - x->real->err, x->real->range.hi + x->real->err);
-        RealFn fn;
-        char why[256];
-        if (!realfn_build(p, n, reals[0], X, p->real_tol, p->real_margin + x->real->err, &fn, why, sizeof why)) {
-            refuse(p, info, "%s", why);
-            return true;
-        }
-        RealInfo *r = ARENA_NEW(p->arena, RealInfo);
-        r->how = REAL_FN;
-        r->fn = fn;
-        r->arg = reals[0];
-        r->range = ival_of(fn.range.lo - fn.err, fn.range.hi + fn.err);
-        double ops = 4 + 2 * (double)fn.n_knots; /* the MLP's sums */
-        r->err = fn.err + fn.lip * x->real->err + rounding(fmax(mag(r->range), fn.lip * mag(X)), ops);
-        if (fn.constant_pieces) { /* a comparison, a round: finitely many values, exact outside the margins */
-            char msg[160];
-            Value *v = ARENA_ARRAY(p->arena, Value, fn.n_knots ? fn.n_knots : 1);
-            size_t nv = 0;
-            for (size_t i = 0; i < fn.n_knots; i++) {
-                ValueResult res = realfn_eval(p, n, reals[0], fn.kx[i], msg, sizeof msg);
-                if (res.ok) v[nv++] = res.value;
-            }
-            info->vs = vs_from_values(v, nv);
-            r->err = 0;
-            info->real_fn = r; /* lowered as a function, but not real */
-            return true;
-        }
-        info->real = r;
-        info->vs.unbounded = true;
-        info->vs.numeric = true;
+    bool direct = false; /* a map of finite-valued functions of reals is finite itself: tabulated */
+    for (uint32_t j = 0; j < n->u.map.nargs; j++) direct = direct || p->info[n->u.map.args[j]->id].real;
+    if (!direct) return true;
+    RealReads rr = {0};
+    real_reads(p, n, &rr);
+    if (rr.refused) {
+        info->real = (RealInfo *)rr.refused;
         return true;
     }
-    if (k == 2 && n->u.map.kind == IR_MAP_BINARY && (n->u.map.op == VOP_MUL || n->u.map.op == VOP_DIV)) {
-        Ival ra, rb;
-        double ea, eb;
-        arg_range(p, n->u.map.args[0], &ra, &ea);
-        arg_range(p, n->u.map.args[1], &rb, &eb);
-        if (n->u.map.op == VOP_DIV) {
-            refuse(p, info, "divides a real value by another%s (write x * (1 / y))", "");
-            return true;
-        }
-        /* |xy - x'y'| <= |x| |y - y'| + |y'| |x - x'| */
-        Ival r = ival_of(fmin(fmin(ra.lo * rb.lo, ra.lo * rb.hi), fmin(ra.hi * rb.lo, ra.hi * rb.hi)),
-                         fmax(fmax(ra.lo * rb.lo, ra.lo * rb.hi), fmax(ra.hi * rb.lo, ra.hi * rb.hi)));
-        double e = mag(ra) * eb + (mag(rb) + eb) * ea;
-        double sq = p->gated_mlp ? 0 : p->real_tol; /* the two squares' approximation, / 4 each */
-        new_real(p, info, r, e + sq + rounding(mag(r) + (mag(ra) + mag(rb)) * (mag(ra) + mag(rb)), 16), REAL_PRODUCT);
+    if (!rr.leaf) return true; /* no real source */
+    if (affine_map(p, info) || (!rr.several && rr.finite && !rr.several_finite && real_gated(p, info, rr.finite, rr.leaf))) {
+        real_cells(p, info);
         return true;
     }
+    if (!rr.several && !rr.finite) return real_function(p, info, rr.leaf);
+    if (real_product(p, info)) return true;
     refuse(p, info, "combines real values in a way the compiler cannot bound (%s)", value_op_text(n->u.map.op));
     return true;
 }

@@ -72,9 +72,9 @@ bool schedule_check(Plan *p) {
             for (size_t k = 0; op->grid[j].onehot && k < op->grid[j].n; k++)
                 if (!reads_ok(p, &w, op->grid[j].onehot[k], at, op->node, "MLP gate")) return false;
         }
-        if ((op->fn == MLP_FN_PWL || op->fn == MLP_FN_PRODUCT) && !reads_ok(p, &w, op->x_view, at, op->node, "MLP"))
-            return false;
-        if (op->fn == MLP_FN_PRODUCT && !reads_ok(p, &w, op->y_view, at, op->node, "MLP")) return false;
+        bool two = op->fn == MLP_FN_PRODUCT || op->fn == MLP_FN_PWL_PRODUCT;
+        if ((op->fn == MLP_FN_PWL || two) && !reads_ok(p, &w, op->x_view, at, op->node, "MLP")) return false;
+        if (two && !reads_ok(p, &w, op->y_view, at, op->node, "MLP")) return false;
         if (op->fn == MLP_FN_GATED) {
             if (!reads_ok(p, &w, op->y_view, at, op->node, "MLP")) return false;
             for (size_t v = 0; v < op->gated->n; v++)

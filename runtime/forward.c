@@ -326,7 +326,7 @@ static bool read_number(const Model *m, const double *x, size_t pos, size_t n_in
         }
         ValueKind k = m->out_kinds[hot];
         double r = round(v);
-        if (k != VAL_FLOAT && (!(fabs(v - r) <= m->out_error_bound) || fabs(r) > 9007199254740992.0 ||
+        if (k != VAL_FLOAT && (!(fabs(v - r) <= m->out_error_bound + m->out_error_rel * fabs(r)) || fabs(r) > 9007199254740992.0 ||
                                (k == VAL_BOOL && r != 0 && r != 1))) {
             snprintf(err, errsize, "output at position %zu: model value %.17g is not within %g of a %s", pos, v,
                      m->out_error_bound, value_kind_name(k));

@@ -200,6 +200,8 @@ bool model_check_output(const Model *m, char *err, size_t errsize) {
         return out_fail(err, errsize, "output margin must be a finite number >= 0");
     if (!isfinite(m->out_error_bound) || m->out_error_bound < 0)
         return out_fail(err, errsize, "output error bound must be a finite number >= 0");
+    if (!isfinite(m->out_error_rel) || m->out_error_rel < 0 || m->out_error_rel >= 1)
+        return out_fail(err, errsize, "output relative error bound must be a finite number in [0, 1)");
     if (m->out_count && !m->out_values) return out_fail(err, errsize, "output has no values");
     size_t kd = m->out_kind_dim, kc = m->out_kind_count;
     if (kc) {

@@ -41,7 +41,8 @@
  *     floats: never strings), sorted ascending by numeric value (True = 1, False = 0); members
  *     may share a numeric value only with different kinds (1, 1.0, True). Empty = unbounded
  *     (real-valued outputs): x is returned as a float, and the compiler guarantees
- *     |x - reference| <= out_error_bound; with a kind block (below) naming int or bool at a
+ *     |x - reference| <= out_error_bound + out_error_rel |reference| (a relative part where the
+ *     compiler proved one, for values of one sign such as softmax's); with a kind block (below) naming int or bool at a
  *     position, the atom there is the integer nearest x, which must be within out_error_bound.
  *   - Otherwise x decodes to the member value v nearest to x, which must satisfy
  *     |x - v| <= out_margin (an absolute margin; the model is refused at load unless
@@ -181,7 +182,8 @@ typedef struct Model {
     double out_margin;         /* numerical: |x - v| <= out_margin to decode to value v */
     size_t out_kind_dim, out_kind_count; /* numerical: kind block (count 0 = none) */
     ValueKind *out_kinds;      /* out_kind_count kinds (VAL_BOOL/INT/FLOAT), one per dim */
-    double out_error_bound;    /* numerical, unbounded: guaranteed |model - reference| */
+    double out_error_bound;    /* numerical, unbounded: guaranteed |model - reference| <= */
+    double out_error_rel;      /*   out_error_bound + out_error_rel * |reference| */
     /* numerical, optional per-length value sets (see the readout contract above; stored as
      * "values_by_length"): out_len_count is 0 (none: every input decodes against out_values)
      * or max_len; then inputs of length n decode against the out_len_start[n] -

@@ -131,6 +131,8 @@ static bool write_config(const Model *m, JsonBuf *b) {
         }
         jbuf_puts(b, ",\"error_bound\":");
         jbuf_double(b, m->out_error_bound);
+        jbuf_puts(b, ",\"error_rel\":");
+        jbuf_double(b, m->out_error_rel);
         jbuf_puts(b, "}");
     }
     jbuf_puts(b, ",\"checks\":[");
@@ -759,7 +761,8 @@ static bool read_output_and_checks(Reader *r, const JsonValue *cfg) {
         m->output_kind = MODEL_OUT_NUMERICAL;
         if (!get_array(r, out, "values", "output", &values) || !read_atoms(r, values, "output value", &m->out_values) ||
             !get_nonneg(r, out, "margin", "output", &m->out_margin) || !read_kind_block(r, out) ||
-            !get_nonneg(r, out, "error_bound", "output", &m->out_error_bound))
+            !get_nonneg(r, out, "error_bound", "output", &m->out_error_bound) ||
+            !get_nonneg(r, out, "error_rel", "output", &m->out_error_rel))
             return false;
         m->out_count = values->count;
         if (json_get(out, "legacy_integral"))

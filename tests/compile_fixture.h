@@ -56,7 +56,7 @@ static inline const char *compiled_first_error(const Compiled *c) {
 /* A model's output atom against the reference's, as rasprun --check compares them: the same
  * kind and exactly the same value (within the model's stated bound for real-valued outputs). */
 static inline bool compiled_same(const Compiled *c, Value got, Value want) {
-    return verify_same_atom(got, want, verify_model_bound(&c->model));
+    return verify_same_atom_within(got, want, verify_model_bound(&c->model), verify_model_rel(&c->model));
 }
 
 #endif

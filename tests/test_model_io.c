@@ -444,10 +444,12 @@ START_TEST(test_output_rejections) {
     arena_init(&ar);
     const char *cfg = config_of(buf, len, &ar);
     ck_assert_msg(strstr(cfg, "\"values\":[false,0,0.0,true,1,1.0,2.5],\"margin\":0.25,\"kind_block\":{\"dim\":1,"
-                              "\"kinds\":[\"bool\",\"int\",\"float\"]},\"error_bound\":0.0}"), "%s", cfg);
+                              "\"kinds\":[\"bool\",\"int\",\"float\"]},\"error_bound\":0.0,\"error_rel\":0.0}"), "%s", cfg);
     struct { const char *from, *to, *msg; } cases[] = {
         {"\"margin\":0.25", "\"margin\":0.5", "margin 0.5 is not below half the gap between output values 0.0 and True"},
         {"\"margin\":0.25", "\"margin\":-0.25", "'margin' must be a finite number >= 0"},
+        {"\"error_rel\":0.0", "\"error_rel\":-1e-9", "'error_rel' must be a finite number >= 0"},
+        {"\"error_rel\":0.0", "\"error_rel\":1.5", "relative error bound must be a finite number in [0, 1)"},
         {"\"margin\":0.25,", "", "'margin' must be"},
         {"\"error_bound\":0.0", "\"error_bound\":null", "'error_bound' must be"},
         {"[false,0,0.0,true,1,1.0,2.5]", "[false,0,0.0,true,1,2.5,1.0]", "not sorted ascending (2.5 before 1.0)"},

@@ -65,12 +65,12 @@ START_TEST(test_same_output) {
     Value a[] = {value_int(1), value_str("x"), value_float(2.0)};
     Value b[] = {value_int(1), value_str("x"), value_int(2)};
     size_t where = 99;
-    ck_assert(verify_same_output(a, a, 3, 0, &where));
+    ck_assert(verify_same_output(a, a, 3, 0, 0, &where));
     ck_assert_uint_eq(where, 99);
-    ck_assert(!verify_same_output(a, b, 3, 0, &where));
+    ck_assert(!verify_same_output(a, b, 3, 0, 0, &where));
     ck_assert_uint_eq(where, 2);
-    ck_assert(verify_same_output(a, b, 2, 0, NULL));
-    ck_assert(verify_same_output(a, b, 0, 0, NULL));
+    ck_assert(verify_same_output(a, b, 2, 0, 0, NULL));
+    ck_assert(verify_same_output(a, b, 0, 0, 0, NULL));
 }
 END_TEST
 
@@ -166,11 +166,11 @@ START_TEST(test_random_reproducible) {
         size_t na = verify_random_input(&m, 0, &s1, a), nb = verify_random_input(&m, 0, &s2, b);
         ck_assert_uint_eq(na, nb);
         ck_assert(na >= 1 && na <= 6);
-        ck_assert(verify_same_output(a, b, na, 0, NULL));
+        ck_assert(verify_same_output(a, b, na, 0, 0, NULL));
         for (size_t i = 0; i < na; i++) ck_assert(a[i].kind == VAL_INT && a[i].as.i % 10 == 0 && a[i].as.i <= 30);
         seen_len[na]++;
         size_t nc = verify_random_input(&m, 0, &s3, b);
-        differ += nc != na || !verify_same_output(a, b, na, 0, NULL);
+        differ += nc != na || !verify_same_output(a, b, na, 0, 0, NULL);
     }
     for (size_t l = 1; l <= 6; l++) ck_assert_msg(seen_len[l] > 0, "length %zu never drawn", l);
     ck_assert_uint_gt(differ, K / 2); /* another seed, other inputs */

@@ -57,20 +57,23 @@ static const char help_text[] =
     "                   tokens_bool); a V starting with '[' is always a JSON list\n"
     "  --max-len N      longest input (default 8)\n"
     "  --range LO..HI   numeric tokens lie in [LO, HI]\n"
-    "  --tol T          the error allowed to one approximated function of a real value (default\n"
-    "                   1e-6); the output's error bound follows from it (--stats: error_bound)\n"
+    "  --tol T          the error bound wanted at a real-valued output (default 1e-6): the\n"
+    "                   compiler proves |model - program| <= error_bound + error_rel |value|\n"
+    "                   (--stats) with error_bound + error_rel <= T where it can, choosing how\n"
+    "                   finely to approximate each function of real values\n"
     "  --margin M       where a comparison of real values jumps, an input whose value lies within\n"
     "                   M of the threshold is refused (\"within the margin\") rather than guessed\n"
     "                   (default 1e-6); T and M are positive finite numbers\n"
     "  --mlp relu|gated MLPs of ReLU units (default), or gated (GLU-style) MLPs, whose products\n"
     "                   of two real values are exact\n"
-    "  --max-mlp N      hidden units one layer's MLP may have (default 131072)\n"
+    "  --max-mlp N      hidden units one layer's MLP may have (default 524288)\n"
     "  --max-bytes B    bytes the weights may take in memory, dense float64 (default 2^31);\n"
     "                   over either limit the compile stops at the s-op responsible\n"
     "  --stats          print layers, heads per layer, residual width, MLP hidden size per\n"
     "                   layer, parameter counts, compile time, the size of the file written\n"
-    "                   (file_bytes), the error bound of a real-valued output (error_bound; 0:\n"
-    "                   the output is exact), the number of margin checks (margin_checks) and\n"
+    "                   (file_bytes), the error bound of a real-valued output (error_bound and\n"
+    "                   its relative part error_rel; 0: the output is exact), the number of\n"
+    "                   margin checks (margin_checks) and\n"
     "                   what the self-check checked (--json: one JSON object)\n"
     "  --no-selfcheck   write the model without checking it first (see below)\n"
     "  --fut-target T.bin  also (or, without -o, only) write the model as a raspfut-target\n"
@@ -102,7 +105,7 @@ static const char help_text[] =
     "random inputs (seed 1) of lengths up to --max-len, stopping after 1 s of wall-clock time in\n"
     "all and at the first disagreement. --stats says what it checked. Comparison is exact and typed (1, 1.0 and True differ). A disagreement is an\n"
     "internal compiler error: raspcc prints the input and both answers, writes no file and exits\n"
-    "with status 3. A real-valued output agrees within the model's error_bound (--stats gives\n"
+    "with status 3. A real-valued output agrees within the model's bound (--stats gives\n"
     "the largest error seen); an input the model refuses within the margin of a comparison of\n"
     "real values is counted (--stats: inside the margin), not a disagreement.\n"
     "\n"
@@ -445,6 +448,8 @@ static void print_stats(const Model *m, double compile_ms, long long file_bytes,
         else fputs("null", stdout);
         fputs(", \"error_bound\": ", stdout);
         print_json_double(verify_model_bound(m));
+        fputs(", \"error_rel\": ", stdout);
+        print_json_double(verify_model_rel(m));
         printf(", \"margin_checks\": %zu, \"selfcheck\": ", margin_checks(m));
         print_selfcheck_json(sc);
         puts("}");
@@ -457,7 +462,8 @@ static void print_stats(const Model *m, double compile_ms, long long file_bytes,
     printf("\nparams:          %zu\nnonzero_params:  %zu\ncompile_ms:      %.3f\n",
            model_param_count(m), model_nonzero_count(m), compile_ms);
     if (file_bytes >= 0) printf("file_bytes:      %lld\n", file_bytes);
-    printf("error_bound:     %g\nmargin_checks:   %zu\nselfcheck:       ", verify_model_bound(m), margin_checks(m));
+    printf("error_bound:     %g\nerror_rel:       %g\nmargin_checks:   %zu\nselfcheck:       ", verify_model_bound(m),
+           verify_model_rel(m), margin_checks(m));
     print_selfcheck_text(m, sc);
 }
 

@@ -353,6 +353,7 @@ static void info(const Model *m) {
         if (m->out_kind_count) printf(", kind dims %zu..%zu", m->out_kind_dim, m->out_kind_dim + m->out_kind_count - 1);
     } else {
         printf(", real-valued, error bound %g", m->out_error_bound);
+        if (m->out_error_rel > 0) printf(" + %g |value|", m->out_error_rel);
     }
     printf(")\n");
     static const char *const tt[] = {"tokens_str", "tokens_int", "tokens_float", "tokens_bool"};

@@ -43,7 +43,7 @@ VerifyVerdict verify_input(const VerifyPair *p, const Value *input, size_t n, Ar
     if (!o->model_ok && verify_is_margin_error(o->model_err)) return o->verdict = VERIFY_MARGIN;
     if (o->model_ok && o->ref_ok) o->max_error = max_error(o->model_out, o->ref_out, n);
     if (!o->model_ok || !o->ref_ok) o->verdict = o->model_ok == o->ref_ok ? VERIFY_BOTH_ERROR : VERIFY_MISMATCH;
-    else if (verify_same_output(o->model_out, o->ref_out, n, p->bound, &o->position)) o->verdict = VERIFY_AGREE;
+    else if (verify_same_output(o->model_out, o->ref_out, n, p->bound, verify_model_rel(p->model), &o->position)) o->verdict = VERIFY_AGREE;
     else o->verdict = VERIFY_MISMATCH;
     return o->verdict;
 }

@@ -54,12 +54,17 @@
 
 /* Whether two atoms are the same answer (rules above); bound >= 0, 0 = exact. */
 bool verify_same_atom(Value a, Value b, double bound);
+/* The same with a relative part: floats a (the model's) and b (the reference's) agree when
+ * |a - b| <= bound + rel |b| (bound > 0; with bound 0, bit for bit as above). */
+bool verify_same_atom_within(Value a, Value b, double bound, double rel);
 /* The error bound m states for its outputs: out_error_bound for a real-valued (unbounded)
- * numerical output, else 0 (every other output is decoded to an exact atom). */
+ * numerical output, else 0 (every other output is decoded to an exact atom); and its relative
+ * part, out_error_rel there, else 0. */
 double verify_model_bound(const Model *m);
-/* Whether two outputs of n atoms agree; when not, *where (may be NULL) gets the first position
- * that differs. */
-bool verify_same_output(const Value *a, const Value *b, size_t n, double bound, size_t *where);
+double verify_model_rel(const Model *m);
+/* Whether two outputs of n atoms agree (the model's a, the reference's b, within bound + rel
+ * |b|); when not, *where (may be NULL) gets the first position that differs. */
+bool verify_same_output(const Value *a, const Value *b, size_t n, double bound, double rel, size_t *where);
 
 /* ---- inputs.c: input generation ---- */
 
