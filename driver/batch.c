@@ -95,7 +95,7 @@ bool batch_parse_line(Arena *arena, const char *line, size_t len, size_t line_no
             fine = x->kind == JSON_OBJECT;
             if (!fine) break;
             ElabOverride *d = ARENA_ARRAY(arena, ElabOverride, defaults->n_defines + x->count + 1);
-            memcpy(d, defaults->defines, defaults->n_defines * sizeof *d);
+            if (defaults->n_defines) memcpy(d, defaults->defines, defaults->n_defines * sizeof *d);
             size_t n = defaults->n_defines;
             for (size_t e = 0; e < x->count && fine; e++) {
                 const JsonValue *val = &x->items[e];

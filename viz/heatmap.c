@@ -90,90 +90,99 @@ static bool write_png(FILE *out, const Canvas *c, char *err, size_t errsize) {
     return true;
 }
 
+/* A column's heading: "BOS", or the token as printed (a string without quotes). */
+static void heading(const VizTrace *t, const Value *input, size_t c, char *buf, size_t size) {
+    (void)t;
+    if (c == 0) snprintf(buf, size, "BOS");
+    else if (input[c - 1].kind == VAL_STR) snprintf(buf, size, "%s", input[c - 1].as.s);
+    else value_format(input[c - 1], buf, size);
+}
+
+void viz_heatmap_layout(const Model *m, const VizTrace *t, const Value *input, VizHeatmapLayout *out) {
+    VizHeatmapLayout L = {0};
+    size_t D = t->d, cols = t->n + 1;
+    L.row_h = D <= MAX_LABELLED_DIMS ? LABELLED_ROW : TALL / D;
+    if (L.row_h < 1) L.row_h = 1;
+    L.head_chars = 3; /* "BOS"; a token heading up to 4 characters */
+    for (size_t c = 1; c < cols; c++) {
+        char buf[64];
+        heading(t, input, c, buf, sizeof buf);
+        size_t len = strlen(buf) > 4 ? 4 : strlen(buf);
+        L.head_chars = len > L.head_chars ? len : L.head_chars;
+    }
+    L.cell_w = L.head_chars * VIZ_FONT_WIDTH + 8;
+    if (L.row_h >= LABELLED_ROW) {
+        L.label_chars = 4;
+        for (size_t d = 0; d < D; d++) {
+            size_t len = strlen(m->labels[d]);
+            L.label_chars = len > L.label_chars ? len : L.label_chars;
+        }
+        if (L.label_chars > LABEL_CHARS) L.label_chars = LABEL_CHARS;
+    }
+    size_t label_w = L.label_chars ? L.label_chars * VIZ_FONT_WIDTH + GAP : 0, panel_w = cols * L.cell_w;
+    L.panel_x = MARGIN + label_w;
+    L.panel_step = panel_w + GAP;
+    L.top = MARGIN + 2 * LINE;
+    L.width = L.panel_x + t->n_stages * L.panel_step - GAP + MARGIN;
+    L.height = L.top + D * L.row_h + LINE + 2 * MARGIN;
+    *out = L;
+}
+
 bool viz_heatmap_write(FILE *out, const Model *m, const ResidualLayout *L, const VizTrace *t, const Value *input,
                        char *err, size_t errsize) {
     size_t D = t->d, cols = t->n + 1;
-    size_t row_h = D <= MAX_LABELLED_DIMS ? LABELLED_ROW : D ? TALL / D : 1;
-    if (row_h < 1) row_h = 1;
-    bool labels = row_h >= LABELLED_ROW;
-    /* column width: the widest token heading, 1..4 characters */
-    size_t head_chars = 3; /* "BOS" */
-    char **heads = calloc(cols, sizeof *heads);
-    if (!heads) abort();
-    for (size_t c = 0; c < cols; c++) {
-        char buf[64] = "BOS";
-        if (c) {
-            Value v = input[c - 1];
-            if (v.kind == VAL_STR) snprintf(buf, sizeof buf, "%s", v.as.s);
-            else value_format(v, buf, sizeof buf);
-        }
-        heads[c] = strdup(buf);
-        if (!heads[c]) abort();
-        size_t len = strlen(buf) > 4 ? 4 : strlen(buf);
-        head_chars = len > head_chars ? len : head_chars;
-    }
-    size_t cell_w = head_chars * VIZ_FONT_WIDTH + 8, panel_w = cols * cell_w;
-    size_t label_chars = 4;
-    for (size_t d = 0; d < D && labels; d++) {
-        size_t len = strlen(m->labels[d]);
-        label_chars = len > label_chars ? len : label_chars;
-    }
-    if (label_chars > LABEL_CHARS) label_chars = LABEL_CHARS;
-    size_t label_w = labels ? label_chars * VIZ_FONT_WIDTH + GAP : 0;
-    size_t top = MARGIN + 2 * LINE, body_h = D * row_h;
-    Canvas cv = {NULL, 2 * MARGIN + label_w + t->n_stages * panel_w + (t->n_stages - 1) * GAP,
-                 top + body_h + LINE + 2 * MARGIN};
-    if ((double)cv.w * (double)cv.h > MAX_PIXELS) {
+    VizHeatmapLayout G;
+    viz_heatmap_layout(m, t, input, &G);
+    if ((double)G.width * (double)G.height > MAX_PIXELS) {
         snprintf(err, errsize, "the picture would have %zu x %zu pixels (residual width %zu, %zu stages); the limit "
-                 "is %.0f million", cv.w, cv.h, D, t->n_stages, MAX_PIXELS / 1048576);
-        for (size_t c = 0; c < cols; c++) free(heads[c]);
-        free(heads);
+                 "is %.0f million", G.width, G.height, D, t->n_stages, MAX_PIXELS / 1048576);
         return false;
     }
-    cv.rgb = malloc(cv.w * cv.h * 3);
-    if (!cv.rgb) abort();
-    memset(cv.rgb, 255, cv.w * cv.h * 3);
+    Canvas cv = {malloc(G.width * G.height * 3), G.width, G.height};
+    double *scale = calloc(D ? D : 1, sizeof *scale);
+    if (!cv.rgb || !scale) abort();
+    memset(cv.rgb, 255, G.width * G.height * 3);
     static const uint8_t frame[3] = {0x99, 0x99, 0x99}, rule[3] = {0xcc, 0xcc, 0xcc};
     /* each dim's scale: its largest |value| anywhere in the trace */
-    double *scale = calloc(D ? D : 1, sizeof *scale);
-    if (!scale) abort();
     for (size_t s = 0; s < t->n_stages; s++)
         for (size_t r = 0; r < cols; r++)
             for (size_t d = 0; d < D; d++) {
                 double v = fabs(viz_trace_row(t, s, r)[d]);
                 if (v > scale[d]) scale[d] = v;
             }
-    if (labels)
-        for (size_t d = 0; d < D; d++) text(&cv, MARGIN, top + d * row_h + (row_h - VIZ_FONT_HEIGHT) / 2, m->labels[d], label_chars);
+    for (size_t d = 0; d < D && G.label_chars; d++)
+        text(&cv, MARGIN, G.top + d * G.row_h + (G.row_h - VIZ_FONT_HEIGHT) / 2, m->labels[d], G.label_chars);
+    size_t panel_w = cols * G.cell_w, body_h = D * G.row_h;
     for (size_t s = 0; s < t->n_stages; s++) {
-        size_t x0 = MARGIN + label_w + s * (panel_w + GAP);
+        size_t x0 = G.panel_x + s * G.panel_step;
         char title[64];
         if (s == 0) snprintf(title, sizeof title, "embedding");
         else snprintf(title, sizeof title, "layer %zu", s - 1);
         text(&cv, x0, MARGIN, title, panel_w / VIZ_FONT_WIDTH);
         for (size_t c = 0; c < cols; c++) { /* centred over its column */
-            size_t len = strlen(heads[c]) < head_chars ? strlen(heads[c]) : head_chars;
-            text(&cv, x0 + c * cell_w + (cell_w - len * VIZ_FONT_WIDTH) / 2, MARGIN + LINE, heads[c], head_chars);
+            char head[64];
+            heading(t, input, c, head, sizeof head);
+            size_t len = strlen(head) < G.head_chars ? strlen(head) : G.head_chars;
+            text(&cv, x0 + c * G.cell_w + (G.cell_w - len * VIZ_FONT_WIDTH) / 2, MARGIN + LINE, head, G.head_chars);
         }
         for (size_t r = 0; r < cols; r++)
             for (size_t d = 0; d < D; d++) {
                 uint8_t rgb[3];
                 double v = viz_trace_row(t, s, r)[d];
                 shade(scale[d] > 0 ? v / scale[d] : 0, rgb);
-                fill(&cv, x0 + r * cell_w, top + d * row_h, cell_w, row_h, rgb);
+                fill(&cv, x0 + r * G.cell_w, G.top + d * G.row_h, G.cell_w, G.row_h, rgb);
             }
-        for (size_t b = 1; b < L->n_blocks && row_h >= 3; b++) fill(&cv, x0, top + L->blocks[b].dim * row_h, panel_w, 1, rule);
-        fill(&cv, x0, top - 1, panel_w, 1, frame);
-        fill(&cv, x0, top + body_h, panel_w, 1, frame);
-        fill(&cv, x0 - 1, top - 1, 1, body_h + 2, frame);
-        fill(&cv, x0 + panel_w, top - 1, 1, body_h + 2, frame);
+        for (size_t b = 1; b < L->n_blocks && G.row_h >= 3; b++)
+            fill(&cv, x0, G.top + L->blocks[b].dim * G.row_h, panel_w, 1, rule);
+        fill(&cv, x0, G.top - 1, panel_w, 1, frame);
+        fill(&cv, x0, G.top + body_h, panel_w, 1, frame);
+        fill(&cv, x0 - 1, G.top - 1, 1, body_h + 2, frame);
+        fill(&cv, x0 + panel_w, G.top - 1, 1, body_h + 2, frame);
     }
     const char *legend = "red > 0, blue < 0, white 0; each row scaled by its largest |value|";
-    text(&cv, MARGIN, top + body_h + MARGIN, legend, (cv.w - 2 * MARGIN) / VIZ_FONT_WIDTH);
+    text(&cv, MARGIN, G.top + body_h + MARGIN, legend, (G.width - 2 * MARGIN) / VIZ_FONT_WIDTH);
     bool ok = write_png(out, &cv, err, errsize);
     free(cv.rgb);
     free(scale);
-    for (size_t c = 0; c < cols; c++) free(heads[c]);
-    free(heads);
     return ok;
 }

@@ -15,6 +15,18 @@
 
 #include "viz/trace.h"
 
+/* Where things are in the picture: a cell of stage s, position r (0 = BOS), dim d covers
+ * x in [panel_x + s * panel_step + r * cell_w, + cell_w) and y in [top + d * row_h, + row_h). */
+typedef struct VizHeatmapLayout {
+    size_t width, height;         /* of the picture */
+    size_t cell_w, row_h;
+    size_t panel_x, panel_step, top;
+    size_t label_chars;           /* characters of a dim's label shown (0: no labels) */
+    size_t head_chars;            /* characters of a column heading shown */
+} VizHeatmapLayout;
+
+void viz_heatmap_layout(const Model *m, const VizTrace *t, const Value *input, VizHeatmapLayout *out);
+
 /* Writes the picture of t (for `input`) to out; false with a message in err. */
 bool viz_heatmap_write(FILE *out, const Model *m, const ResidualLayout *L, const VizTrace *t, const Value *input,
                        char *err, size_t errsize);
