@@ -407,6 +407,17 @@ golden_behaving() {
     done
     "$bin/rasprun" - --inputs - </dev/null >/dev/null 2>&1
     check "rasprun - --inputs -: exit" 2 "$?"
+    printf 's = shift(tokens, 1, "_");\n' >"$d/shift.rasp"
+    "$bin/raspcc" "$d/shift.rasp" --vocab abc --max-len 4 --fut-target "$d/t.bin" 2>"$d/err"
+    "$bin/raspcc" "$d/shift.rasp" --vocab abc --max-len 4 --fut-target - >"$d/t2.bin" 2>>"$d/err"
+    check "--fut-target - is --fut-target FILE" "same" "$(cmp -s "$d/t.bin" "$d/t2.bin" && echo same)$(head -n 1 "$d/err")"
+    "$bin/raspcc" "$prog" -o "$d/p.bin" --vocab abc --max-len 3 2>/dev/null
+    check "--trace-png -: a PNG on stdout" "PNG" "$("$bin/rasprun" "$d/p.bin" --trace-png - abc | head -c 4 | tail -c 3)"
+    # -q leaves out rasprun's notes and summaries: a real-valued model's check summary
+    printf 'out = tokens_float * 2 + 1;\n' >"$d/real.rasp"
+    "$bin/raspcc" "$d/real.rasp" -o "$d/real.bin" --range -1..1 2>/dev/null
+    check "rasprun --check: the summary" 1 "$("$bin/rasprun" "$d/real.bin" --check '[0.5]' 2>&1 >/dev/null | grep -c '^rasprun: check: ')"
+    check "rasprun --check -q" "" "$("$bin/rasprun" "$d/real.bin" --check -q '[0.5]' 2>&1 >/dev/null)"
     # --opt=value and --opt value for rasprun's options
     check "rasprun --verify --random=20 --seed=3" "verify: 20 inputs, 0 mismatches, 0 errors agreed" \
         "$("$bin/rasprun" "$d/r.bin" --verify --random=20 --seed=3 2>&1)"
@@ -466,6 +477,12 @@ assert stderr_of(comp + ["-q"], True) == b"", "progress with -q"
 ver = [bin + "/rasprun", model, "--verify"]
 assert b"] 100%" in stderr_of(ver, True), "no --verify progress on a terminal"
 assert stderr_of(ver, False) == b"", "--verify progress in a pipe"
+manifest = os.path.join(os.path.dirname(model), "m.jsonl")
+with open(manifest, "w") as f:
+    f.write('{"program": "%s", "vocab": "abc", "max-len": 3}\n' % prog * 2)
+bat = [bin + "/raspcc", "--batch", manifest]
+assert b"raspcc: batch [" in stderr_of(bat, True), "no --batch progress on a terminal"
+assert stderr_of(bat, False) == b"", "--batch progress in a pipe"
 EOF2
     then pass; else fail "behaving: colour and progress on a terminal (see above)"; fi
     rm -rf "$d"
