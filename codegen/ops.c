@@ -174,7 +174,8 @@ static bool scalar_arg_value(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u
     leaf->node = a->node;
     double *sc = NULL;
     /* the embedding's one-hot blocks are exact: such an input can gate the others (mlp.c) */
-    bool onehot = a->node->kind == IR_INDICES || (a->node->kind == IR_TOKENS && !p->numeric_tokens);
+    bool onehot = a->node->kind == IR_INDICES || (a->node->kind == IR_TOKENS && !p->numeric_tokens) ||
+                  (a->pos_free && a->has_cat); /* a free view of indices: a sum of its one-hot dims */
     if (a->has_u && via_u) {
         leaf->width = true;
         leaf->vs = &a->vs;

@@ -583,9 +583,18 @@ bool reals_node(Plan *p, SopInfo *info) {
         return true;
     }
     if (n->kind != IR_MAP) return true;
-    bool direct = false; /* a map of finite-valued functions of reals is finite itself: tabulated */
-    for (uint32_t j = 0; j < n->u.map.nargs; j++) direct = direct || p->info[n->u.map.args[j]->id].real;
-    if (!direct) return true;
+    /* its direct arguments: a map of finite-valued functions of reals is finite itself (tabulated) */
+    const IrNode *real = NULL, *finite = NULL;
+    bool one_real = true, one_finite = true;
+    for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+        const IrNode *a = n->u.map.args[j];
+        if (a->kind == IR_CONST) continue;
+        const IrNode **slot = p->info[a->id].real ? &real : &finite;
+        bool *one = p->info[a->id].real ? &one_real : &one_finite;
+        if (*slot && *slot != a) *one = false;
+        *slot = a;
+    }
+    if (!real) return true;
     RealReads rr = {0};
     real_reads(p, n, &rr);
     if (rr.refused) {
@@ -593,7 +602,7 @@ bool reals_node(Plan *p, SopInfo *info) {
         return true;
     }
     if (!rr.leaf) return true; /* no real source */
-    if (affine_map(p, info) || (!rr.several && rr.finite && !rr.several_finite && real_gated(p, info, rr.finite, rr.leaf))) {
+    if (affine_map(p, info) || (one_real && finite && one_finite && real_gated(p, info, finite, real))) {
         real_cells(p, info);
         return true;
     }
