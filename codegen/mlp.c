@@ -441,6 +441,35 @@ static void pwl_units(Plan *p, HiddenBuf *hb, LinView x, const double *kx, const
     }
 }
 
+/* A piecewise function of x: pieces linear (pwl_units) or, in a gated MLP, quadratic:
+ *   f(x) = ky_0 + sum_i dS_i ReLU(x - kx_i) + dC_i ReLU(x - kx_i) (x - kx_i),
+ * dS_i and dC_i the changes of slope and curvature at knot i (realfn_piece). Its terms grow
+ * with the range past each knot and cancel: realfn.c bounds their rounding (sum_mag). */
+static void fn_units(Plan *p, HiddenBuf *hb, LinView x, const RealFn *f, double scale, uint32_t out_dim, double *b2) {
+    if (!f->quadratic) {
+        pwl_units(p, hb, x, f->kx, f->ky, f->n_knots, scale, out_dim, b2);
+        return;
+    }
+    b2[out_dim] += scale * f->ky[0];
+    double end_slope = 0, curv = 0;
+    for (size_t i = 0; i + 1 < f->n_knots; i++) {
+        RealPiece q = realfn_piece(f, i);
+        if (q.slope != end_slope) {
+            size_t h = hidden_add(p, hb, x, 1, -f->kx[i]);
+            hb->out_dim[h] = out_dim;
+            hb->out_coef[h] = scale * (q.slope - end_slope);
+        }
+        if (q.curv != curv) {
+            size_t h = hidden_add(p, hb, x, 1, -f->kx[i]);
+            hidden_gate(hb, h, x, -f->kx[i]);
+            hb->out_dim[h] = out_dim;
+            hb->out_coef[h] = scale * (q.curv - curv);
+        }
+        end_slope = q.slope + 2 * q.curv * (f->kx[i + 1] - f->kx[i]);
+        curv = q.curv;
+    }
+}
+
 /* A function of a real with finitely many values (a comparison, a round): its first value as a
  * bias and, across each jump, a step ramp from one value to the next on the one-hot block. */
 static bool staircase_units(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
@@ -541,7 +570,7 @@ bool mlp_tabulate(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
     if (op->fn == MLP_FN_GATED) return gated_units(p, op, hb);
     if (op->fn == MLP_FN_PWL && op->out_cat) return staircase_units(p, op, hb, b2);
     if (op->fn == MLP_FN_PWL) {
-        pwl_units(p, hb, op->x_view, op->pwl->kx, op->pwl->ky, op->pwl->n_knots, 1, op->out_dim, b2);
+        fn_units(p, hb, op->x_view, op->pwl, 1, op->out_dim, b2);
         return true;
     }
     if (op->fn == MLP_FN_PRODUCT) return product_units(p, op, hb, b2);
