@@ -59,7 +59,7 @@ static void render_since(CompileJob *j, const CompileRequest *r, size_t from) {
     if (r->messages) diag_render_from(r->messages, &j->diags, from, r->style);
 }
 
-static int fail(CompileJob *j, int status) {
+static bool fail(CompileJob *j, int status) {
     j->status = status;
     return false;
 }
