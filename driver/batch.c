@@ -90,10 +90,11 @@ bool batch_parse_line(Arena *arena, const char *line, size_t len, size_t line_no
         } else if (!strcmp(k, "id")) {
             known = true;
             *id = x;
+        } else if (!strcmp(k, "defines") && x->kind != JSON_OBJECT) {
+            known = true;
+            fine = false;
         } else if (!strcmp(k, "defines")) {
             known = true;
-            fine = x->kind == JSON_OBJECT;
-            if (!fine) break;
             ElabOverride *d = ARENA_ARRAY(arena, ElabOverride, defaults->n_defines + x->count + 1);
             if (defaults->n_defines) memcpy(d, defaults->defines, defaults->n_defines * sizeof *d);
             size_t n = defaults->n_defines;

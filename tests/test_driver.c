@@ -175,6 +175,7 @@ START_TEST(test_manifest_lines) {
         {"{\"program\": \"-\"}", "manifest line 7: \"-\""},
         {"{\"program\": \"p\", \"model\": \"-\"}", "manifest line 7: \"-\""},
         {"{\"program\": \"p\", \"defines\": {\"N\": [1]}}", "manifest line 7: \"defines\": the value of N"},
+        {"{\"program\": \"p\", \"defines\": [1]}", "manifest line 7: \"defines\" has the wrong type"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
         ck_assert_msg(!parse_line(&a, bad[k][0], &defaults, &r, &id, err), "%s accepted", bad[k][0]);

@@ -90,6 +90,8 @@ static bool write_png(FILE *out, const Canvas *c, char *err, size_t errsize) {
     return true;
 }
 
+static const char *label_of(const Model *m, size_t d) { return m->labels && m->labels[d] ? m->labels[d] : ""; }
+
 /* A column's heading: "BOS", or the token as printed (a string without quotes). */
 static void heading(const VizTrace *t, const Value *input, size_t c, char *buf, size_t size) {
     (void)t;
@@ -114,7 +116,7 @@ void viz_heatmap_layout(const Model *m, const VizTrace *t, const Value *input, V
     if (L.row_h >= LABELLED_ROW) {
         L.label_chars = 4;
         for (size_t d = 0; d < D; d++) {
-            size_t len = strlen(m->labels[d]);
+            size_t len = strlen(label_of(m, d));
             L.label_chars = len > L.label_chars ? len : L.label_chars;
         }
         if (L.label_chars > LABEL_CHARS) L.label_chars = LABEL_CHARS;
@@ -151,7 +153,7 @@ bool viz_heatmap_write(FILE *out, const Model *m, const ResidualLayout *L, const
                 if (v > scale[d]) scale[d] = v;
             }
     for (size_t d = 0; d < D && G.label_chars; d++)
-        text(&cv, MARGIN, G.top + d * G.row_h + (G.row_h - VIZ_FONT_HEIGHT) / 2, m->labels[d], G.label_chars);
+        text(&cv, MARGIN, G.top + d * G.row_h + (G.row_h - VIZ_FONT_HEIGHT) / 2, label_of(m, d), G.label_chars);
     size_t panel_w = cols * G.cell_w, body_h = D * G.row_h;
     for (size_t s = 0; s < t->n_stages; s++) {
         size_t x0 = G.panel_x + s * G.panel_step;
