@@ -42,6 +42,17 @@ static const char *table_text(Arena *a, const Value *v, size_t n) {
     return arena_printf(a, "%s%s]", s, n > 6 ? ", ..." : "");
 }
 
+static const char *dict_text(Arena *a, const Value *keys, const Value *values, size_t n) {
+    const char *s = "{";
+    for (size_t i = 0; i < n && i < 4; i++) {
+        char k[96], v[96];
+        value_format(keys[i], k, sizeof k);
+        value_format(values[i], v, sizeof v);
+        s = arena_printf(a, "%s%s%s: %s", s, i ? ", " : "", k, v);
+    }
+    return arena_printf(a, "%s%s}", s, n > 4 ? ", ..." : "");
+}
+
 static const char *op_text(Arena *a, const IrNode *n) {
     switch (n->kind) {
     case IR_TOKENS: return ir_token_type_name(n->u.token_type);
@@ -60,7 +71,8 @@ static const char *op_text(Arena *a, const IrNode *n) {
         case IR_MAP_COND: return arena_printf(a, "%s if %s else %s", arg_text(a, x[1]), arg_text(a, x[0]), arg_text(a, x[2]));
         case IR_MAP_IN: return arena_printf(a, "%s in %s", arg_text(a, x[0]), table_text(a, n->u.map.table_keys, n->u.map.table_len));
         case IR_MAP_LOOKUP:
-            return arena_printf(a, "%s[%s]", table_text(a, n->u.map.table_keys, n->u.map.table_len), arg_text(a, x[0]));
+            return arena_printf(a, "%s[%s]", dict_text(a, n->u.map.table_keys, n->u.map.table_values, n->u.map.table_len),
+                                arg_text(a, x[0]));
         case IR_MAP_INDEX:
             return arena_printf(a, "%s[%s]", table_text(a, n->u.map.table_values, n->u.map.table_len), arg_text(a, x[0]));
         }
