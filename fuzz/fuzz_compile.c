@@ -6,8 +6,9 @@
  * budget) and compiled (codegen/codegen.h); a compile error is fine, the compiler may refuse.
  * A compiled model is run (runtime/forward.h model_run) against the reference evaluator
  * (ir/eval.h ir_eval) through verify/verify.h on every input of lengths 1..L over the
- * vocabulary (L as large as keeps that under EXHAUSTIVE_LIMIT inputs) and on a few seeded random
- * longer inputs up to max-len, compared exactly and typed (verify_same_atom with the model's
+ * vocabulary (L as large as keeps that under EXHAUSTIVE_LIMIT inputs, fewer for a large model:
+ * CHECK_WORK / its weights, at least MIN_INPUTS) and on a few seeded random longer inputs up to
+ * max-len, compared exactly and typed (verify_same_atom with the model's
  * verify_model_bound): 1, 1.0 and True differ, floats bit for bit. Both raising is agreement;
  * one raising while the other answers is a finding. The model is also written and read back
  * (runtime/model_io.h, what raspcc -o and rasprun do) and the copy checked on random inputs.
@@ -36,7 +37,9 @@
  *   FUZZ_COMPILE_KEEP_GOING=1  print findings without aborting (one per program; the first three
  *                            of each signature: kind and normalized messages), and at exit the
  *                            signatures with their counts; to triage a corpus
- *                            (build/fuzz/fuzz_compile DIR/ *) or fuzz past known findings
+ *                            (build/fuzz/fuzz_compile DIR/ *) or fuzz past known findings;
+ *                            undefined behaviour is then a finding too instead of a halt
+ *                            (memory errors still end the process: restart past them)
  *   FUZZ_COMPILE_FINDINGS_DIR=DIR  with KEEP_GOING: save those inputs there, named by signature
  *   FUZZ_COMPILE_SKIP=P,...  do not compile programs matching these known findings' patterns
  *                            (to look for other findings while one is unfixed); patterns:
@@ -60,14 +63,25 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 const char *__ubsan_default_options(void);
+void __ubsan_on_report(void);
+void __ubsan_get_current_report_data(const char **kind, const char **message, const char **file, unsigned *line,
+                                     unsigned *col, char **addr);
 
 /* Undefined behaviour in the compiler is a finding too: stop at the first report (as make
- * check's sanitized build does) instead of printing it and going on unnoticed. */
-const char *__ubsan_default_options(void) { return "halt_on_error=1:print_stacktrace=1"; }
+ * check's sanitized build does) instead of printing it and going on unnoticed; with
+ * FUZZ_COMPILE_KEEP_GOING, report it as a finding (__ubsan_on_report) and go on (UBSan reports
+ * each source location once per process). */
+const char *__ubsan_default_options(void) {
+    const char *e = getenv("FUZZ_COMPILE_KEEP_GOING");
+    return e && *e && *e != '0' ? "halt_on_error=0:print_stacktrace=1" : "halt_on_error=1:print_stacktrace=1";
+}
 
 enum {
     EXHAUSTIVE_LIMIT = 160, /* inputs of the exhaustive phase */
+    MIN_INPUTS = 12,        /* ... at least, however large the model */
     RANDOM_INPUTS = 6,      /* random inputs longer than the exhaustive length */
+    CHECK_WORK = 100000000, /* inputs x weights per program (keeps a check to a few ms) */
+    WRITE_LIMIT = 4000000,  /* weights of the largest model written and read back */
     MAX_REASONS = 48,
 };
 
@@ -249,6 +263,22 @@ static void finding(const ProgenProgram *p, const char *kind, const VerifyOutcom
     if (!keep_going) abort();
 }
 
+static const ProgenProgram *cur_program; /* the program being compiled and checked */
+
+void __ubsan_on_report(void) {
+    const char *kind = "", *message = "", *file = "";
+    unsigned line = 0, col = 0;
+    char *addr = NULL;
+    __ubsan_get_current_report_data(&kind, &message, &file, &line, &col, &addr);
+    if (!keep_going || !cur_program) return;
+    char detail[512];
+    snprintf(detail, sizeof detail, "undefined behaviour at %s:%u: %s: %s", file ? file : "?", line,
+             kind ? kind : "?", message ? message : "");
+    bool was = found;
+    finding(cur_program, "undefined behaviour", NULL, detail);
+    found = was; /* the check goes on */
+}
+
 static void check_input(const ProgenProgram *p, const VerifyPair *pair, const Value *in, size_t n) {
     Arena scratch;
     arena_init(&scratch);
@@ -259,6 +289,9 @@ static void check_input(const ProgenProgram *p, const VerifyPair *pair, const Va
     case VERIFY_AGREE: break;
     case VERIFY_BOTH_ERROR: st.errors_agreed++; break;
     case VERIFY_OUTSIDE: finding(p, "the model cannot tokenize an input of its own vocabulary", &o, NULL); break;
+    case VERIFY_MARGIN: /* margin checks guard real-valued s-ops; these vocabularies are finite */
+        finding(p, "the model refuses inside a margin on a finite vocabulary", &o, NULL);
+        break;
     case VERIFY_MISMATCH:
         finding(p, !o.model_ok ? "the model raises where the reference answers"
                    : !o.ref_ok ? "the model answers where the reference raises"
@@ -287,6 +320,20 @@ static uint64_t hash_bytes(const uint8_t *d, size_t n) {
     return h;
 }
 
+/* The weights of m, from the shapes (dense). */
+static size_t model_weights(const Model *m) {
+    size_t n = m->token_embed.rows * m->token_embed.cols + m->pos_embed.rows * m->pos_embed.cols;
+    for (size_t l = 0; l < m->n_layers; l++) {
+        const ModelLayer *L = &m->layers[l];
+        for (size_t h = 0; h < L->n_heads; h++) {
+            const ModelHead *H = &L->heads[h];
+            n += H->wq.rows * H->wq.cols + H->wk.rows * H->wk.cols + H->wv.rows * H->wv.cols + H->wo.rows * H->wo.cols;
+        }
+        n += (L->mlp.gated ? 3 : 2) * L->mlp.w1.rows * L->mlp.w1.cols;
+    }
+    return n ? n : 1;
+}
+
 /* Every input of lengths 1..L (when `exhaustive`), then RANDOM_INPUTS random ones of lengths
  * L+1..max_len. */
 static void check_model(const ProgenProgram *p, const Model *m, Workspace *ws, const IrGraph *g, const IrNode *out,
@@ -299,7 +346,9 @@ static void check_model(const ProgenProgram *p, const Model *m, Workspace *ws, c
     Arena a;
     arena_init(&a);
     Value *in = ARENA_ARRAY(&a, Value, m->max_len + 1);
-    size_t L = verify_lengths_within(m->n_vocab, m->max_len, EXHAUSTIVE_LIMIT);
+    size_t limit = CHECK_WORK / model_weights(m);
+    limit = limit < MIN_INPUTS ? MIN_INPUTS : limit > EXHAUSTIVE_LIMIT ? EXHAUSTIVE_LIMIT : limit;
+    size_t L = verify_lengths_within(m->n_vocab, m->max_len, limit);
     VerifyOdometer odo;
     verify_odometer_init(&odo, m->vocab, m->n_vocab, L, &a);
     size_t n;
@@ -350,10 +399,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     found = false;
     cur_data = data;
     cur_size = size;
+    cur_program = &p;
     for (int i = 0; i < PP_COUNT; i++)
         if (p.prods & ((uint64_t)1 << i)) st.prod_generated[i]++;
     FuzzSession s;
     if (!fuzz_begin(&s, (const uint8_t *)p.text, p.length)) {
+        cur_program = NULL;
         progen_free(&p);
         return 0;
     }
@@ -419,12 +470,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             } else {
                 st.no_workspace++;
             }
-            if (!found) check_written(&p, &m, &g, out, hash_bytes(data, size));
+            if (!found && model_weights(&m) <= WRITE_LIMIT) check_written(&p, &m, &g, out, hash_bytes(data, size));
             st.check_ms += now_ms() - t1;
         }
         model_free(&m);
     }
     fuzz_end(&s);
+    cur_program = NULL;
     progen_free(&p);
     return 0;
 }
