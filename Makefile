@@ -19,12 +19,13 @@ PKGS    := check
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 BLAS_LIBS    := -llapacke -lopenblas -lm
+EDIT_LIBS    := -ledit
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-STAGES  := support lexer parser ir codegen runtime fut verify
+STAGES  := support lexer parser ir codegen runtime fut verify repl
 LIB_SRC := $(filter-out %_main.c,$(foreach d,$(STAGES),$(wildcard $(d)/*.c)))
 GEN_SRC := build/gen/lexer.c build/gen/parser.c build/gen/prelude.c
-TOOLS   := raspcc rasprun raspfut
+TOOLS   := raspcc rasprun raspfut rasp
 TESTS   := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 INC     := -I. -Ibuild/gen -I/usr/include/openblas
 GEN_HDRS := build/gen/lexer.h build/gen/parser.h
@@ -48,11 +49,11 @@ build/$(1)/libraspcc.a: $$($(1)_OBJ)
 
 build/$(1)/bin/%: build/$(1)/tools/%.o build/$(1)/libraspcc.a
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$($(1)_CFLAGS) $$^ $(BLAS_LIBS) -o $$@
+	$$(CC) $$($(1)_CFLAGS) $$^ $(BLAS_LIBS) $(EDIT_LIBS) -o $$@
 
 build/$(1)/tests/%: build/$(1)/tests/%.o build/$(1)/libraspcc.a
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$($(1)_CFLAGS) $$^ $(CHECK_LIBS) $(BLAS_LIBS) -o $$@
+	$$(CC) $$($(1)_CFLAGS) $$^ $(CHECK_LIBS) $(BLAS_LIBS) $(EDIT_LIBS) -o $$@
 endef
 
 $(eval $(call mode_rules,rel,$(OPT)))

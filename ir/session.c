@@ -315,10 +315,13 @@ void elab_session_run(ElabSession *s, Env *scope, const AstStmt *stmt, ElabOutco
     out->fault = E->fault;
 }
 
-bool elab_session_eval(ElabSession *s, Env *scope, const AstExpr *e, MetaValue *out, ElabFault *fault) {
+bool elab_session_eval(ElabSession *s, Env *scope, const AstExpr *e, const MetaValue *example, MetaValue *out,
+                       ElabFault *fault) {
     Elab *E = &s->E;
     begin_statement(E);
+    s->backup = example;
     bool ok = elab_expr(E, scope, e, out);
+    s->backup = NULL;
     *fault = E->fault;
     return ok;
 }

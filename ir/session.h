@@ -70,8 +70,10 @@ void elab_session_set_example(ElabSession *s, MetaValue example);
 
 /* Runs one statement in `scope`. Never a `load` (the REPL does those). */
 void elab_session_run(ElabSession *s, Env *scope, const AstStmt *stmt, ElabOutcome *out);
-/* Evaluates one expression in `scope` (`set example EXPR`). */
-bool elab_session_eval(ElabSession *s, Env *scope, const AstExpr *e, MetaValue *out, ElabFault *fault);
+/* Evaluates one expression in `scope` (`set example EXPR`); new s-ops are tested on `example`
+ * when given (draw's input), else on the running example. */
+bool elab_session_eval(ElabSession *s, Env *scope, const AstExpr *e, const MetaValue *example, MetaValue *out,
+                       ElabFault *fault);
 
 /* Evaluates an s-op (result: Value[n]) or selector (bool[n*n], row = query) on an input the way
  * the original does: the input converted by Python's str/int/float/bool, and a failure reported
