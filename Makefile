@@ -1,8 +1,9 @@
-# raspcc — build, test, benchmark and fuzz. `make` builds bin/raspcc, bin/rasprun, bin/raspfut.
+# raspcc — build, test, benchmark and fuzz. `make` builds bin/raspcc, bin/rasprun, bin/raspfut, bin/rasp.
 #
 #   make            release binaries in bin/
 #   make demo       compile and run an example end to end
-#   make check      unit tests (plain and under ASan+UBSan), golden and differential tests
+#   make check      unit tests (plain and under ASan+UBSan), golden and differential tests, the
+#                   original REPL's transcripts through bin/rasp
 #   make verify     long differential sweeps (not part of check)
 #   make bench      the benchmark table (docs/benchmarks.md explains it)
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each (default 60)
@@ -60,7 +61,7 @@ $(eval $(call mode_rules,rel,$(OPT)))
 $(eval $(call mode_rules,san,-O1 -g $(SAN)))
 
 .SECONDARY:
-.PHONY: all deps demo check unit-tests golden corpus verify bench fuzz clean conformance
+.PHONY: all deps demo check unit-tests golden corpus repl-transcripts verify bench fuzz clean conformance
 all: deps $(addprefix bin/,$(TOOLS))
 
 bin/%: build/rel/bin/%
@@ -98,7 +99,11 @@ golden: deps $(addprefix build/san/bin/,$(TOOLS))
 corpus: all
 	@sh tests/corpus.sh bin
 
-check: all unit-tests golden corpus
+# The original REPL's transcripts through bin/rasp (under the sanitizers), when ../shared is there.
+repl-transcripts: deps build/san/bin/rasp
+	@sh tests/repl.sh build/san/bin
+
+check: all unit-tests golden corpus repl-transcripts
 
 verify: all
 	@sh tests/verify.sh bin
