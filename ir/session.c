@@ -241,6 +241,7 @@ ElabSession *elab_session_new(IrGraph *g, DiagList *diags, const char *base_dir)
 Env *elab_session_console(ElabSession *s) { return s->console; }
 Env *elab_session_base(ElabSession *s) { return s->E.prelude; }
 IrGraph *elab_session_graph(ElabSession *s) { return s->E.g; }
+const MetaValue *elab_session_lookup(Env *scope, const char *name) { return env_lookup(scope, name); }
 
 Env *elab_session_file_scope(ElabSession *s, Env *loader, const char *name) {
     Env *scope = env_new(&s->E, s->E.prelude);

@@ -81,6 +81,9 @@ bool elab_session_eval(ElabSession *s, Env *scope, const AstExpr *e, const MetaV
 bool elab_session_apply(ElabSession *s, const IrNode *node, MetaValue input, Arena *scratch,
                         void **result, size_t *n, ElabFault *fault);
 
+/* What `name` holds in scope (through its enclosing scopes), or NULL. */
+const MetaValue *elab_session_lookup(Env *scope, const char *name);
+
 /* The graph every value of the session lives in. */
 IrGraph *elab_session_graph(ElabSession *s);
 

@@ -25,6 +25,7 @@ void repl_init(Repl *r, FILE *out) {
 
 void repl_free(Repl *r) {
     free(r->pending);
+    free(r->transcript);
     arena_free(&r->arena);
 }
 
@@ -32,6 +33,18 @@ const char *repl_last_diag(const Repl *r) {
     for (size_t i = r->diags.count; i-- > 0;)
         if (r->diags.items[i].severity == DIAG_ERROR) return r->diags.items[i].message;
     return "error";
+}
+
+void repl_note_statement(Repl *r, const char *text, size_t len) {
+    if (r->transcript_len + len + 2 > r->transcript_cap) {
+        r->transcript_cap = 2 * (r->transcript_len + len + 2);
+        r->transcript = realloc(r->transcript, r->transcript_cap);
+        if (!r->transcript) abort();
+    }
+    memcpy(r->transcript + r->transcript_len, text, len);
+    r->transcript_len += len;
+    r->transcript[r->transcript_len++] = '\n';
+    r->transcript[r->transcript_len] = '\0';
 }
 
 /* ---- results ---- */
@@ -122,10 +135,13 @@ static void set_example(Repl *r, const char *text, const SynResult *syn, bool st
 
 /* An expression, assignment, def, for loop or load. */
 static void rasp_statement(Repl *r, const char *text, const SynResult *syn, Env *scope, bool store) {
+    bool console = scope == elab_session_console(r->session);
     if (syn->load_path) {
         const char *err;
         if (!repl_load(r, syn->load_path, scope, &err))
             emit_fault(r, (ElabFault){ELAB_FAULT_IGNORED, err}, store);
+        else if (console)
+            repl_note_statement(r, text + syn->stmt.start, syn->stmt.end - syn->stmt.start);
         return;
     }
     const char *src = arena_strndup(&r->arena, text + syn->stmt.start, syn->stmt.end - syn->stmt.start);
@@ -143,6 +159,8 @@ static void rasp_statement(Repl *r, const char *text, const SynResult *syn, Env 
         emit_fault(r, o.fault, store);
         return;
     }
+    /* what compile stores: the statements that bind names (expressions bind only `out`) */
+    if (console && prog.stmts.items[0]->kind != AST_STMT_EXPR) repl_note_statement(r, src, strlen(src));
     if (o.applied) {
         repl_emit(r, (ReplEntry){.kind = ENTRY_APPLIED, .print = !store, .node = o.applied_node,
                                  .value = o.applied_input},

@@ -54,6 +54,9 @@ typedef struct Repl {
     /* results of the files being loaded, printed when the outermost... (see repl_load.c) */
     ReplEntry *pending;
     size_t n_pending, cap_pending;
+    /* The console statements that ran without error, one a line: the program `compile` stores. */
+    char *transcript;
+    size_t transcript_len, transcript_cap;
 } Repl;
 
 void repl_init(Repl *r, FILE *out);
@@ -67,6 +70,8 @@ void repl_run(Repl *r, LineSource *src);
 void repl_run_lines(Repl *r, LineSource *src, Env *scope, bool store);
 /* Prints or keeps one result. */
 void repl_emit(Repl *r, ReplEntry e, bool store);
+/* Appends a console statement to the transcript. */
+void repl_note_statement(Repl *r, const char *text, size_t len);
 /* The message of the last diagnostic (for errors the original has no words for). */
 const char *repl_last_diag(const Repl *r);
 
