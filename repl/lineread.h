@@ -10,14 +10,21 @@
 typedef struct LineSource LineSource;
 
 /* Standard input: libedit when it and standard output are terminals, else plain reading with
- * the prompt written to `prompt_out`. */
+ * the prompt written to `prompt_out`. Ctrl-C interrupts the line being read (SIGINT is caught
+ * for the life of the source). */
 LineSource *line_source_stdin(FILE *prompt_out);
 /* A file being loaded: no prompts; lines keep their newline, as Python's readline() does. */
 LineSource *line_source_file(FILE *f);
 void line_source_free(LineSource *s);
 
-/* The next line (malloc'd, without its newline for standard input), or NULL at the end. */
-char *line_source_read(LineSource *s, const char *prompt);
+typedef enum LineStatus {
+    LINE_OK,          /* *line: malloc'd, without its newline for standard input */
+    LINE_END,         /* the end of the input */
+    LINE_INTERRUPTED, /* Ctrl-C while reading standard input: the original drops the statement */
+} LineStatus;
+
+/* The next line. */
+LineStatus line_source_read(LineSource *s, const char *prompt, char **line);
 /* True for the REPL's own input (prompts, end of input prints a newline); false for files. */
 bool line_source_interactive(const LineSource *s);
 

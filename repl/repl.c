@@ -240,11 +240,14 @@ static ReadResult read_statement(Repl *r, LineSource *src, Env *scope, bool stor
         if (!prompt) abort();
         strcpy(prompt, more ? ".. " : ">> ");
         for (size_t i = 0; i < defs; i++) strcat(prompt, "  ");
-        char *line = line_source_read(src, prompt);
+        char *line;
+        LineStatus st = line_source_read(src, prompt, &line);
         free(prompt);
-        if (!line) {
+        if (st != LINE_OK) {
             free(buf);
-            return READ_END;
+            if (st == LINE_END) return READ_END;
+            fputc('\n', r->out); /* KeyboardInterrupt: a new line, and the statement is dropped */
+            return READ_SKIP;
         }
         if (!more && repl_is_compile_command(line)) { /* the REPL's own command */
             repl_compile_command(r, line, scope);
