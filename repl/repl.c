@@ -290,7 +290,6 @@ static ReadResult read_statement(Repl *r, LineSource *src, Env *scope, bool stor
         *syn = res;
         if (res.load_path) syn->load_path = arena_strdup(&r->arena, res.load_path);
         arena_free(&scratch);
-        (void)scope;
         *text = buf;
         return READ_STATEMENT;
     }

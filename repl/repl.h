@@ -51,7 +51,7 @@ typedef struct Repl {
     bool show_seq_examples, show_sel_examples;
     bool verbose;         /* full seq display */
     bool stop;            /* exit was typed */
-    /* results of the files being loaded, printed when the outermost... (see repl_load.c) */
+    /* results kept while files load, printed when a load finishes (repl_load.c) */
     ReplEntry *pending;
     size_t n_pending, cap_pending;
     /* The console statements that ran without error, one a line: the program `compile` stores. */
