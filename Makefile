@@ -100,7 +100,7 @@ corpus: all
 	@sh tests/corpus.sh bin
 
 # The original REPL's transcripts through bin/rasp (under the sanitizers), when ../shared is there.
-repl-transcripts: deps build/san/bin/rasp
+repl-transcripts: deps build/san/bin/rasp build/san/bin/rasprun
 	@sh tests/repl.sh build/san/bin
 
 check: all unit-tests golden corpus repl-transcripts
