@@ -35,6 +35,7 @@ enum {
     CG_MAX_LEAVES = 4,           /* s-ops one tabulating MLP reads */
     CG_MAX_GATE = 256,           /* values of the gate of a gated map */
     CG_TOL_ATTEMPTS = 6,         /* analyses to find the share of --tol each real function gets */
+    CG_TOL_COARSER = 3,          /* shares 16, 256, 4096 times coarser tried when none fits the limits */
     CG_MAX_JOINT = 4,            /* s-ops on one side of a selector read jointly (joint.c) */
     CG_MAX_JOINT_TUPLES = 4096,  /* value tuples of one such side */
     CG_MAX_JOINT_LEAVES = 8,     /* s-ops such a side is tabulated from (at most CG_MAX_LEAVES used) */
@@ -644,6 +645,7 @@ typedef struct HiddenBuf {
     LinView *gate;
     double *gate_bias;
     bool gated;
+    size_t stop;       /* tabulating stops past this many units: over a limit, reported by emit.c */
 } HiddenBuf;
 size_t hidden_add(Plan *p, HiddenBuf *hb, LinView in, double scale, double bias);
 /* Multiplies unit h by gate + bias (the layer becomes a gated MLP). */
