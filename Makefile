@@ -6,6 +6,12 @@
 #   make verify     long differential sweeps (not part of check)
 #   make bench      the benchmark table (docs/benchmarks.md explains it)
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each (default 60)
+#   make install    the tools, libraspcc.a, headers, raspcc.pc, man pages, prelude, examples and
+#                   docs under PREFIX (default /usr/local), staged under DESTDIR if given
+#   make uninstall  removes what make install put there (same PREFIX and DESTDIR)
+#
+# The first thing make does is tools/install-deps.sh (through build/deps.mk, below), so every
+# target works from a fresh clone on a fresh Debian machine, under -j too.
 #
 # Sources are found by folder: every .c under a stage folder belongs to the library; every
 # tests/test_*.c is its own Check executable; every tools/X.c is the main of bin/X.
@@ -15,9 +21,24 @@ CC      ?= cc
 CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L
 WARN    := -Wall -Wextra -Werror -Wno-unused-function
 OPT     ?= -O2 -g
-PKGS    := check
-CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
-CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
+
+# Build dependencies before anything else. make reads build/deps.mk; when it is missing, or
+# older than tools/install-deps.sh or the package database, make remakes it -- the installer
+# runs, then the flags pkg-config gives are written down -- and starts over with it. Makefiles
+# are remade before any goal, one at a time, so no job of a parallel make runs before the
+# packages are there (or races the installer), and pkg-config is asked after they are.
+ifeq ($(filter grouped-target,$(.FEATURES)),)
+$(error raspcc needs GNU make 4.3 or later (grouped targets))
+endif
+NO_DEPS_GOALS := clean uninstall
+ifneq ($(filter-out $(NO_DEPS_GOALS),$(or $(MAKECMDGOALS),all)),)
+include build/deps.mk
+endif
+build/deps.mk: tools/install-deps.sh $(wildcard /var/lib/dpkg/status)
+	@sh tools/install-deps.sh
+	@mkdir -p build
+	@printf 'CHECK_CFLAGS := %s\nCHECK_LIBS := %s\n' "$$(pkg-config --cflags check 2>/dev/null)" \
+	    "$$(pkg-config --libs check 2>/dev/null)" >$@.tmp && mv -f $@.tmp $@
 BLAS_LIBS    := -llapacke -lopenblas -lm
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
@@ -59,8 +80,9 @@ $(eval $(call mode_rules,rel,$(OPT)))
 $(eval $(call mode_rules,san,-O1 -g $(SAN)))
 
 .SECONDARY:
-.PHONY: all deps demo check unit-tests golden corpus verify bench fuzz clean conformance
-all: deps $(addprefix bin/,$(TOOLS))
+.PHONY: all deps demo check unit-tests golden corpus verify bench fuzz clean conformance install uninstall \
+        install-check
+all: $(addprefix bin/,$(TOOLS))
 
 bin/%: build/rel/bin/%
 	@mkdir -p bin
@@ -69,11 +91,12 @@ bin/%: build/rel/bin/%
 deps:
 	@sh tools/install-deps.sh
 
-build/gen/lexer.c build/gen/lexer.h: lexer/lexer.l
+# Grouped targets (&:): one flex or bison run makes both files, even when -j wants both at once.
+build/gen/lexer.c build/gen/lexer.h &: lexer/lexer.l
 	@mkdir -p build/gen
 	flex --header-file=build/gen/lexer.h -o build/gen/lexer.c $<
 
-build/gen/parser.c build/gen/parser.h: parser/parser.y build/gen/lexer.h
+build/gen/parser.c build/gen/parser.h &: parser/parser.y build/gen/lexer.h
 	@mkdir -p build/gen
 	bison -Wall --defines=build/gen/parser.h -o build/gen/parser.c $<
 
@@ -87,23 +110,71 @@ build/gen/prelude.c: ir/prelude.rasp
 demo: all
 	@sh tools/demo.sh
 
-unit-tests: deps $(addprefix build/rel/tests/,$(TESTS)) $(addprefix build/san/tests/,$(TESTS))
+unit-tests: $(addprefix build/rel/tests/,$(TESTS)) $(addprefix build/san/tests/,$(TESTS))
 	@sh tests/run_unit.sh build/rel/tests $(TESTS)
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 sh tests/run_unit.sh build/san/tests $(TESTS)
 
-golden: deps $(addprefix build/san/bin/,$(TOOLS))
+golden: $(addprefix build/san/bin/,$(TOOLS))
 	@sh tests/golden.sh build/san/bin
 
 corpus: all
 	@sh tests/corpus.sh bin
 
-check: all unit-tests golden corpus
+check: all unit-tests golden corpus install-check
 
 verify: all
 	@sh tests/verify.sh bin
 
 bench: all
 	@sh bench/run.sh bin
+
+# ---- install -------------------------------------------------------------------------------
+# GNU directory names. DESTDIR stages an install for a package: the files go under
+# DESTDIR/PREFIX and raspcc.pc still says PREFIX.
+PREFIX       ?= /usr/local
+BINDIR       ?= $(PREFIX)/bin
+LIBDIR       ?= $(PREFIX)/lib
+INCLUDEDIR   ?= $(PREFIX)/include
+DATADIR      ?= $(PREFIX)/share
+MANDIR       ?= $(DATADIR)/man
+DOCDIR       ?= $(DATADIR)/doc/raspcc
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+VERSION      := $(shell sed -n 's/^\#define RASPCC_VERSION "\(.*\)"/\1/p' tools/raspcc.c)
+# Every header of a stage is public but those private to their stage; installed under
+# include/raspcc/ by stage, so `#include "runtime/model.h"` works as it does here.
+PRIVATE_HEADERS := %internal.h parser/ast_build.h fut/layout.h
+PUBLIC_HEADERS  := $(filter-out $(PRIVATE_HEADERS),$(foreach d,$(STAGES),$(wildcard $(d)/*.h)))
+MAN_PAGES       := $(wildcard man/*.1)
+# raspcc.pc names its directories from ${prefix} where it can (pkg-config --define-prefix).
+pc_dir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+
+install: all build/rel/libraspcc.a
+	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(LIBDIR)" "$(DESTDIR)$(PKGCONFIGDIR)" "$(DESTDIR)$(MANDIR)/man1" \
+	    "$(DESTDIR)$(INCLUDEDIR)/raspcc" "$(DESTDIR)$(DATADIR)/raspcc/examples" "$(DESTDIR)$(DOCDIR)"
+	install -m 755 $(addprefix bin/,$(TOOLS)) "$(DESTDIR)$(BINDIR)"
+	install -m 644 build/rel/libraspcc.a "$(DESTDIR)$(LIBDIR)"
+	for h in $(PUBLIC_HEADERS); do install -D -m 644 $$h "$(DESTDIR)$(INCLUDEDIR)/raspcc/$$h" || exit 1; done
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pc_dir,$(LIBDIR))|' \
+	    -e 's|@INCLUDEDIR@|$(call pc_dir,$(INCLUDEDIR))|' -e 's|@VERSION@|$(VERSION)|' \
+	    -e 's|@LIBS@|$(BLAS_LIBS)|' tools/raspcc.pc.in >"$(DESTDIR)$(PKGCONFIGDIR)/raspcc.pc"
+	install -m 644 $(MAN_PAGES) "$(DESTDIR)$(MANDIR)/man1"
+	install -m 644 ir/prelude.rasp "$(DESTDIR)$(DATADIR)/raspcc"
+	install -m 644 rasp_examples/*.rasp "$(DESTDIR)$(DATADIR)/raspcc/examples"
+	find examples -type f ! -path '*/__pycache__/*' | while read -r f; do \
+	    mode=644; [ -x "$$f" ] && mode=755; \
+	    install -D -m $$mode "$$f" "$(DESTDIR)$(DATADIR)/raspcc/$$f" || exit 1; done
+	install -m 644 README.md docs/*.md "$(DESTDIR)$(DOCDIR)"
+
+uninstall:
+	for t in $(TOOLS); do rm -f "$(DESTDIR)$(BINDIR)/$$t"; done
+	for p in $(notdir $(MAN_PAGES)); do rm -f "$(DESTDIR)$(MANDIR)/man1/$$p"; done
+	rm -f "$(DESTDIR)$(LIBDIR)/libraspcc.a" "$(DESTDIR)$(PKGCONFIGDIR)/raspcc.pc"
+	rm -rf "$(DESTDIR)$(INCLUDEDIR)/raspcc" "$(DESTDIR)$(DATADIR)/raspcc" "$(DESTDIR)$(DOCDIR)"
+
+# make install into temporary directories, then use what it installed as a user would
+# (tests/install_check.sh). The recipe calls make, so it gets the jobserver.
+install-check: all
+	@sh tests/install_check.sh "$(MAKE)"
 
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := $(patsubst fuzz/%.c,%,$(wildcard fuzz/fuzz_*.c))
@@ -128,7 +199,7 @@ build/fuzz/progen_print: fuzz/progen_print.c fuzz/progen.c fuzz/progen.h
 	@mkdir -p build/fuzz
 	clang $(CSTD) $(WARN) -I. -O1 -g fuzz/progen_print.c fuzz/progen.c -o $@
 
-fuzz: deps $(addprefix build/fuzz/,$(FUZZ_TARGETS)) build/fuzz/progen_print
+fuzz: $(addprefix build/fuzz/,$(FUZZ_TARGETS)) build/fuzz/progen_print
 	@sh fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 conformance: all
