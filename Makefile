@@ -6,39 +6,39 @@
 #   make verify     long differential sweeps (not part of check)
 #   make bench      the benchmark table (docs/benchmarks.md explains it)
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each (default 60)
-#   make install    the tools, libraspcc.a, headers, raspcc.pc, man pages, prelude, examples and
-#                   docs under PREFIX (default /usr/local), staged under DESTDIR if given
-#   make uninstall  removes what make install put there (same PREFIX and DESTDIR)
-#
-# The first thing make does is tools/install-deps.sh (through build/deps.mk, below), so every
-# target works from a fresh clone on a fresh Debian machine, under -j too.
 #
 # Sources are found by folder: every .c under a stage folder belongs to the library; every
 # tests/test_*.c is its own Check executable; every tools/X.c is the main of bin/X.
+#
+# make install [PREFIX=/usr/local] [DESTDIR=...] installs the tools, libraspcc.a with its headers
+# and raspcc.pc, the man pages, the prelude, the examples and the docs; make uninstall removes
+# them; make install-check (part of check) uses an install as a user would.
 
 .DEFAULT_GOAL := all
-CC      ?= cc
-CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L
-WARN    := -Wall -Wextra -Werror -Wno-unused-function
-OPT     ?= -O2 -g
 
-# Build dependencies before anything else. make reads build/deps.mk; when it is missing, or
-# older than tools/install-deps.sh or the package database, make remakes it -- the installer
-# runs, then the flags pkg-config gives are written down -- and starts over with it. Makefiles
-# are remade before any goal, one at a time, so no job of a parallel make runs before the
-# packages are there (or races the installer), and pkg-config is asked after they are.
+# Build dependencies before anything else, so that every target works from a fresh clone on a
+# fresh Debian machine, under -j too. make reads build/deps.mk; when it is missing, or older than
+# tools/install-deps.sh or the package database, make remakes it (the installer runs) and then
+# starts over. Makefiles are remade before any goal, so no job of a parallel make runs before the
+# packages are there, and the $(shell pkg-config ...) below are asked again after they are.
+# (The flex and bison rules are grouped targets, &:, so one run makes both files under -j.)
 ifeq ($(filter grouped-target,$(.FEATURES)),)
 $(error raspcc needs GNU make 4.3 or later (grouped targets))
 endif
-NO_DEPS_GOALS := clean uninstall
-ifneq ($(filter-out $(NO_DEPS_GOALS),$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out clean uninstall,$(or $(MAKECMDGOALS),all)),)
 include build/deps.mk
 endif
 build/deps.mk: tools/install-deps.sh $(wildcard /var/lib/dpkg/status)
 	@sh tools/install-deps.sh
-	@mkdir -p build
-	@printf 'CHECK_CFLAGS := %s\nCHECK_LIBS := %s\n' "$$(pkg-config --cflags check 2>/dev/null)" \
-	    "$$(pkg-config --libs check 2>/dev/null)" >$@.tmp && mv -f $@.tmp $@
+	@mkdir -p build && echo '# tools/install-deps.sh found every build dependency installed.' >$@
+
+CC      ?= cc
+CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L
+WARN    := -Wall -Wextra -Werror -Wno-unused-function
+OPT     ?= -O2 -g
+PKGS    := check
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 BLAS_LIBS    := -llapacke -lopenblas -lm
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
@@ -80,9 +80,8 @@ $(eval $(call mode_rules,rel,$(OPT)))
 $(eval $(call mode_rules,san,-O1 -g $(SAN)))
 
 .SECONDARY:
-.PHONY: all deps demo check unit-tests golden corpus verify bench fuzz clean conformance install uninstall \
-        install-check
-all: $(addprefix bin/,$(TOOLS))
+.PHONY: all deps demo check unit-tests golden corpus verify bench fuzz clean conformance
+all: deps $(addprefix bin/,$(TOOLS))
 
 bin/%: build/rel/bin/%
 	@mkdir -p bin
@@ -91,7 +90,6 @@ bin/%: build/rel/bin/%
 deps:
 	@sh tools/install-deps.sh
 
-# Grouped targets (&:): one flex or bison run makes both files, even when -j wants both at once.
 build/gen/lexer.c build/gen/lexer.h &: lexer/lexer.l
 	@mkdir -p build/gen
 	flex --header-file=build/gen/lexer.h -o build/gen/lexer.c $<
@@ -110,23 +108,54 @@ build/gen/prelude.c: ir/prelude.rasp
 demo: all
 	@sh tools/demo.sh
 
-unit-tests: $(addprefix build/rel/tests/,$(TESTS)) $(addprefix build/san/tests/,$(TESTS))
+unit-tests: deps $(addprefix build/rel/tests/,$(TESTS)) $(addprefix build/san/tests/,$(TESTS))
 	@sh tests/run_unit.sh build/rel/tests $(TESTS)
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 sh tests/run_unit.sh build/san/tests $(TESTS)
 
-golden: $(addprefix build/san/bin/,$(TOOLS))
+golden: deps $(addprefix build/san/bin/,$(TOOLS))
 	@sh tests/golden.sh build/san/bin
 
 corpus: all
 	@sh tests/corpus.sh bin
 
-check: all unit-tests golden corpus install-check
+check: all unit-tests golden corpus
 
 verify: all
 	@sh tests/verify.sh bin
 
 bench: all
 	@sh bench/run.sh bin
+
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := $(patsubst fuzz/%.c,%,$(wildcard fuzz/fuzz_*.c))
+FUZZ_CFLAGS  := $(CSTD) $(INC) -g -O1 -fsanitize=fuzzer-no-link,address,undefined
+FUZZ_OBJ     := $(patsubst %.c,build/fuzzobj/%.o,$(LIB_SRC)) $(patsubst build/gen/%.c,build/fuzzobj/gen/%.o,$(GEN_SRC))
+build/fuzzobj/gen/%.o: build/gen/%.c build/gen/parser.h
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+build/fuzzobj/%.o: %.c $(GEN_HDRS)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+build/fuzz/libraspcc.a: $(FUZZ_OBJ)
+	@mkdir -p build/fuzz
+	@rm -f $@
+	ar rcs $@ $^
+build/fuzz/%: fuzz/%.c build/fuzz/libraspcc.a
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $< build/fuzz/libraspcc.a $(BLAS_LIBS) -o $@
+# fuzz_compile generates its programs with fuzz/progen.c; progen_print shows the program of an input.
+build/fuzz/fuzz_compile: fuzz/fuzz_compile.c fuzz/progen.c fuzz/progen.h fuzz/fuzz_source.h build/fuzz/libraspcc.a
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer fuzz/fuzz_compile.c fuzz/progen.c build/fuzz/libraspcc.a $(BLAS_LIBS) -o $@
+build/fuzz/progen_print: fuzz/progen_print.c fuzz/progen.c fuzz/progen.h
+	@mkdir -p build/fuzz
+	clang $(CSTD) $(WARN) -I. -O1 -g fuzz/progen_print.c fuzz/progen.c -o $@
+
+fuzz: deps $(addprefix build/fuzz/,$(FUZZ_TARGETS)) build/fuzz/progen_print
+	@sh fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+conformance: all
+	python3 ../shared/conformance/run.py --mode eval --typed
+	python3 ../shared/conformance/run.py --mode compiled --typed
+	python3 ../shared/corpus/check.py --random 500
 
 # ---- install -------------------------------------------------------------------------------
 # GNU directory names. DESTDIR stages an install for a package: the files go under
@@ -173,39 +202,10 @@ uninstall:
 
 # make install into temporary directories, then use what it installed as a user would
 # (tests/install_check.sh). The recipe calls make, so it gets the jobserver.
+.PHONY: install uninstall install-check
+check: install-check
 install-check: all
 	@sh tests/install_check.sh "$(MAKE)"
-
-FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := $(patsubst fuzz/%.c,%,$(wildcard fuzz/fuzz_*.c))
-FUZZ_CFLAGS  := $(CSTD) $(INC) -g -O1 -fsanitize=fuzzer-no-link,address,undefined
-FUZZ_OBJ     := $(patsubst %.c,build/fuzzobj/%.o,$(LIB_SRC)) $(patsubst build/gen/%.c,build/fuzzobj/gen/%.o,$(GEN_SRC))
-build/fuzzobj/gen/%.o: build/gen/%.c build/gen/parser.h
-	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
-build/fuzzobj/%.o: %.c $(GEN_HDRS)
-	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
-build/fuzz/libraspcc.a: $(FUZZ_OBJ)
-	@mkdir -p build/fuzz
-	@rm -f $@
-	ar rcs $@ $^
-build/fuzz/%: fuzz/%.c build/fuzz/libraspcc.a
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $< build/fuzz/libraspcc.a $(BLAS_LIBS) -o $@
-# fuzz_compile generates its programs with fuzz/progen.c; progen_print shows the program of an input.
-build/fuzz/fuzz_compile: fuzz/fuzz_compile.c fuzz/progen.c fuzz/progen.h fuzz/fuzz_source.h build/fuzz/libraspcc.a
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer fuzz/fuzz_compile.c fuzz/progen.c build/fuzz/libraspcc.a $(BLAS_LIBS) -o $@
-build/fuzz/progen_print: fuzz/progen_print.c fuzz/progen.c fuzz/progen.h
-	@mkdir -p build/fuzz
-	clang $(CSTD) $(WARN) -I. -O1 -g fuzz/progen_print.c fuzz/progen.c -o $@
-
-fuzz: $(addprefix build/fuzz/,$(FUZZ_TARGETS)) build/fuzz/progen_print
-	@sh fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
-
-conformance: all
-	python3 ../shared/conformance/run.py --mode eval --typed
-	python3 ../shared/conformance/run.py --mode compiled --typed
-	python3 ../shared/corpus/check.py --random 500
 
 clean:
 	rm -rf build bin
