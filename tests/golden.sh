@@ -18,7 +18,6 @@
 #   5. -D NAME=VALUE with --eval, -o (the model stores the program with VALUE written in) and
 #      --dump-ir; the real-valued options --tol, --margin, --mlp and what --stats says of a
 #      real-valued output (error_bound, margin_checks, the self-check's largest error).
-#   6. raspfut's command line (tests/golden_raspfut.sh).
 # One line per failure, then "golden: N passed, M failed"; exit 1 on any failure.
 # More loops (e.g. compiled models) add a function and one call at the bottom.
 bin=${1:?usage: tests/golden.sh BINDIR}
@@ -29,6 +28,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 pass() { passed=$((passed + 1)); }
 fail() { failed=$((failed + 1)); echo "FAIL $*"; }
+. tests/golden_raspfut.sh # golden_raspfut: raspfut's command line
 
 # Compares JSON lines: compare_json GOT WANT -> prints the first mismatch, status 1 if any.
 compare_json() {
@@ -306,14 +306,12 @@ EOF
     rm -rf "$d"
 }
 
-. tests/golden_raspfut.sh
-
 golden_eval
+golden_raspfut
 golden_errors
 golden_compiled
 golden_cli
 golden_cli_options
-golden_raspfut
 
 echo "golden: $passed passed, $failed failed"
 [ "$failed" = 0 ]

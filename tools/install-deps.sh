@@ -1,18 +1,17 @@
 #!/bin/sh
-# Installs the Debian packages the build and the tests need when they are missing: as root it
-# runs apt-get; otherwise it prints the one command that would. The Makefile runs it once, before
-# any other rule (through build/deps.mk), so parallel jobs never race it; .ci/run runs it too.
-#   build:  make, a C compiler, flex, bison, pkg-config, LAPACKE and OpenBLAS
-#   tests:  check (unit tests), python3 (test scripts), man-db (make install-check renders the
-#           man pages), clang and its runtime (make fuzz)
-# On a system without dpkg it says what it would need and leaves the rest to the build.
+# Installs the Debian packages the build needs when they are missing: as root it runs apt-get;
+# otherwise it prints the one command that would. Used by `make`, `make check` and .ci/run.
 set -eu
-PKGS="make gcc libc6-dev flex bison check pkg-config liblapacke-dev libopenblas-dev python3 man-db clang libclang-rt-14-dev"
+PKGS="flex bison check pkg-config liblapacke-dev libopenblas-dev clang libclang-rt-14-dev python3"
+missing=""
+# A bare machine needs make and a C compiler too; make install-check renders man pages (man-db).
+# The Makefile runs this script once, before any other rule (build/deps.mk), so that parallel
+# jobs never race it. Without dpkg, say what the build needs and leave the rest to it.
+PKGS="make gcc libc6-dev man-db $PKGS"
 if ! command -v dpkg-query >/dev/null 2>&1; then
     echo "install-deps: not a Debian system; the build needs the equivalents of: $PKGS" >&2
     exit 0
 fi
-missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
