@@ -39,10 +39,11 @@ OPT     ?= -O2 -g
 PKGS    := check
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
-BLAS_LIBS    := -llapacke -lopenblas -lm
+# What every binary links: BLAS/LAPACK (runtime, fut) and libpng (viz/heatmap.c, rasprun --trace-png).
+BLAS_LIBS    := -llapacke -lopenblas -lpng -lm
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-STAGES  := support lexer parser ir codegen runtime fut verify
+STAGES  := support lexer parser ir codegen runtime fut verify viz driver
 LIB_SRC := $(filter-out %_main.c,$(foreach d,$(STAGES),$(wildcard $(d)/*.c)))
 GEN_SRC := build/gen/lexer.c build/gen/parser.c build/gen/prelude.c
 TOOLS   := raspcc rasprun raspfut
