@@ -261,6 +261,7 @@ typedef struct SopInfo {
     size_t n_terms;            /* memo of classify.c width_terms() */
     Gated *gated;              /* MAP_GATED */
     RealInfo *real;            /* a real-valued s-op (reals.c), else NULL */
+    const char *label;         /* its name in labels and messages where several s-ops share its name */
     RealInfo *real_fn;         /* a finite-valued function of a real s-op (a comparison, a round) */
     bool has_mlp_leaves;       /* a map tabulated by an MLP of its own (MAP_MLP), from `leaves` */
     bool count_known;          /* memo of agg_count_by_index */
@@ -564,6 +565,9 @@ void kinds_demand(Plan *p, SopInfo *x);
 
 /* ops.c: the plan's toolkit */
 const char *plan_node_name(Plan *p, const IrNode *n);
+/* Labels for s-ops that share a name (a function called twice): name@line:col, and #k where
+ * even that is shared. */
+void plan_unique_names(Plan *p, const IrNode *out);
 uint32_t plan_alloc_dims(Plan *p, size_t count, const char *name, const ValueSet *vs);
 /* A located error "<s-op> <what>" (with the real-valued-token hint where it applies); false. */
 bool plan_error(Plan *p, const IrNode *n, const char *what);

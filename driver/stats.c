@@ -46,7 +46,9 @@ static void print_selfcheck_text(FILE *out, const CompileJob *j) {
     fprintf(out, "), %zu mismatch%s, ", r->mismatches, r->mismatches == 1 ? "" : "es");
     if (r->margins || verify_model_has_margins(m)) fprintf(out, "%zu inside the margin, ", r->margins);
     double bound = verify_model_bound(m);
-    if (bound > 0) fprintf(out, "largest error %.2g (bound %g), ", r->max_error, bound);
+    double rel = verify_model_rel(m);
+    if (bound > 0 && rel > 0) fprintf(out, "largest error %.2g (bound %g + %g |value|), ", r->max_error, bound, rel);
+    else if (bound > 0) fprintf(out, "largest error %.2g (bound %g), ", r->max_error, bound);
     fprintf(out, "%.2f s\n", r->seconds);
 }
 

@@ -2,7 +2,7 @@
 # Installs the Debian packages the build needs when they are missing: as root it runs apt-get;
 # otherwise it prints the one command that would. Used by `make`, `make check` and .ci/run.
 set -eu
-PKGS="flex bison check pkg-config liblapacke-dev libopenblas-dev libpng-dev clang libclang-rt-14-dev python3"
+PKGS="flex bison check pkg-config liblapacke-dev libopenblas-dev libpng-dev libedit-dev clang libclang-rt-14-dev python3"
 missing=""
 # A bare machine needs make and a C compiler too; make install-check renders man pages (man-db).
 # The Makefile runs this script once, before any other rule (build/deps.mk), so that parallel
