@@ -2,7 +2,8 @@
 #
 #   make            release binaries in bin/
 #   make demo       compile and run an example end to end
-#   make check      unit tests (plain and under ASan+UBSan), golden and differential tests
+#   make check      unit tests (plain and under ASan+UBSan), golden and differential tests, the
+#                   simulator programs against the mathematics (tests/simulator.sh)
 #   make verify     long differential sweeps (not part of check)
 #   make bench      the benchmark table (docs/benchmarks.md explains it)
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each (default 60)
@@ -59,7 +60,7 @@ $(eval $(call mode_rules,rel,$(OPT)))
 $(eval $(call mode_rules,san,-O1 -g $(SAN)))
 
 .SECONDARY:
-.PHONY: all deps demo check unit-tests golden corpus verify bench fuzz clean conformance
+.PHONY: all deps demo check unit-tests golden corpus simulator verify bench bench-simulator fuzz clean conformance
 all: deps $(addprefix bin/,$(TOOLS))
 
 bin/%: build/rel/bin/%
@@ -97,13 +98,20 @@ golden: deps $(addprefix build/san/bin/,$(TOOLS))
 corpus: all
 	@sh tests/corpus.sh bin
 
-check: all unit-tests golden corpus
+simulator: all
+	@sh tests/simulator.sh bin
+
+check: all unit-tests golden corpus simulator
 
 verify: all
 	@sh tests/verify.sh bin
 
 bench: all
 	@sh bench/run.sh bin
+	@sh bench/simulator.sh bin
+
+bench-simulator: all
+	@sh bench/simulator.sh bin
 
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := $(patsubst fuzz/%.c,%,$(wildcard fuzz/fuzz_*.c))
