@@ -180,7 +180,7 @@ static bool compile_at(const IrGraph *g, const IrNode *output, const char *outpu
         }
         if (ok && model) {
             ok = takes_a_value(&p, out, g, output) && selects_compare(&p, out) && plan_build(&p, out);
-            if (ok && opt->plan_out) plan_dump(&p, out, opt->plan_out);
+            if (opt->plan_out) plan_dump(&p, out, opt->plan_out); /* also what was planned before a refusal */
             ok = ok && schedule_check(&p) && emit_model(&p, out, output_name, opt, model);
         }
     }
@@ -197,7 +197,8 @@ bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_
     /* --tol bounds the output's error: each approximated function gets a share of it, found by
      * shrinking that share until the analysis proves the output within --tol (the error is
      * mostly proportional to it; float64 rounding is not, hence the few attempts) */
-    double target = opt->real_tol > 0 ? opt->real_tol : 1e-6, tol = target, good = target;
+    double target = opt->real_tol > 0 ? opt->real_tol : opt->gated_mlp ? 1e-9 : 1e-6, tol = target, good = target;
+    double best = INFINITY; /* finer pieces add rounding: the share whose bound is least */
     for (int attempt = 0; attempt < CG_TOL_ATTEMPTS; attempt++) {
         Arena quiet_arena;
         arena_init(&quiet_arena);
@@ -206,8 +207,11 @@ bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_
         double e;
         compile_at(g, output, output_name, opt, tol, NULL, &quiet, &e);
         arena_free(&quiet_arena);
-        if (!isfinite(e)) break; /* too fine to build (or not real): the last share that was not */
-        good = tol;
+        if (!isfinite(e)) break; /* too fine to build (or not real): the best share that was not */
+        if (e < best) {
+            best = e;
+            good = tol;
+        }
         if (e <= target) break;
         tol *= fmax(0.8 * target / e, 1.0 / 256);
     }

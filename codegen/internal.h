@@ -153,6 +153,9 @@ typedef enum RealElem { RE_NONE, RE_LN_ABS, RE_EXP } RealElem;
 typedef struct RealFn {
     size_t n_knots;
     double *kx, *ky;
+    double *kmid;          /* kmid[i + 1]: f at the middle of piece [kx[i], kx[i+1]], through which it
+                              is a quadratic (gated MLPs), or NAN: a chord */
+    bool quadratic;        /* some piece is a quadratic */
     size_t n_jumps;
     double *jump_at;       /* where the function jumps: the model checks the argument is not near */
     double err;            /* |approximation - f| outside the margins */
@@ -480,9 +483,19 @@ bool vs_inexact_as_numbers(const ValueSet *vs);
 const char *vs_unbounded_why(Plan *p, const IrNode *n);
 void vs_describe(const IrNode *n, char *buf, size_t size);
 
-/* 3b. realfn.c and reals.c: real-valued s-ops (called by valueset.c per node) */
-bool realfn_build(Plan *p, const IrNode *map, const IrNode *leaf, Ival X, double tol, double margin, RealFn *out,
-                  char *why, size_t whysize);
+/* 3b. realfn.c and reals.c: real-valued s-ops (called by valueset.c per node). With quadratic,
+ * pieces may be quadratics through three points (a gated MLP computes them). */
+bool realfn_build(Plan *p, const IrNode *map, const IrNode *leaf, Ival X, double tol, double margin, bool quadratic,
+                  RealFn *out, char *why, size_t whysize);
+/* Piece i of fn as ky[i] + slope (x - kx[i]) + curv (x - kx[i])^2 (a chord where kmid is NAN). */
+typedef struct RealPiece {
+    double slope, curv;
+} RealPiece;
+static inline RealPiece realfn_piece(const RealFn *fn, size_t i) {
+    double h = fn->kx[i + 1] - fn->kx[i], s = (fn->ky[i + 1] - fn->ky[i]) / h, ym = fn->kmid ? fn->kmid[i + 1] : NAN;
+    double c = isnan(ym) ? 0 : (ym - (fn->ky[i] + fn->ky[i + 1]) / 2) / (-h * h / 4);
+    return (RealPiece){s - c * h, c};
+}
 /* The same for an elementary function of the compiler's own (products in the log domain): of x
  * (map NULL), or of the map (a function of leaf without jumps). */
 bool realfn_build_elem(Plan *p, RealElem elem, const IrNode *map, const IrNode *leaf, Ival X, double tol, RealFn *out,

@@ -174,7 +174,8 @@ static bool scalar_arg_value(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u
     leaf->node = a->node;
     double *sc = NULL;
     /* the embedding's one-hot blocks are exact: such an input can gate the others (mlp.c) */
-    bool onehot = a->node->kind == IR_INDICES || (a->node->kind == IR_TOKENS && !p->numeric_tokens);
+    bool onehot = a->node->kind == IR_INDICES || (a->node->kind == IR_TOKENS && !p->numeric_tokens) ||
+                  (a->pos_free && a->has_cat); /* a free view of indices: a sum of its one-hot dims */
     if (a->has_u && via_u) {
         leaf->width = true;
         leaf->vs = &a->vs;
@@ -280,9 +281,11 @@ void plan_dump(Plan *p, const IrNode *out, FILE *f) {
                                               "product",  "quotient", "log-domain product", "gated", "refused"};
             fprintf(f, "  real %s [%g, %g] error %.3g + %.3g|x|", how[x->real->how], x->real->range.lo,
                     x->real->range.hi, x->real->err, x->real->rel);
-            if (x->real->how == REAL_FN || x->real->how == REAL_QUOTIENT)
-                fprintf(f, " (%zu knots, %s error %.3g)", x->real->fn.n_knots, x->real->fn.relative ? "relative" : "absolute",
-                        x->real->fn.err);
+            const RealFn *fns[3] = {&x->real->fn, &x->real->fn_y, &x->real->fn_exp};
+            int nf = x->real->how == REAL_FN || x->real->how == REAL_QUOTIENT ? 1 : x->real->how == REAL_LOGPROD ? 3 : 0;
+            for (int i = 0; i < nf; i++)
+                fprintf(f, " (%zu knots%s, %s error %.3g)", fns[i]->n_knots, fns[i]->quadratic ? " quadratic" : "",
+                        fns[i]->relative ? "relative" : "absolute", fns[i]->err);
         }
         fputc('\n', f);
     }
