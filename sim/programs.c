@@ -10,6 +10,9 @@
 
 static const char *const names[SIM_PROG_COUNT] = {"transpose", "matmul", "softmax", "relu",     "maxmin",
                                                   "inverse",   "match2", "parity",  "attention"};
+/* the s-op each program outputs, which the model records */
+static const char *const outputs[SIM_PROG_COUNT] = {"transposed", "product", "softmax", "relu",     "maxmin",
+                                                    "inverse",    "match2",  "parity",  "attention"};
 
 const char *sim_program_name(SimProgram p) { return p < SIM_PROG_COUNT ? names[p] : "?"; }
 
@@ -123,6 +126,11 @@ bool sim_check_program(const Model *m, Workspace *ws, SimProgram p, size_t input
                        const SimProgress *progress, SimCheck *r, char *err, size_t errsize) {
     memset(r, 0, sizeof *r);
     r->min_slack = INFINITY;
+    if (!m->output_name || strcmp(m->output_name, outputs[p]) != 0) {
+        snprintf(err, errsize, "the model outputs '%s', not '%s': it was not compiled from %s.rasp",
+                 m->output_name ? m->output_name : "?", outputs[p], names[p]);
+        return false;
+    }
     if (p == SIM_PROG_ATTENTION) {
         SimUProgram u;
         return sim_u_program(m, &u, err, errsize) && sim_check_u_random(m, ws, &u, inputs, seed, progress, r, err, errsize);

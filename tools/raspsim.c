@@ -215,6 +215,29 @@ static int run_tasks(const Options *o, const Model *m, Workspace *ws) {
         fprintf(stderr, "raspsim: %s: %s\n", o->model, err);
         return 2;
     }
+    SimRng pick; /* draws k-PARITY's positions when none are given */
+    sim_rng_seed(&pick, o->seed ^ 0x5bd1e995u);
+    SimTask *tasks = calloc(o->n_specs, sizeof *tasks);
+    if (!tasks) return 2;
+    for (size_t s = 0; s < o->n_specs; s++) { /* every task built before anything runs */
+        SimTask *t = &tasks[s];
+        if (!parse_task(o->specs[s], t, &pick, err, sizeof err)) {
+            free(tasks);
+            return usage_error("%s", err);
+        }
+        t->d = t->kind == SIM_MATCH2 ? u.d : t->n + 1;
+        if (t->kind == SIM_PARITY && t->d != u.d) {
+            fprintf(stderr, "raspsim: %s: k-PARITY on n = %zu bits needs U with d = n + 1 = %zu; %s has d = %zu\n",
+                    o->specs[s], t->n, t->d, o->model, u.d);
+            free(tasks);
+            return 2;
+        }
+        if (!sim_task_build(t, err, sizeof err)) {
+            fprintf(stderr, "raspsim: %s: %s\n", o->specs[s], err);
+            free(tasks);
+            return 2;
+        }
+    }
     if (!o->json) {
         printf("U: %s (d = %zu, nmax = %zu, max length %zu, %zu layers, error bound %g + %g |value|)\n\n", o->model,
                u.d, u.nmax, m->max_len, m->n_layers, m->out_error_bound, m->out_error_rel);
@@ -223,25 +246,13 @@ static int run_tasks(const Options *o, const Model *m, Workspace *ws) {
         printf("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
     }
     int status = 0;
-    SimRng pick;
-    sim_rng_seed(&pick, o->seed ^ 0x5bd1e995u);
     for (size_t s = 0; s < o->n_specs; s++) {
-        SimTask t;
-        if (!parse_task(o->specs[s], &t, &pick, err, sizeof err)) return usage_error("%s", err);
-        t.d = t.kind == SIM_MATCH2 ? u.d : t.n + 1;
-        if (t.kind == SIM_PARITY && t.d != u.d) {
-            fprintf(stderr, "raspsim: %s: k-PARITY on n = %zu bits needs U with d = n + 1 = %zu; %s has d = %zu\n",
-                    o->specs[s], t.n, t.d, o->model, u.d);
-            return 2;
-        }
-        if (!sim_task_build(&t, err, sizeof err)) {
-            fprintf(stderr, "raspsim: %s: %s\n", o->specs[s], err);
-            return 2;
-        }
+        SimTask t = tasks[s];
         SimProgress progress = {on_progress, (void *)o->specs[s]};
         SimTaskResult r;
         if (!sim_check_task(m, ws, &u, &t, o->inputs, o->seed, isatty(2) ? &progress : NULL, &r, err, sizeof err)) {
             fprintf(stderr, "raspsim: %s: %s\n", o->specs[s], err);
+            free(tasks);
             return 2;
         }
         char size[160];
@@ -262,6 +273,7 @@ static int run_tasks(const Options *o, const Model *m, Workspace *ws) {
         if (r.u.over_bound) fprintf(stderr, "raspsim: %s: over the bound: %s\n", o->specs[s], r.u.first_failure);
         if (r.correct != r.answers || r.u.over_bound) status = 1;
     }
+    free(tasks);
     return status;
 }
 
