@@ -8,16 +8,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "runtime/model_io.h"
 #include "sim/sim.h"
+#include "support/term.h"
 
 #define RASPSIM_VERSION "0.1"
 
 static const char usage_text[] =
-    "usage: raspsim task U.bin TASK... [--inputs K] [--seed S] [--json]\n"
-    "       raspsim check MODEL.bin PROGRAM [--inputs K] [--seed S] [--json]\n";
+    "usage: raspsim task U.bin TASK... [--inputs K] [--seed S] [--json] [-q]\n"
+    "       raspsim check MODEL.bin PROGRAM [--inputs K] [--seed S] [--json] [-q]\n";
 
 static const char help_text[] =
     "\n"
@@ -36,8 +36,8 @@ static const char help_text[] =
     "  K seeded random inputs (real tokens uniform in the model's range with all 53 bits, ints\n"
     "  from its vocabulary) against the mathematics computed directly (LAPACKE for the inverse).\n"
     "\n"
-    "Options: --inputs K (default 1000), --seed S (default 1), --json (one JSON object per row).\n"
-    "A progress bar goes to a terminal's stderr only.\n"
+    "Options: --inputs K (default 1000), --seed S (default 1), --json (one JSON object per row),\n"
+    "-q (no progress bar; it is drawn on a terminal's stderr only anyway); -- ends the options.\n"
     "Exit status: 0 fine; 1 an answer wrong or an error beyond the model's bound; 2 bad usage, a\n"
     "bad model file or a model that cannot take the inputs.\n";
 
@@ -47,7 +47,7 @@ typedef struct Options {
     size_t n_specs;
     size_t inputs;
     uint64_t seed;
-    bool json;
+    bool json, quiet;
 } Options;
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -73,8 +73,19 @@ static int parse_args(int argc, char **argv, Options *o) {
     o->seed = 1;
     o->specs = calloc((size_t)argc, sizeof *o->specs);
     if (!o->specs) return 2;
+    bool options_done = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *value = NULL;
+        if (options_done || (a[0] != '-' || a[1] == '\0')) { /* an operand ("-" is one too) */
+            if (!o->mode) o->mode = a;
+            else if (!o->model) o->model = a;
+            else o->specs[o->n_specs++] = a;
+            continue;
+        }
+        if (strcmp(a, "--") == 0) {
+            options_done = true;
+            continue;
+        }
         char name[32];
         const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
         if (eq && (size_t)(eq - a) < sizeof name) {
@@ -99,19 +110,15 @@ static int parse_args(int argc, char **argv, Options *o) {
         }
         if (strcmp(a, "--json") == 0) {
             o->json = true;
+        } else if (strcmp(a, "-q") == 0) {
+            o->quiet = true;
         } else if (takes_value) {
             size_t v;
             if (!parse_size(value, &v)) return usage_error("option %s needs a non-negative integer", a);
             if (strcmp(a, "--inputs") == 0) o->inputs = v;
             else o->seed = v;
-        } else if (a[0] == '-' && a[1] == '-') {
-            return usage_error("unknown option '%s'", a);
-        } else if (!o->mode) {
-            o->mode = a;
-        } else if (!o->model) {
-            o->model = a;
         } else {
-            o->specs[o->n_specs++] = a;
+            return usage_error("unknown option '%s'", a);
         }
     }
     if (!o->mode) return usage_error("%s", "no mode: give task or check");
@@ -186,15 +193,7 @@ static bool parse_task(const char *spec, SimTask *t, SimRng *rng, char *err, siz
     return true;
 }
 
-static void on_progress(void *ctx, size_t done, size_t total) {
-    const char *what = ctx;
-    size_t step = total / 100 ? total / 100 : 1;
-    if (done % step != 0 && done != total) return;
-    int pct = (int)(100.0 * (double)done / (double)total), bar = pct / 2;
-    fprintf(stderr, "\r%-24.24s [%.*s%*s] %3d%%", what, bar, "##################################################",
-            50 - bar, "", pct);
-    if (done == total) fputs("\r\033[K", stderr);
-}
+static void on_progress(void *ctx, size_t done, size_t total) { progress_update(ctx, done, total); }
 
 static const char *task_size(const SimTask *t, char *buf, size_t size) {
     if (t->kind == SIM_MATCH2) {
@@ -248,9 +247,13 @@ static int run_tasks(const Options *o, const Model *m, Workspace *ws) {
     int status = 0;
     for (size_t s = 0; s < o->n_specs; s++) {
         SimTask t = tasks[s];
-        SimProgress progress = {on_progress, (void *)o->specs[s]};
+        Progress bar;
+        progress_start(&bar, stderr, term_is_tty(stderr) && !o->quiet, o->specs[s]);
+        SimProgress progress = {on_progress, &bar};
         SimTaskResult r;
-        if (!sim_check_task(m, ws, &u, &t, o->inputs, o->seed, isatty(2) ? &progress : NULL, &r, err, sizeof err)) {
+        bool ran = sim_check_task(m, ws, &u, &t, o->inputs, o->seed, &progress, &r, err, sizeof err);
+        progress_end(&bar);
+        if (!ran) {
             fprintf(stderr, "raspsim: %s: %s\n", o->specs[s], err);
             free(tasks);
             return 2;
@@ -281,9 +284,13 @@ static int run_check(const Options *o, const Model *m, Workspace *ws) {
     char err[512];
     SimProgram p;
     if (!sim_program_parse(o->specs[0], &p)) return usage_error("unknown PROGRAM '%s'", o->specs[0]);
-    SimProgress progress = {on_progress, (void *)o->specs[0]};
+    Progress bar;
+    progress_start(&bar, stderr, term_is_tty(stderr) && !o->quiet, o->specs[0]);
+    SimProgress progress = {on_progress, &bar};
     SimCheck r;
-    if (!sim_check_program(m, ws, p, o->inputs, o->seed, isatty(2) ? &progress : NULL, &r, err, sizeof err)) {
+    bool ran = sim_check_program(m, ws, p, o->inputs, o->seed, &progress, &r, err, sizeof err);
+    progress_end(&bar);
+    if (!ran) {
         fprintf(stderr, "raspsim: %s: %s\n", o->model, err);
         return 2;
     }
