@@ -1,0 +1,259 @@
+"""The machine of docs/model-format.md in NumPy, and the runtime's checks and output decoding.
+
+``run(model, tokens)`` is ``model_run`` of runtime/forward.c: tokenize, run every layer with
+average-hard attention (each head's absolute tie tolerance), apply the checks after their
+layers in their order, decode the output. It returns the output atoms or raises RaspError with
+the message rasprun prints after ``error: ``.
+
+``forward(model, ids, values, beta)`` gives the residual after every layer; with ``beta`` set,
+attention is softmax(beta * scores) instead (the approximation the torch module runs; see
+"Softmax attention" in docs/model-format.md). ``finish(model, residuals, n)`` applies the checks
+and decodes, so any forward pass (this one, the torch module's) is judged the same way.
+
+Where the C runtime's floating-point order decides a result's last bits, this code keeps it:
+means of the selected keys are summed in key order, the readout and the margin functionals in
+dim order, each from 0.0 (so a real-valued output prints the same digits).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import List, Optional, Sequence
+
+import numpy as np
+
+from .atoms import Atom, RaspError, format_atom, kind_name
+from .model import Model
+
+ONEHOT_TOL = 1e-6  # MODEL_ONEHOT_TOL: a block must be this close to one-hot
+MARGIN_ERROR = "within the margin"  # the start of every error of a failed margin check
+
+
+def embed(model: Model, ids: Sequence[int], values: Optional[np.ndarray] = None) -> np.ndarray:
+    """X[p] = embed.token[t_p] + embed.pos[p], row 0 is BOS; real-valued tokens add their value."""
+    n = len(ids)
+    rows = np.concatenate([[model.bos], np.asarray(ids, dtype=np.int64)])
+    X = model.weights["embed.token"][rows] + model.weights["embed.pos"][: n + 1]
+    if model.numeric_tokens is not None and values is not None:
+        X[1:, model.numeric_tokens["dim"]] += values
+    return X
+
+
+def attention_weights(S: np.ndarray, tie_tol: float, causal: bool, beta: Optional[float]) -> np.ndarray:
+    """Row i: the weight of each key for query i. Hard (beta None): 1 on the keys scoring at least
+    max - tie_tol, else 0 (the mean is taken by the caller); softmax: exp(beta (s - max)), unnormalised."""
+    N = S.shape[0]
+    allowed = np.tril(np.ones((N, N), dtype=bool)) if causal else np.ones((N, N), dtype=bool)
+    S = np.where(allowed, S, -np.inf)
+    m = S.max(axis=1, keepdims=True)
+    if beta is None:
+        return (S >= m - tie_tol).astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        return np.exp(beta * (S - m))
+
+
+def head_output(model: Model, l: int, h: int, X: np.ndarray, beta: Optional[float] = None) -> np.ndarray:
+    """AHAT of one head: the mean (or softmax average) of X Wv over the keys, times Wo."""
+    wq, wk, wv, wo = model.head(l, h)
+    spec = model.layers[l]["heads"][h]
+    S = (X @ wq) @ (X @ wk).T
+    V = X @ wv
+    W = attention_weights(S, spec["tie_tol"], spec["causal"], beta)
+    if beta is None:  # the runtime's order: selected rows summed in key order from 0.0, then / count
+        out = np.stack([0.0 + np.cumsum(V[w > 0], axis=0)[-1] / w.sum() if V.shape[1] else V[0] for w in W])
+    else:
+        out = (W @ V) / W.sum(axis=1, keepdims=True)
+    return out @ wo
+
+
+def mlp_output(model: Model, l: int, X: np.ndarray) -> np.ndarray:
+    """(ReLU(X W1 + b1) * G) W2 + b2, G = X W3 + b3 when gated, else 1."""
+    f = model.mlp(l)
+    H = np.maximum(X @ f["w1"] + f["b1"], 0.0)
+    if model.layers[l]["gated"]:
+        H = H * (X @ f["w3"] + f["b3"])
+    return H @ f["w2"] + f["b2"]
+
+
+def forward(model: Model, ids: Sequence[int], values: Optional[np.ndarray] = None,
+            beta: Optional[float] = None) -> List[np.ndarray]:
+    """The residual after each layer ([embedding] for a model of no layers)."""
+    X = embed(model, ids, values)
+    out = []
+    for l, layer in enumerate(model.layers):
+        X = X + sum((head_output(model, l, h, X, beta) for h in range(len(layer["heads"]))), np.zeros_like(X))
+        X = X + mlp_output(model, l, X)
+        out.append(X)
+    return out or [X]
+
+
+def run(model: Model, tokens: Sequence[Atom], beta: Optional[float] = None) -> List[Atom]:
+    """The output atoms of one input, or RaspError with rasprun's message."""
+    ids, values = model.encode(tokens)
+    return finish(model, forward(model, ids, values, beta), len(tokens))
+
+
+# ---- checks and decoding (runtime/forward.c) ----
+
+def c_g(v: float, spec: str = "%g") -> str:
+    """printf's %g / %.17g, with glibc's sign on a NaN."""
+    if math.isnan(v):
+        return "-nan" if math.copysign(1, v) < 0 else "nan"
+    return spec % v
+
+
+def one_hot(x: np.ndarray, dim: int, count: int) -> Optional[int]:
+    """The index of the 1 when the block [dim, dim+count) is one-hot within ONEHOT_TOL, else None."""
+    hot, ones = None, 0
+    for j in range(count):
+        v = x[dim + j]
+        if abs(v - 1.0) <= ONEHOT_TOL:
+            ones, hot = ones + 1, j
+        elif abs(v) > ONEHOT_TOL:
+            return None
+    return hot if ones == 1 else None
+
+
+def sequential_dot(rows: np.ndarray, dims: Sequence[int], coefs: Sequence[float]) -> np.ndarray:
+    """sum_t coefs[t] * rows[:, dims[t]] added in term order from 0.0, as the runtime adds it."""
+    if len(dims) == 0:
+        return np.zeros(rows.shape[0])
+    terms = rows[:, list(dims)] * np.asarray(coefs, dtype=np.float64)
+    return 0.0 + np.cumsum(terms, axis=1)[:, -1]
+
+
+def _nearest(sorted_values: Sequence[float], v: float) -> int:
+    """The index of the member nearest v (the lower one on a tie), by the runtime's search."""
+    lo, hi = 0, len(sorted_values)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if sorted_values[mid] < v:
+            lo = mid + 1
+        else:
+            hi = mid
+    at = min(lo, len(sorted_values) - 1)
+    if lo > 0 and (lo == len(sorted_values) or v - sorted_values[lo - 1] <= sorted_values[lo] - v):
+        at = lo - 1
+    return at
+
+
+def check_layer(model: Model, layer: int, X: np.ndarray, n: int) -> None:
+    """The checks after `layer`, in their order, on the non-BOS rows of X; raises the first failure."""
+    for c in model.checks:
+        if c["after_layer"] != layer:
+            continue
+        kind, what = c["kind"], c["what"]
+        if kind == "margin":
+            dims = [t[0] for t in c["terms"]]
+            vs = sequential_dot(X[1 : n + 1], dims, [t[1] for t in c["terms"]])
+            th = [float(t) for t in c["thresholds"]]
+            for i, v in enumerate(vs):
+                if not math.isfinite(v):
+                    raise RaspError("s-op %s is %s at position %d, not a finite number" % (what, c_g(v), i))
+                lo = int(np.searchsorted(th, v, side="left"))  # the first threshold not below v
+                near = lo if lo < len(th) else lo - 1
+                if 0 < lo < len(th) and v - th[lo - 1] < th[lo] - v:
+                    near = lo - 1
+                if not abs(v - th[near]) > c["margin"]:
+                    raise RaspError("%s: s-op %s is %s at position %d, within %s of the threshold %s it is compared "
+                                    "with; the model cannot decide the comparison exactly"
+                                    % (MARGIN_ERROR, what, format_atom(float(v)), i, c_g(c["margin"]),
+                                       format_atom(th[near])))
+        elif kind == "one_kind":
+            seen = None
+            for i in range(n):
+                hot = one_hot(X[i + 1], c["dim"], c["count"])
+                if hot is None:
+                    continue
+                if seen is not None and c["strings"][hot] != seen:
+                    raise RaspError("s-op %s mixes value types (strings and numbers) across positions" % what)
+                seen = c["strings"][hot]
+        else:
+            for i in range(n):
+                x = X[i + 1]
+                if kind == "single_key":
+                    if not x[c["dim"] + 1] - x[c["dim"]] * x[c["dim"]] < 0.125:
+                        raise RaspError("s-op %s averages several non-numeric values at position %d" % (what, i))
+                elif one_hot(x, c["dim"], c["count"]) is None:
+                    raise RaspError("s-op %s has no value at position %d: the program raises there" % (what, i))
+
+
+def c_round(v: float) -> float:
+    """C's round(): halves away from zero."""
+    r = float(math.trunc(v))
+    if abs(v - r) >= 0.5:
+        r += math.copysign(1.0, v)
+    return r
+
+
+def decode_output(model: Model, X: np.ndarray, n: int) -> List[Atom]:
+    """The output atom of each non-BOS row of the final residual (model_read_output)."""
+    out = model.output
+    if out["kind"] == "categorical":
+        atoms = []
+        for i in range(n):
+            hot = one_hot(X[i + 1], out["dim"], out["count"])
+            if hot is None:
+                raise RaspError("output s-op %s is not one-hot at position %d (several values were averaged)"
+                                % (out["name"], i))
+            atoms.append(model.output_values[hot])
+        return atoms
+    readout = model.weights["output.readout"]
+    dims = np.flatnonzero(readout)
+    rows = X[1 : n + 1]
+    vs = sequential_dot(rows, dims, readout[dims])
+    # a 0 weight times a non-finite entry is NaN in the runtime's full sum
+    others = np.ones(len(readout), dtype=bool)
+    others[dims] = False
+    vs[~np.all(np.isfinite(rows[:, others]), axis=1)] = math.nan
+    return [_decode_number(model, X[i + 1], float(vs[i]), i, n) for i in range(n)]
+
+
+def _decode_number(model: Model, x: np.ndarray, v: float, pos: int, n: int) -> Atom:
+    out = model.output
+    kb = out["kind_block"]
+    if not math.isfinite(v):
+        raise RaspError("output at position %d: model value %s is not a finite number" % (pos, c_g(v)))
+    if not model.output_values:  # unbounded: the number itself, of the kind the kind block names
+        if kb is None:
+            return v
+        hot = one_hot(x, kb["dim"], len(kb["kinds"]))
+        if hot is None:
+            raise RaspError("output at position %d: the kind block of the output is not one-hot" % pos)
+        kind, r = kb["kinds"][hot], c_round(v)
+        if kind != "float" and (not abs(v - r) <= out["error_bound"] + out["error_rel"] * abs(r)
+                                or abs(r) > 9007199254740992.0 or (kind == "bool" and r not in (0.0, 1.0))):
+            raise RaspError("output at position %d: model value %s is not within %s of a %s"
+                            % (pos, c_g(v, "%.17g"), c_g(out["error_bound"]), kind))
+        return v if kind == "float" else int(r) if kind == "int" else r != 0
+    by_length = model.values_by_length
+    members = model.output_values
+    if by_length:  # decoded against the value set of the input's length
+        members = by_length[n - 1] if 1 <= n <= len(by_length) else []
+    length = " for an input of length %d" % n if by_length else ""
+    nums = [float(a) for a in members]
+    at = _nearest(nums, v) if nums else None
+    if at is None or not abs(v - nums[at]) <= out["margin"]:
+        raise RaspError("output at position %d: model value %s is not within the decoding margin of any value the "
+                        "program can produce%s" % (pos, c_g(v, "%.17g"), length))
+    first = at
+    while first > 0 and nums[first - 1] == nums[at]:
+        first -= 1
+    same = [a for a, u in zip(members[first:], nums[first:]) if u == nums[at]]
+    if kb is None:
+        return same[0]
+    hot = one_hot(x, kb["dim"], len(kb["kinds"]))
+    if hot is None:
+        raise RaspError("output at position %d: the kind block of the output is not one-hot" % pos)
+    for a in same:
+        if kind_name(a) == kb["kinds"][hot]:
+            return a
+    raise RaspError("output at position %d: model value %s decodes to %s, but no value of kind %s has it%s"
+                    % (pos, c_g(v, "%.17g"), format_atom(same[0]), kb["kinds"][hot], length))
+
+
+def finish(model: Model, residuals: Sequence[np.ndarray], n: int) -> List[Atom]:
+    """Checks after each layer (residuals[l] is X after layer l), then the decoded output of the last."""
+    for l in range(len(model.layers)):
+        check_layer(model, l, residuals[l], n)
+    return decode_output(model, residuals[-1], n)
