@@ -11,8 +11,10 @@ attention is softmax(beta * scores) instead (the approximation the torch module 
 and decodes, so any forward pass (this one, the torch module's) is judged the same way.
 
 Where the C runtime's floating-point order decides a result's last bits, this code keeps it:
+each product runs over the residual dims its matrix touches, as the runtime's sparse plans do,
 means of the selected keys are summed in key order, the readout and the margin functionals in
-dim order, each from 0.0 (so a real-valued output prints the same digits).
+dim order, each from 0.0; so a real-valued output prints the same 17 digits (where BLAS
+blocks a product the same way, which it does for the shapes of compiled models).
 """
 
 from __future__ import annotations
@@ -47,32 +49,102 @@ def attention_weights(S: np.ndarray, tie_tol: float, causal: bool, beta: Optiona
     S = np.where(allowed, S, -np.inf)
     m = S.max(axis=1, keepdims=True)
     if beta is None:
-        return (S >= m - tie_tol).astype(np.float64)
+        return (allowed & ~(S < m - tie_tol)).astype(np.float64)
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         return np.exp(beta * (S - m))
 
 
-def head_output(model: Model, l: int, h: int, X: np.ndarray, beta: Optional[float] = None) -> np.ndarray:
-    """AHAT of one head: the mean (or softmax average) of X Wv over the keys, times Wo."""
-    wq, wk, wv, wo = model.head(l, h)
+def gemm(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """A @ B through BLAS dgemm, as the runtime multiplies. NumPy hands a product with one row or
+    one column to gemv or dot, which add in another order; a zero row or column keeps it a gemm
+    (each entry of a gemm is its own sum, so the padding changes no other entry)."""
+    m, n = A.shape[0], B.shape[1]
+    if m == 0 or n == 0 or A.shape[1] == 0:
+        return np.zeros((m, n))
+    if m == 1:
+        A = np.vstack([A, np.zeros_like(A)])
+    if n == 1:
+        B = np.hstack([B, np.zeros_like(B)])
+    return (np.ascontiguousarray(A) @ np.ascontiguousarray(B))[:m, :n]
+
+
+class _Plan:
+    """The residual dims one weight matrix reads (its non-zero rows) or writes (its non-zero
+    columns), packed, as runtime/forward.c's SparsePlan: products then run over the same
+    operands in the same shapes, so BLAS adds in the same order."""
+
+    def __init__(self, W: np.ndarray, reads: bool):
+        nz = W != 0
+        self.dims = np.flatnonzero(nz.any(axis=1) if reads else nz.any(axis=0))
+        self.W = W
+        self.packed = np.ascontiguousarray(W[self.dims] if reads else W[:, self.dims])
+        self.dense = 4 * len(self.dims) > 3 * (W.shape[0] if reads else W.shape[1])
+
+    def project(self, X: np.ndarray) -> np.ndarray:
+        """X W for a matrix that reads the residual."""
+        if self.dense:
+            return gemm(X, self.W)
+        return gemm(X[:, self.dims], self.packed)
+
+    def add_to(self, X: np.ndarray, Y: np.ndarray) -> None:
+        """X += Y W for a matrix that writes the residual."""
+        if self.dense:
+            X += gemm(Y, self.W)
+        elif len(self.dims):
+            X[:, self.dims] += gemm(Y, self.packed)
+
+
+class _Plans:
+    def __init__(self, model: Model):
+        self.heads = [[tuple(_Plan(w, reads) for w, reads in zip(model.head(l, h), (True, True, True, False)))
+                       for h in range(len(layer["heads"]))] for l, layer in enumerate(model.layers)]
+        self.mlps = []
+        for l, layer in enumerate(model.layers):
+            f = model.mlp(l)
+            p = {"w1": _Plan(f["w1"], True), "w2": _Plan(f["w2"], False), "b2": np.flatnonzero(f["b2"])}
+            if layer["gated"]:
+                p["w3"] = _Plan(f["w3"], True)
+            self.mlps.append(p)
+
+
+def _plans(model: Model) -> _Plans:
+    if model.cache.get("plans") is None:
+        model.cache["plans"] = _Plans(model)
+    return model.cache["plans"]
+
+
+def head_values(model: Model, l: int, h: int, X: np.ndarray, beta: Optional[float] = None) -> np.ndarray:
+    """One head's attention output before Wo: the mean of X Wv over the selected keys (in key
+    order from 0.0, then divided by their count, as the runtime sums), or the softmax average."""
+    pq, pk, pv, _ = _plans(model).heads[l][h]
     spec = model.layers[l]["heads"][h]
-    S = (X @ wq) @ (X @ wk).T
-    V = X @ wv
+    S = gemm(pq.project(X), pk.project(X).T)
+    V = pv.project(X)
     W = attention_weights(S, spec["tie_tol"], spec["causal"], beta)
-    if beta is None:  # the runtime's order: selected rows summed in key order from 0.0, then / count
-        out = np.stack([0.0 + np.cumsum(V[w > 0], axis=0)[-1] / w.sum() if V.shape[1] else V[0] for w in W])
-    else:
-        out = (W @ V) / W.sum(axis=1, keepdims=True)
-    return out @ wo
+    if beta is not None:
+        return (W @ V) / W.sum(axis=1, keepdims=True)
+    if V.shape[1] == 0:
+        return V
+    return np.stack([0.0 + np.cumsum(V[w > 0], axis=0)[-1] / w.sum() for w in W])
 
 
-def mlp_output(model: Model, l: int, X: np.ndarray) -> np.ndarray:
-    """(ReLU(X W1 + b1) * G) W2 + b2, G = X W3 + b3 when gated, else 1."""
-    f = model.mlp(l)
-    H = np.maximum(X @ f["w1"] + f["b1"], 0.0)
-    if model.layers[l]["gated"]:
-        H = H * (X @ f["w3"] + f["b3"])
-    return H @ f["w2"] + f["b2"]
+def layer_forward(model: Model, l: int, X: np.ndarray, beta: Optional[float] = None) -> np.ndarray:
+    """X after layer l: every head reads X, their outputs are added in head order, then the MLP
+    (ReLU(X W1 + b1) * G) W2 + b2 with G = X W3 + b3 when gated, else 1."""
+    plans = _plans(model)
+    X = X.copy()
+    heads = [head_values(model, l, h, X, beta) for h in range(len(model.layers[l]["heads"]))]
+    for h, A in enumerate(heads):
+        plans.heads[l][h][3].add_to(X, A)
+    f, p = model.mlp(l), plans.mlps[l]
+    if f["w1"].shape[1]:
+        z = p["w1"].project(X) + f["b1"]
+        H = np.where(z > 0.0, z, 0.0)  # the runtime's ReLU: NaN and -0.0 become 0.0
+        if model.layers[l]["gated"]:
+            H = H * (p["w3"].project(X) + f["b3"])
+        p["w2"].add_to(X, H)
+    X[:, p["b2"]] += f["b2"][p["b2"]]
+    return X
 
 
 def forward(model: Model, ids: Sequence[int], values: Optional[np.ndarray] = None,
@@ -80,9 +152,8 @@ def forward(model: Model, ids: Sequence[int], values: Optional[np.ndarray] = Non
     """The residual after each layer ([embedding] for a model of no layers)."""
     X = embed(model, ids, values)
     out = []
-    for l, layer in enumerate(model.layers):
-        X = X + sum((head_output(model, l, h, X, beta) for h in range(len(layer["heads"]))), np.zeros_like(X))
-        X = X + mlp_output(model, l, X)
+    for l in range(len(model.layers)):
+        X = layer_forward(model, l, X, beta)
         out.append(X)
     return out or [X]
 

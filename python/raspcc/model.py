@@ -53,6 +53,7 @@ class Model:
     program_name: str = ""
     compile_flags: str = ""
     metadata: Dict[str, str] = field(default_factory=dict)
+    cache: Dict[str, Any] = field(default_factory=dict, repr=False)  # derived data (raspcc.machine's plans)
 
     @property
     def d_model(self) -> int:
