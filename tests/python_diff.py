@@ -150,10 +150,10 @@ class Diff:
             return None
         return model
 
-    def compare(self, name, model, lines, real_valued):
+    def compare(self, name, model, lines, real_valued, modes=([], ["--json"])):
         path = os.path.join(self.tmp, name + ".in")
         open(path, "w").write("\n".join(lines) + "\n")
-        for json_flag in ([], ["--json"]):
+        for json_flag in modes:
             want = run([os.path.join(self.bindir, "rasprun"), model] + json_flag + ["--inputs", path])
             for backend, script in SCRIPTS.items():
                 got = run([self.python, script, model] + json_flag + ["--inputs", path])
@@ -183,7 +183,7 @@ class Diff:
             vocab = vocab_atoms(flags[flags.index("--vocab") + 1])
         max_len = max_len or int(flags[flags.index("--max-len") + 1])
         lines = make_inputs(kind, vocab, max_len, golden, budget=40 if quick else 150, randoms=10 if quick else 40)
-        self.compare(name, model, lines, kind == "float")
+        self.compare(name, model, lines, kind == "float", [["--json"]] if quick else [[], ["--json"]])
         return model
 
 
@@ -232,7 +232,8 @@ def main():
 
 
 def corpus_cases(d, corpus):
-    """The corpus entries tests/corpus.sh compiles, at their largest listed length, on fewer inputs."""
+    """The corpus entries tests/corpus.sh compiles (and Ulib's, which compile too), at their
+    largest listed length, on fewer inputs, with --json only (REPL printing is tested above)."""
     for table in ("tma", "rasp"):
         for line in open(os.path.join(corpus, table + ".tsv")):
             if line.startswith("#") or not line.strip():
@@ -243,8 +244,8 @@ def corpus_cases(d, corpus):
             src = open(os.path.join(corpus, table, f)).read() + "\nout = %s;\n" % call
             max_len = max(int(x) for x in lengths.split(","))
             flags = ["--max-len", str(max_len)] + (["--range", rng] if kind == "float" else ["--vocab", rng])
-            name = "corpus_" + re.sub(r"\W", "_", call)
-            d.case(name, src, "out", flags, kind if kind != "str" else "str", quick=True)
+            name = re.sub(r"\W+", "_", "corpus_%s_%s" % (os.path.splitext(os.path.basename(f))[0], call)).strip("_")
+            d.case(name, src, "out", flags, kind, quick=True)
 
 
 if __name__ == "__main__":

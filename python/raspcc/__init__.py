@@ -14,10 +14,10 @@ temperature softmax attention needs), cli (the rasprun-compatible command line).
 from .atoms import InputError, RaspError, parse_input
 from .model import Model, ModelError, load
 from .machine import finish, forward, run
-from .beta import sufficient_beta
+from .beta import exact_beta, sufficient_beta
 
 __all__ = ["InputError", "RaspError", "Model", "ModelError", "load", "parse_input", "run", "forward", "finish",
-           "sufficient_beta", "to_torch"]
+           "sufficient_beta", "exact_beta", "to_torch"]
 
 
 def to_torch(path_or_model, beta=None):

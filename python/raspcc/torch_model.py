@@ -9,9 +9,10 @@
 in float64, on a batch of encoded inputs: ``ids`` [B, N+1] with BOS (id n_vocab) in column 0,
 ``lengths`` [B] (keys past a row's length are masked out, so rows of different lengths share a
 batch), ``values`` [B, N+1] for real-valued tokens. No layer norm, no other nonlinearity: the
-weights are the file's. ``beta`` is each head's inverse temperature: by default the sufficient
-one of raspcc.beta (ln(max_len / 1e-12) / tie_tol), or one number for every head. A head whose
-tie tolerance is 0 (it averages exact ties only) has no finite sufficient beta and runs hard.
+weights are the file's. ``beta`` is each head's inverse temperature: by default
+raspcc.beta.exact_beta (746 / tie_tol: softmax weights off the tie set are exactly 0.0 in
+float64), or one number for every head, or a list per layer of per-head numbers. A head whose
+tie tolerance is 0 (it averages exact ties only) has no finite such beta and runs hard.
 
 The softmax is computed as exp(beta (S - max)) V / sum exp(beta (S - max)), normalising after
 the product (as FlashAttention does): the same function, and where the weights are exactly 0
@@ -30,7 +31,7 @@ import torch
 from torch import nn
 
 from .atoms import Atom
-from .beta import sufficient_beta
+from .beta import exact_beta
 from .model import Model, load
 
 
@@ -96,7 +97,7 @@ class CompiledTransformer(nn.Module):
     def __init__(self, model: Model, beta: Union[None, float, Sequence[Sequence[float]]] = None):
         super().__init__()
         self.model = model
-        betas = sufficient_beta(model) if beta is None else beta
+        betas = exact_beta(model) if beta is None else beta
         W = model.weights
         self.token_embed = nn.Embedding.from_pretrained(torch.from_numpy(W["embed.token"].copy()), freeze=True)
         self.pos_embed = nn.Embedding.from_pretrained(torch.from_numpy(W["embed.pos"].copy()), freeze=True)
