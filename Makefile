@@ -2,7 +2,8 @@
 #
 #   make            release binaries in bin/
 #   make demo       compile and run an example end to end
-#   make check      unit tests (plain and under ASan+UBSan), golden and differential tests
+#   make check      unit tests (plain and under ASan+UBSan), golden and differential tests, and the
+#                   Python package against rasprun when python3-numpy and python3-torch are installed
 #   make verify     long differential sweeps (not part of check)
 #   make bench      the benchmark table (docs/benchmarks.md explains it)
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each (default 60)
@@ -59,7 +60,7 @@ $(eval $(call mode_rules,rel,$(OPT)))
 $(eval $(call mode_rules,san,-O1 -g $(SAN)))
 
 .SECONDARY:
-.PHONY: all deps demo check unit-tests golden corpus verify bench fuzz clean conformance
+.PHONY: all deps python-deps demo check unit-tests golden corpus python verify bench fuzz clean conformance
 all: deps $(addprefix bin/,$(TOOLS))
 
 bin/%: build/rel/bin/%
@@ -68,6 +69,10 @@ bin/%: build/rel/bin/%
 
 deps:
 	@sh tools/install-deps.sh
+
+# Optional: NumPy and PyTorch for python/raspcc (tests/python.sh skips without them).
+python-deps:
+	@sh tools/install-deps.sh --python
 
 build/gen/lexer.c build/gen/lexer.h: lexer/lexer.l
 	@mkdir -p build/gen
@@ -97,13 +102,17 @@ golden: deps $(addprefix build/san/bin/,$(TOOLS))
 corpus: all
 	@sh tests/corpus.sh bin
 
-check: all unit-tests golden corpus
+python: all
+	@sh tests/python.sh bin
+
+check: all unit-tests golden corpus python
 
 verify: all
 	@sh tests/verify.sh bin
 
 bench: all
 	@sh bench/run.sh bin
+	@sh bench/torch.sh bin
 
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := $(patsubst fuzz/%.c,%,$(wildcard fuzz/fuzz_*.c))
