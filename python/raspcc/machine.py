@@ -41,9 +41,12 @@ def embed(model: Model, ids: Sequence[int], values: Optional[np.ndarray] = None)
     return X
 
 
-def attention_weights(S: np.ndarray, tie_tol: float, causal: bool, beta: Optional[float]) -> np.ndarray:
+def attention_weights(S: np.ndarray, tie_tol: float, causal: bool, beta: Optional[float],
+                      scaled: bool = False) -> np.ndarray:
     """Row i: the weight of each key for query i. Hard (beta None): 1 on the keys scoring at least
-    max - tie_tol, else 0 (the mean is taken by the caller); softmax: exp(beta (s - max)), unnormalised."""
+    max - tie_tol, else 0 (the mean is taken by the caller); softmax: exp(beta (s - max)),
+    unnormalised, or with ``scaled`` exp(beta s - max(beta s)), the order of softmax(beta S)
+    in the frameworks (beta s overflows first)."""
     N = S.shape[0]
     allowed = np.tril(np.ones((N, N), dtype=bool)) if causal else np.ones((N, N), dtype=bool)
     S = np.where(allowed, S, -np.inf)
@@ -51,6 +54,9 @@ def attention_weights(S: np.ndarray, tie_tol: float, causal: bool, beta: Optiona
     if beta is None:
         return (allowed & ~(S < m - tie_tol)).astype(np.float64)
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        if scaled:
+            Z = beta * S
+            return np.exp(Z - Z.max(axis=1, keepdims=True))
         return np.exp(beta * (S - m))
 
 
@@ -113,27 +119,29 @@ def _plans(model: Model) -> _Plans:
     return model.cache["plans"]
 
 
-def head_values(model: Model, l: int, h: int, X: np.ndarray, beta: Optional[float] = None) -> np.ndarray:
+def head_values(model: Model, l: int, h: int, X: np.ndarray, beta: Optional[float] = None,
+                scaled: bool = False) -> np.ndarray:
     """One head's attention output before Wo: the mean of X Wv over the selected keys (in key
     order from 0.0, then divided by their count, as the runtime sums), or the softmax average."""
     pq, pk, pv, _ = _plans(model).heads[l][h]
     spec = model.layers[l]["heads"][h]
     S = gemm(pq.project(X), pk.project(X).T)
     V = pv.project(X)
-    W = attention_weights(S, spec["tie_tol"], spec["causal"], beta)
-    if beta is not None:
-        return (W @ V) / W.sum(axis=1, keepdims=True)
+    W = attention_weights(S, spec["tie_tol"], spec["causal"], beta, scaled)
+    if beta is not None:  # weights 0 and 1 add the selected rows in key order, as below
+        return gemm(W, V) / W.sum(axis=1, keepdims=True)
     if V.shape[1] == 0:
         return V
     return np.stack([0.0 + np.cumsum(V[w > 0], axis=0)[-1] / w.sum() for w in W])
 
 
-def layer_forward(model: Model, l: int, X: np.ndarray, beta: Optional[float] = None) -> np.ndarray:
+def layer_forward(model: Model, l: int, X: np.ndarray, beta: Optional[float] = None,
+                  scaled: bool = False) -> np.ndarray:
     """X after layer l: every head reads X, their outputs are added in head order, then the MLP
     (ReLU(X W1 + b1) * G) W2 + b2 with G = X W3 + b3 when gated, else 1."""
     plans = _plans(model)
     X = X.copy()
-    heads = [head_values(model, l, h, X, beta) for h in range(len(model.layers[l]["heads"]))]
+    heads = [head_values(model, l, h, X, beta, scaled) for h in range(len(model.layers[l]["heads"]))]
     for h, A in enumerate(heads):
         plans.heads[l][h][3].add_to(X, A)
     f, p = model.mlp(l), plans.mlps[l]
@@ -148,12 +156,13 @@ def layer_forward(model: Model, l: int, X: np.ndarray, beta: Optional[float] = N
 
 
 def forward(model: Model, ids: Sequence[int], values: Optional[np.ndarray] = None,
-            beta: Optional[float] = None) -> List[np.ndarray]:
-    """The residual after each layer ([embedding] for a model of no layers)."""
+            beta: Optional[float] = None, scaled: bool = False) -> List[np.ndarray]:
+    """The residual after each layer ([embedding] for a model of no layers); softmax attention at
+    inverse temperature beta when it is given (see attention_weights for ``scaled``)."""
     X = embed(model, ids, values)
     out = []
     for l in range(len(model.layers)):
-        X = layer_forward(model, l, X, beta)
+        X = layer_forward(model, l, X, beta, scaled)
         out.append(X)
     return out or [X]
 
