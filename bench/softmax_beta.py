@@ -9,15 +9,17 @@ random ones, about 100) with hard attention and with softmax at beta = 10^(k/4),
 formulations: exp(beta (S - max S)) (raspcc's torch module) and exp(beta S - max(beta S)) (the
 order of softmax(beta * S) in the frameworks). An input agrees when the decoded output (atoms
 and kinds, or the error message) is the same; real-valued outputs must agree to the bit.
-Prints per program the smallest tie tolerance tau, raspcc.beta's bounds (within 1e-12:
-ln(max_len / 1e-12) / tau; exact: 746 / tau), the smallest beta of the grid from which every
+Prints per program the smallest tie tolerance tau; over the inputs, the smallest gap between
+a head's maximum and a key it does not average and the largest spread among the keys it
+averages (raspcc.beta.score_spread), and the window they predict, ln((max_len + 1) / 1e-6) /
+gap .. 1e-6 / spread (1e-6: the one-hot tolerance); raspcc.beta's bounds (within 1e-12:
+ln(max_len / 1e-12) / tau; exact: 746 / tau); the smallest beta of the grid from which every
 larger beta agrees up to the largest that does (by bisection on the grid, checked every ten
 decades), and what fails above it.
 """
 
 import math
 import os
-import random
 import subprocess
 import sys
 import tempfile
@@ -31,6 +33,7 @@ import numpy as np  # noqa: E402
 import raspcc  # noqa: E402
 from raspcc import machine  # noqa: E402
 from raspcc.atoms import RaspError, format_sequence, parse_input  # noqa: E402
+from raspcc.beta import score_spread  # noqa: E402
 from python_diff import RAISING, REAL, header_field, make_inputs, vocab_atoms  # noqa: E402
 
 GRID = [10 ** (k / 4) for k in range(0, 4 * 308 + 1)] + [1.7e308]
@@ -105,9 +108,9 @@ def cases(tmp, bindir):
 
 def main():
     bindir = sys.argv[1] if len(sys.argv) > 1 else "bin"
-    print("| program | min tau | beta within 1e-12 | beta exact | agrees: exp(beta (S - max)) | agrees: softmax(beta S) "
-          "| above the range (softmax(beta S)) |")
-    print("|---|---:|---:|---:|---|---|---|")
+    print("| program | min tau | min gap | max spread | predicted window | beta within 1e-12 | beta exact "
+          "| agrees: exp(beta (S - max)) | agrees: softmax(beta S) | above the range (softmax(beta S)) |")
+    print("|---|---:|---:|---:|---|---:|---:|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for name, src, out, flags, kind in cases(tmp, bindir):
             if not os.path.exists(src):
@@ -140,11 +143,18 @@ def main():
             within = max((b for layer in raspcc.sufficient_beta(model) for b in layer), default=0)
             exact = max((b for layer in raspcc.exact_beta(model) for b in layer), default=0)
             start = min(range(len(GRID)), key=lambda i: abs(math.log(GRID[i]) - math.log(max(exact, 1))))
+            gap, spread = math.inf, 0.0
+            for t in inputs:
+                for layer in score_spread(model, *model.encode(t)):
+                    for sp, g in layer:
+                        gap, spread = min(gap, g), max(spread, sp)
+            window = "%.3g .. %s" % (math.log((model.max_len + 1) / 1e-6) / gap if gap < math.inf else 0,
+                                     "%.3g" % (1e-6 / spread) if spread > 0 else "inf")
             r1 = agreeing_range(model, inputs, False, start)
             r2 = agreeing_range(model, inputs, True, start)
             fmt = lambda r: "never" if r[0] is None else "%.3g .. %.3g" % (r[0], r[1])  # noqa: E731
-            print("| %s | %g | %.3g | %.3g | %s | %s | %s |" % (name, tau, within, exact, fmt(r1), fmt(r2), r2[2]),
-                  flush=True)
+            print("| %s | %g | %.3g | %.3g | %s | %.3g | %.3g | %s | %s | %s |"
+                  % (name, tau, gap, spread, window, within, exact, fmt(r1), fmt(r2), r2[2]), flush=True)
     print("\nbeta grid 10^(k/4), k = 0 .. 1232, and 1.7e308; %s" % "inputs per program: every input up to a "
           "length (at most 60) and 40 random ones, those the model takes")
 

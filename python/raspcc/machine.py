@@ -119,6 +119,11 @@ def _plans(model: Model) -> _Plans:
     return model.cache["plans"]
 
 
+def head_plans(model: Model, l: int, h: int) -> tuple:
+    """The (Wq, Wk, Wv, Wo) plans of a head (project / add_to run its products)."""
+    return _plans(model).heads[l][h]
+
+
 def head_values(model: Model, l: int, h: int, X: np.ndarray, beta: Optional[float] = None,
                 scaled: bool = False) -> np.ndarray:
     """One head's attention output before Wo: the mean of X Wv over the selected keys (in key

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -132,8 +133,9 @@ class Model:
         return [d for d, l in enumerate(self.labels) if l == sop or l.startswith(sop + ":")]
 
     def describe(self, x: np.ndarray, tol: float = 1e-6) -> List[str]:
-        """A residual row as ``label=value`` for its non-zero dims (``label`` alone for a 1)."""
-        return [l if abs(v - 1) <= tol else "%s=%.6g" % (l, v)
+        """A residual row decoded by its labels: ``sop:VALUE`` for a one-hot dim at 1, and
+        ``label=value`` for every other dim farther than tol from 0."""
+        return [l if abs(v - 1) <= tol and re.fullmatch(r"[^:]+:\S.*", l) else "%s=%.6g" % (l, v)
                 for l, v in zip(self.labels, x) if abs(v) > tol]
 
 
@@ -309,7 +311,7 @@ def _config(config: Any, labels: Any) -> None:
                 _fail("%s (single_key) must span 2 dims", where)
             if kind == "one_kind" and not (isinstance(c.get("strings"), list) and len(c["strings"]) == c["count"]
                                            and all(isinstance(s, bool) for s in c["strings"])):
-                _fail("%s has %s string flags for %d dims", where, "bad", c["count"])
+                _fail("%s needs one boolean string flag per dim", where)
         else:
             _fail("%s has unknown kind '%s'", where, str(kind)[:40])
 
