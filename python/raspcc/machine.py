@@ -101,6 +101,8 @@ class _Plan:
 
 
 class _Plans:
+    """Every head's and MLP's plans (and the dims b2 writes), built once per model."""
+
     def __init__(self, model: Model):
         self.heads = [[tuple(_Plan(w, reads) for w, reads in zip(model.head(l, h), (True, True, True, False)))
                        for h in range(len(layer["heads"]))] for l, layer in enumerate(model.layers)]
