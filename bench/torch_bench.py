@@ -106,8 +106,8 @@ def main():
                 sparse, dense = rasprun_rates(bindir, path)
                 net = raspcc.to_torch(model)
                 b1, b64 = torch_rate(net, model, 1, rng), torch_rate(net, model, 64, rng)
-                print("| %s | %d | %d | %d | %.0f | %.0f | %.0f | %.0f |" % (prog, n, model.d_model, len(model.layers),
-                                                                          sparse, dense, b1, b64), flush=True)
+                rates = " | ".join("%.0f" % r if r >= 100 else "%.3g" % r for r in (sparse, dense, b1, b64))
+                print("| %s | %d | %d | %d | %s |" % (prog, n, model.d_model, len(model.layers), rates), flush=True)
     print("\nsequences/s of the maximum length, forward pass only, one CPU thread (torch %s, float64)"
           % torch.__version__)
 
