@@ -4,7 +4,7 @@
 # With --python (`make python-deps`): the optional python3-numpy and python3-torch, which
 # python/raspcc and tests/python.sh use.
 set -eu
-PKGS="flex bison check pkg-config liblapacke-dev libopenblas-dev clang libclang-rt-14-dev python3"
+PKGS="flex bison check pkg-config liblapacke-dev libopenblas-dev libpng-dev libedit-dev clang libclang-rt-14-dev python3"
 [ "${1:-}" = --python ] && PKGS="python3-numpy python3-torch"
 missing=""
 for p in $PKGS; do
