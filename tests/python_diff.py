@@ -14,7 +14,8 @@ digits) may differ from rasprun's in the last digits, since PyTorch's BLAS sums 
 large MLPs in another order than rasprun's sparse plans (rasprun --dense differs from rasprun
 the same way); there each such number must lie within 1e-12 (relative) of rasprun's, and
 everything else on the line must be identical. Also: inputs given on the command line, and a
-corrupted model file (exit 2 for all three). One line per failure; "python: N passed, M failed".
+corrupted model file (exit 2 for all three). Cases run on PYTHON_TEST_JOBS threads (2). One line
+per failure; "python: N passed, M failed".
 """
 
 import json
@@ -24,6 +25,8 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = {"numpy": os.path.join(ROOT, "examples/python/run_numpy.py"),
@@ -130,13 +133,21 @@ def close_enough(want: bytes, got: bytes) -> bool:
 
 
 class Diff:
+    """Runs cases and counts; cases may run on several threads (each in its own files)."""
+
     def __init__(self, python, bindir, tmp):
         self.python, self.bindir, self.tmp = python, bindir, tmp
         self.passed = self.failed = 0
+        self.lock = threading.Lock()
+
+    def ok(self):
+        with self.lock:
+            self.passed += 1
 
     def fail(self, msg):
-        self.failed += 1
-        print("FAIL " + msg)
+        with self.lock:
+            self.failed += 1
+            print("FAIL " + msg, flush=True)
 
     def compile(self, name, source, output, flags):
         prog = os.path.join(self.tmp, name + ".rasp")
@@ -170,7 +181,7 @@ class Diff:
                                                                     wl[i][:160] if i < len(wl) else b"",
                                                                     gl[i][:160] if i < len(gl) else b""))
                 else:
-                    self.passed += 1
+                    self.ok()
 
     def case(self, name, source, output, flags, kind, golden=None, max_len=None, quick=False):
         model = self.compile(name, source, output, flags)
@@ -192,8 +203,10 @@ def main():
     bindir = args[0]
     corpus = args[args.index("--corpus") + 1] if "--corpus" in args else None
     python = os.environ.get("PYTHON", sys.executable)
-    with tempfile.TemporaryDirectory() as tmp:
+    jobs = int(os.environ.get("PYTHON_TEST_JOBS", "2"))
+    with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(jobs) as pool:
         d = Diff(python, bindir, tmp)
+        cases = []  # (name, source, output, flags, kind, golden)
         for f in sorted(os.listdir(os.path.join(ROOT, "rasp_examples"))):
             name = f[:-5]
             prog = os.path.join(ROOT, "rasp_examples", f)
@@ -203,10 +216,13 @@ def main():
             golden = [l.strip() for l in open(golden_in) if l.strip()] if os.path.exists(golden_in) else []
             max_len = max([int(header_field(prog, "max-len") or 8)] +
                           [len(json.loads(l)) if l[0] in '"[' else len(l) for l in golden])
-            model = d.case(name, prog, header_field(prog, "output"), ["--vocab", vocab, "--max-len", str(max_len)],
-                           kind, golden)
-        for name, src, out, flags, kind in RAISING + REAL:
-            d.case(name, src, out, flags, kind)
+            cases.append((name, prog, header_field(prog, "output"), ["--vocab", vocab, "--max-len", str(max_len)],
+                          kind, golden))
+        cases += [c + (None,) for c in RAISING + REAL]
+        models = list(pool.map(lambda c: d.case(*c), cases))
+        if corpus and os.path.exists(os.path.join(corpus, "tma.tsv")):
+            list(pool.map(lambda c: d.case(*c, quick=True), corpus_cases(corpus)))
+        model = models[len(models) - len(RAISING + REAL) - 1]  # the last example
         if model:  # inputs on the command line, and a file the loader must refuse
             want = run([os.path.join(bindir, "rasprun"), model, "--json", "[1, 2]", "abc", "[1,"])
             raw = bytearray(open(model, "rb").read())
@@ -216,22 +232,20 @@ def main():
             for backend, script in SCRIPTS.items():
                 got = run([python, script, model, "--json", "[1, 2]", "abc", "[1,"])
                 if got[:2] == want[:2]:
-                    d.passed += 1
+                    d.ok()
                 else:
                     d.fail("%s: inputs on the command line: %r vs rasprun %r" % (backend, got[:2], want[:2]))
                 code, _, err = run([python, script, bad, "x"])
                 rcode, _, rerr = run([os.path.join(bindir, "rasprun"), bad, "x"])
                 if code == rcode == 2 and err.split(b": ", 1)[1] == rerr.split(b": ", 1)[1]:
-                    d.passed += 1
+                    d.ok()
                 else:
                     d.fail("%s: corrupted model: exit %d %r vs rasprun %d %r" % (backend, code, err, rcode, rerr))
-        if corpus and os.path.exists(os.path.join(corpus, "tma.tsv")):
-            corpus_cases(d, corpus)
         print("python: %d passed, %d failed" % (d.passed, d.failed))
         return 1 if d.failed else 0
 
 
-def corpus_cases(d, corpus):
+def corpus_cases(corpus):
     """The corpus entries tests/corpus.sh compiles (and Ulib's, which compile too), at their
     largest listed length, on fewer inputs, with --json only (REPL printing is tested above)."""
     for table in ("tma", "rasp"):
@@ -245,7 +259,7 @@ def corpus_cases(d, corpus):
             max_len = max(int(x) for x in lengths.split(","))
             flags = ["--max-len", str(max_len)] + (["--range", rng] if kind == "float" else ["--vocab", rng])
             name = re.sub(r"\W+", "_", "corpus_%s_%s" % (os.path.splitext(os.path.basename(f))[0], call)).strip("_")
-            d.case(name, src, "out", flags, kind, quick=True)
+            yield name, src, "out", flags, kind, None
 
 
 if __name__ == "__main__":
