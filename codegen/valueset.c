@@ -814,6 +814,19 @@ void vs_output_by_length(Plan *p, const IrNode *out, ValueSet *by_len) {
     p->info = saved;
 }
 
+const ValueSet *vs_output_sets(Plan *p, const IrNode *out) {
+    const SopInfo *o = &p->info[out->id];
+    if (p->max_len > CG_MAX_LEN_DECODE || !o->vs.numeric || o->vs.unbounded || o->vs.approx || o->may_fail) return NULL;
+    if (!p->len_sets) {
+        ValueSet *by_len = ARENA_ARRAY(p->arena, ValueSet, p->max_len);
+        vs_output_by_length(p, out, by_len);
+        p->len_sets = by_len;
+    }
+    for (size_t n = 0; n < p->max_len; n++)
+        if (p->len_sets[n].n && !vs_decodable(&p->len_sets[n], true, NULL)) return NULL;
+    return p->len_sets;
+}
+
 /* The value sets of the reachable s-ops, in topological order, over the lengths of the window. */
 static void values_pass(Plan *p, const IrNode *out) {
     for (size_t id = 0; id <= out->id; id++) {
