@@ -338,10 +338,10 @@ static ValueResult gated_apply(Plan *p, const IrNode *n, const IrNode *g, Value 
     return ir_map_apply(n, in, p->arena, msg, msgsize);
 }
 
-/* Whether the output `out` decodes per length with gaps far wider than a gated MLP's error (its
- * affine fit within 1e-12, rounding of sums of a few terms near M = 2 bound + 1, and a one-hot
- * gate's rounding times M: all below 1e-9 |value| + 1e-9): the model's number is then nearest
- * the right value of its length whatever the twins of other lengths. */
+/* Whether the output `out` decodes per length with gaps (>= 1e-6 |value|) far wider than a gated
+ * MLP's error: its affine fit within 1e-12, the rounding of sums near M = 2 bound + 1, and the
+ * ulps of the gate's one-hot times M. The model's number is then nearest the right value of its
+ * length, whatever the twins of other lengths (rasprun --verify checks it). */
 static bool wide_gaps_per_length(Plan *p, const IrNode *out) {
     const ValueSet *sets = vs_output_sets(p, out);
     for (size_t n = 0; sets && n < p->max_len; n++) {
