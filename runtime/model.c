@@ -59,6 +59,18 @@ static Counter count_params(const Model *m) {
 size_t model_param_count(const Model *m) { return count_params(m).all; }
 size_t model_nonzero_count(const Model *m) { return count_params(m).nonzero; }
 
+void model_softmax_beta(const Model *m, double eps, double *within, double *exact) {
+    *within = *exact = 0;
+    for (size_t l = 0; l < m->n_layers; l++)
+        for (size_t h = 0; h < m->layers[l].n_heads; h++) {
+            double tau = m->layers[l].heads[h].tie_tol;
+            double w = tau > 0 ? log(fmax((double)m->max_len, 1) / eps) / tau : INFINITY;
+            double e = tau > 0 ? 746 / tau : INFINITY; /* exp(-x) is 0.0 for x > 745.14 */
+            *within = fmax(*within, w);
+            *exact = fmax(*exact, e);
+        }
+}
+
 const Value *model_output_values(const Model *m, size_t n_input, size_t *count) {
     if (m->out_len_count == 0) {
         *count = m->out_count;

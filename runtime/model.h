@@ -218,6 +218,13 @@ Matrix model_matrix(Model *m, size_t rows, size_t cols); /* zeroed, owned by m->
 size_t model_param_count(const Model *m);
 size_t model_nonzero_count(const Model *m);
 
+/* The inverse temperatures at which softmax(beta S) reproduces every head's average-hard
+ * attention (docs/model-format.md, "Softmax attention"): *within, the least beta at which the
+ * keys below a head's tie set weigh at most `eps` together, ln(max_len / eps) / tie_tol; *exact,
+ * 746 / tie_tol, at which each of their weights is 0.0 in float64. Each the largest over the
+ * heads; INFINITY when a head has tie_tol 0 (exact ties only), 0 with no heads. */
+void model_softmax_beta(const Model *m, double eps, double *within, double *exact);
+
 /* The members a numerical output decodes against for an input of length n_input: the
  * per-length range of that length when the model has per-length value sets (NULL and *count 0
  * when n_input is not in 1..out_len_count), else out_values (*count = out_count). */

@@ -492,6 +492,11 @@ static void info(const Model *m) {
                c->what, g->n_terms, g->n_terms == 1 ? "" : "s", g->n_thresholds, g->n_thresholds == 1 ? "" : "s",
                g->thresholds[0], g->thresholds[g->n_thresholds - 1], g->m);
     }
+    double within, exact;
+    model_softmax_beta(m, 1e-12, &within, &exact);
+    if (m->n_layers && (within > 0 || exact > 0))
+        printf("softmax beta:  >= %.4g (off-tie keys weigh <= 1e-12), %.4g (their weights 0.0); "
+               "docs/model-format.md\n", within, exact);
     size_t all = model_param_count(m), nz = model_nonzero_count(m);
     printf("parameters:    %zu (%zu non-zero, %.2f%%)\n", all, nz, all ? 100.0 * (double)nz / (double)all : 0.0);
 }
