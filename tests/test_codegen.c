@@ -235,6 +235,10 @@ static const Case cases[] = {
      "x1 = aggregate(select(indices, indices, ==), (((x2 - 2) - frac_prevs(tokens, \"z\")) - (aggregate(select(indices, (length - indices - 1), ==), ((indices % (length ^ 0.5)) * (length ^ 0.5) + (indices - indices % (length ^ 0.5)) / (length ^ 0.5))) * aggregate(select(indices, (indices % (length / 7)), ==), indices))));\n"
      "out = ((((x1 - indices) - indices) - indices) + indices);\n",
      "out", "a,bc", 5, 4, -1},
+    {"a key that is indices plus a number the same at every position selects at most one key (long addition)",
+     "a = aggregate(select(tokens, \"+\", ==), indices); t = indices + length - a; "
+     "v = aggregate(select(t, indices, ==), indicator(tokens == \"b\") + 2 * indicator(tokens == \"+\"), 0); r = v + v * indices;",
+     "r", "ab+", 6, 6, -1},
     {"a per-length readout at lengths where the output always raises",
      "x4 = [3, 1, 2][[0.5, 2, True][length]]; r = indices * aggregate(select(length, indices, >), x4 or tokens);", "r",
      "a", 5, 5, -1},
