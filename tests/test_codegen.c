@@ -239,6 +239,12 @@ static const Case cases[] = {
      "a = aggregate(select(tokens, \"+\", ==), indices); t = indices + length - a; "
      "v = aggregate(select(t, indices, ==), indicator(tokens == \"b\") + 2 * indicator(tokens == \"+\"), 0); r = v + v * indices;",
      "r", "ab+", 6, 6, -1},
+    {"a mean of a decision on combined means (issue 15's Dyck example): the decision's values are exact, not approximate",
+     "o1 = aggregate(select(indices, indices, <=), indicator(tokens == \"(\")); c1 = aggregate(select(indices, indices, <=), "
+     "indicator(tokens == \")\")); o2 = aggregate(select(indices, indices, <=), indicator(tokens == \"[\")); "
+     "c2 = aggregate(select(indices, indices, <=), indicator(tokens == \"]\")); d1 = (o1 - c1) * (indices + 1); "
+     "d2 = (o2 - c2) * (indices + 1); r = aggregate(select(indices, indices, <=), 1 if d1 < 0 or d2 < 0 else 0);",
+     "r", "()[]", 8, 6, -1},
     {"a per-length readout at lengths where the output always raises",
      "x4 = [3, 1, 2][[0.5, 2, True][length]]; r = indices * aggregate(select(length, indices, >), x4 or tokens);", "r",
      "a", 5, 5, -1},
