@@ -167,12 +167,23 @@ static bool plan_width(Plan *p, SopInfo *info, const IrNode *out) {
     return true;
 }
 
+/* Whether s-op x can hold booleans and numbers of another kind (True and 0; its value set may
+ * merge True with 1, its kinds do not). */
+static bool bools_and_numbers(const Plan *p, const IrNode *x) {
+    unsigned k = p->kinds_possible[x->id];
+    return (k >> VAL_BOOL & 1) && (k >> VAL_INT & 1 || k >> VAL_FLOAT & 1);
+}
+
 static bool plan_aggregate(Plan *p, SopInfo *info, const IrNode *out) {
     const IrNode *n = info->node;
     SopInfo *src = &p->info[n->u.aggregate.sop->id];
     if (vs_mixed_kinds(&src->vs) && !selector_at_most_one(p, n->u.aggregate.selector))
         return plan_error(p, n, "averages an s-op that holds strings on some inputs and numbers on others; the "
                                 "compiler needs one kind to know whether it averages or copies");
+    if (bools_and_numbers(p, n->u.aggregate.sop) && aggregate_averages(p, n) && !selector_at_most_one(p, n->u.aggregate.selector))
+        return plan_error(p, n, "averages an s-op that holds booleans and other numbers (e.g. a default 0): the "
+                                "reference raises on several keys when every value of the sequence is a boolean, and "
+                                "averages otherwise, which the compiler cannot track; use indicator(...) for numbers");
     HeadOp *h = plan_new_head(p);
     h->tie_tol = 0.25; /* scores m (selected), m - 1/2 (BOS), at most m - 1 (others); index match: gaps 1 */
     int t_sel;

@@ -434,6 +434,12 @@ START_TEST(test_compile_errors) {
          "r = aggregate(select(indices, indices, <), indicator(tokens == \"a\") + x2);", "ab", "raises on every input", 2},
         {"s = select(indices, 0, <) and select(tokens, indices, <); r = selector_width(s or select(indices, 0, ==));",
          "ab", "which raises", 3},
+        /* fuzz_compile (1 h run): booleans and a default 0 averaged: the reference raises only when the
+         * whole sequence holds booleans; the model answered */
+        {"x = aggregate(select(indices, indices, <=), True if tokens == \"a\" else indicator(tokens == \"b\")); "
+         "r = x == indices;", "abcd", "holds booleans and other numbers", 4},
+        {"b = aggregate(select(tokens, tokens, ==), indices < 2); r = aggregate(select(b, False, ==), b) == 0;", "abcd",
+         "holds booleans and other numbers", 4},
         /* outsider findings: refusals that say why */
         {"tokens = tokens_int; r = aggregate(select(indices, indices, <=), tokens / 3);", "0..3",
          "not all multiples of one power of two", 5},
