@@ -14,6 +14,7 @@
 
 #include "ir/input.h"
 #include "runtime/forward.h"
+#include "runtime/kernels.h"
 #include "runtime/model_io.h"
 #include "support/term.h"
 #include "verify/verify.h"
@@ -59,9 +60,8 @@ static const char help_text[] =
     "                  dim (labelled), a column per position; red > 0, blue < 0, each row scaled\n"
     "                  by its largest |value|. With or without --trace\n"
     "  --info          print the model's configuration and parameter counts\n"
-    "  --bench K       time K forward passes at the maximum length, with and without the sparse\n"
-    "                  weight plans\n"
-    "  --dense         run plain dense products instead of the sparse plans\n"
+    "  --bench K       time K random inputs of the maximum length, batched and one at a time, with\n"
+    "                  the floating-point operations per second beside the measured peak of a core\n"
     "  -q, --quiet     print only errors on stderr (no notes, summaries or progress)\n"
     "  -v, --verbose   say on stderr what was loaded and how long each step took\n"
     "\n"
@@ -84,7 +84,7 @@ static const char help_text[] =
 typedef struct Options {
     const char *model, *inputs_file, **inputs;
     size_t n_inputs;
-    bool json, check, verify, info, dense, have_max_len, trace, quiet, verbose;
+    bool json, check, verify, info, have_max_len, trace, quiet, verbose;
     const char *trace_png; /* --trace-png FILE, "-" for standard output */
     size_t max_len, random, bench;
     uint64_t seed;
@@ -150,7 +150,7 @@ static int parse_args(int argc, char **argv, Options *o) {
                            strcmp(a, "--seed") == 0 || strcmp(a, "--bench") == 0 || strcmp(a, "--trace-png") == 0;
         if (value && !takes_value) {
             bool known = !strcmp(a, "--json") || !strcmp(a, "--check") || !strcmp(a, "--verify") || !strcmp(a, "--info") ||
-                         !strcmp(a, "--dense") || !strcmp(a, "--trace") || !strcmp(a, "--quiet") ||
+                         !strcmp(a, "--trace") || !strcmp(a, "--quiet") ||
                          !strcmp(a, "--verbose") || !strcmp(a, "--help") || !strcmp(a, "--version");
             return usage_error(known ? "option '%s' takes no value" : "unknown option '%s'", a);
         }
@@ -164,7 +164,6 @@ static int parse_args(int argc, char **argv, Options *o) {
         else if (strcmp(a, "--check") == 0) o->check = true;
         else if (strcmp(a, "--verify") == 0) o->verify = true;
         else if (strcmp(a, "--info") == 0) o->info = true;
-        else if (strcmp(a, "--dense") == 0) o->dense = true;
         else if (strcmp(a, "--trace") == 0) o->trace = true;
         else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) o->quiet = true;
         else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) o->verbose = true;
@@ -502,27 +501,58 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* K random inputs of the maximum length: the batched run (tokenize, forward, checks, readout,
+ * as --inputs runs them) and the forward pass alone, one sequence at a time; the floating-point
+ * operations they need (model_forward_flops) per second, beside the measured peak of one core. */
+/* The CPU time of this thread: on a shared machine, the time the bench actually ran. */
+static double cpu_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static int bench(Runner *r, size_t k) {
     const Model *m = &r->model;
-    size_t n = m->max_len, *ids = calloc(n + 1, sizeof *ids);
-    double *X = calloc((n + 1) * m->d_model, sizeof *X), secs[2];
+    size_t n = m->max_len;
+    Arena a;
+    arena_init(&a);
+    const Value **inputs = ARENA_ARRAY(&a, const Value *, k ? k : 1);
+    size_t *lens = ARENA_ARRAY(&a, size_t, k ? k : 1), *ids = ARENA_ARRAY(&a, size_t, n + 1);
+    double *X = ARENA_ARRAY(&a, double, (n + 1) * m->d_model);
     uint64_t seed = 1;
-    for (size_t i = 0; i < n; i++) {
-        ids[i] = m->n_vocab && !m->numeric_tokens ? verify_rng_next(&seed) % m->n_vocab : 0;
-        if (m->numeric_tokens) r->ws.token_values[i] = verify_random_real(m, &seed).as.f;
+    for (size_t i = 0; i < k; i++) {
+        Value *in = ARENA_ARRAY(&a, Value, n ? n : 1);
+        for (size_t j = 0; j < n; j++)
+            in[j] = m->numeric_tokens ? verify_random_real(m, &seed) : m->vocab[verify_rng_next(&seed) % m->n_vocab];
+        inputs[i] = in;
+        lens[i] = n;
     }
-    for (int sparse = 0; sparse < 2; sparse++) {
-        r->ws.sparse = sparse;
-        model_forward(m, ids, n, 0, m->n_layers, X, &r->ws); /* warm-up */
-        double t0 = now_s();
-        for (size_t i = 0; i < k; i++) model_forward(m, ids, n, 0, m->n_layers, X, &r->ws);
-        secs[sparse] = now_s() - t0;
+    ModelOutcome *res = ARENA_ARRAY(&a, ModelOutcome, k ? k : 1);
+    Arena out;
+    arena_init(&out);
+    model_run_batch(m, &r->ws, inputs, lens, k ? 1 : 0, &out, res); /* warm-up */
+    double t0 = cpu_s();
+    model_run_batch(m, &r->ws, inputs, lens, k, &out, res);
+    double batched = cpu_s() - t0;
+    arena_free(&out);
+    char err[256];
+    if (!model_tokenize(m, inputs[0], n, ids, r->ws.token_values, err, sizeof err)) {
+        fprintf(stderr, "rasprun: --bench: %s\n", err);
+        arena_free(&a);
+        return 1;
     }
-    printf("forward at length %zu (D = %zu, %zu layers), %zu runs: dense %.1f us/run, sparse %.1f us/run (%.2fx)\n", n,
-           m->d_model, m->n_layers, k, 1e6 * secs[0] / (double)k, 1e6 * secs[1] / (double)k,
-           secs[1] > 0 ? secs[0] / secs[1] : 0.0);
-    free(ids);
-    free(X);
+    model_forward(m, ids, n, 0, m->n_layers, X, &r->ws);
+    t0 = cpu_s();
+    for (size_t i = 0; i < k; i++) model_forward(m, ids, n, 0, m->n_layers, X, &r->ws);
+    double single = cpu_s() - t0, check, flops = model_forward_flops(m, n);
+    double peak = kernel_peak_flops(cpu_s, 0.05, &check);
+    double per = batched / (double)(k ? k : 1);
+    printf("forward at length %zu (D = %zu, %zu layers, float64, %s), %zu runs: batched %.2f us/seq, one at a time "
+           "%.2f us/seq; %.4g MFLOP/seq, %.2f GFLOP/s batched; peak %.1f GFLOP/s (one core, measured); CPU time\n",
+           n, m->d_model, m->n_layers, kernel_isa_name(kernel_isa()), k, 1e6 * per, 1e6 * single / (double)(k ? k : 1),
+           flops * 1e-6, per > 0 ? flops / per * 1e-9 : 0.0, peak * 1e-9);
+    (void)check;
+    arena_free(&a);
     return 0;
 }
 
@@ -575,7 +605,6 @@ int main(int argc, char **argv) {
         free(o.inputs);
         return 2;
     }
-    r.ws.sparse = !o.dense;
     bool need_ref = o.check || o.verify;
     if (o.info) rc = (info(&r.model), 0);
     else if (o.bench) rc = bench(&r, o.bench);

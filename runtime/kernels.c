@@ -1,0 +1,174 @@
+#include "runtime/kernels.h"
+
+#include <math.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define KERNEL_X86 1
+#endif
+
+/* The reference: one element at a time. */
+static void chain_scalar(const uint32_t *row, const double *val, size_t n, const double *in, size_t base, size_t ld, size_t len,
+                         const double *init, double *out) {
+    for (size_t i = 0; i < len; i++) {
+        double acc = init ? init[i] : 0.0;
+        for (size_t k = 0; k < n; k++) acc = fma(val[k], in[(size_t)(row[k] - base) * ld + i], acc);
+        out[i] = acc;
+    }
+}
+
+#ifdef KERNEL_X86
+__attribute__((target("avx512f"))) static void chain_avx512(const uint32_t *row, const double *val, size_t n,
+                                                             const double *in, size_t base, size_t ld, size_t len,
+                                                             const double *init, double *out) {
+    if (len == KERNEL_BLOCK) { /* the whole block in 8 registers */
+        __m512d a0, a1, a2, a3, a4, a5, a6, a7;
+        if (init) {
+            a0 = _mm512_loadu_pd(init), a1 = _mm512_loadu_pd(init + 8), a2 = _mm512_loadu_pd(init + 16);
+            a3 = _mm512_loadu_pd(init + 24), a4 = _mm512_loadu_pd(init + 32), a5 = _mm512_loadu_pd(init + 40);
+            a6 = _mm512_loadu_pd(init + 48), a7 = _mm512_loadu_pd(init + 56);
+        } else {
+            a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = _mm512_setzero_pd();
+        }
+        for (size_t k = 0; k < n; k++) {
+            __m512d w = _mm512_set1_pd(val[k]);
+            const double *x = in + (size_t)(row[k] - base) * ld;
+            a0 = _mm512_fmadd_pd(w, _mm512_loadu_pd(x), a0);
+            a1 = _mm512_fmadd_pd(w, _mm512_loadu_pd(x + 8), a1);
+            a2 = _mm512_fmadd_pd(w, _mm512_loadu_pd(x + 16), a2);
+            a3 = _mm512_fmadd_pd(w, _mm512_loadu_pd(x + 24), a3);
+            a4 = _mm512_fmadd_pd(w, _mm512_loadu_pd(x + 32), a4);
+            a5 = _mm512_fmadd_pd(w, _mm512_loadu_pd(x + 40), a5);
+            a6 = _mm512_fmadd_pd(w, _mm512_loadu_pd(x + 48), a6);
+            a7 = _mm512_fmadd_pd(w, _mm512_loadu_pd(x + 56), a7);
+        }
+        _mm512_storeu_pd(out, a0), _mm512_storeu_pd(out + 8, a1), _mm512_storeu_pd(out + 16, a2);
+        _mm512_storeu_pd(out + 24, a3), _mm512_storeu_pd(out + 32, a4), _mm512_storeu_pd(out + 40, a5);
+        _mm512_storeu_pd(out + 48, a6), _mm512_storeu_pd(out + 56, a7);
+        return;
+    }
+    for (size_t i = 0; i < len; i += 8) {
+        __m512d a = init ? _mm512_loadu_pd(init + i) : _mm512_setzero_pd();
+        for (size_t k = 0; k < n; k++)
+            a = _mm512_fmadd_pd(_mm512_set1_pd(val[k]), _mm512_loadu_pd(in + (size_t)(row[k] - base) * ld + i), a);
+        _mm512_storeu_pd(out + i, a);
+    }
+}
+
+__attribute__((target("avx2,fma"))) static void chain_avx2(const uint32_t *row, const double *val, size_t n,
+                                                            const double *in, size_t base, size_t ld, size_t len,
+                                                            const double *init, double *out) {
+    for (size_t i = 0; i < len; i += 16) { /* 16 rows (4 registers) at a time; len is a multiple of 8 */
+        if (len - i < 16) {
+            for (size_t j = i; j < len; j += 4) {
+                __m256d a = init ? _mm256_loadu_pd(init + j) : _mm256_setzero_pd();
+                for (size_t k = 0; k < n; k++)
+                    a = _mm256_fmadd_pd(_mm256_set1_pd(val[k]), _mm256_loadu_pd(in + (size_t)(row[k] - base) * ld + j), a);
+                _mm256_storeu_pd(out + j, a);
+            }
+            break;
+        }
+        __m256d a0, a1, a2, a3;
+        if (init) {
+            a0 = _mm256_loadu_pd(init + i), a1 = _mm256_loadu_pd(init + i + 4);
+            a2 = _mm256_loadu_pd(init + i + 8), a3 = _mm256_loadu_pd(init + i + 12);
+        } else {
+            a0 = a1 = a2 = a3 = _mm256_setzero_pd();
+        }
+        for (size_t k = 0; k < n; k++) {
+            __m256d w = _mm256_set1_pd(val[k]);
+            const double *x = in + (size_t)(row[k] - base) * ld + i;
+            a0 = _mm256_fmadd_pd(w, _mm256_loadu_pd(x), a0);
+            a1 = _mm256_fmadd_pd(w, _mm256_loadu_pd(x + 4), a1);
+            a2 = _mm256_fmadd_pd(w, _mm256_loadu_pd(x + 8), a2);
+            a3 = _mm256_fmadd_pd(w, _mm256_loadu_pd(x + 12), a3);
+        }
+        _mm256_storeu_pd(out + i, a0), _mm256_storeu_pd(out + i + 4, a1);
+        _mm256_storeu_pd(out + i + 8, a2), _mm256_storeu_pd(out + i + 12, a3);
+    }
+}
+#endif
+
+KernelIsa kernel_isa(void) {
+#ifdef KERNEL_X86
+    if (__builtin_cpu_supports("avx512f")) return KERNEL_AVX512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return KERNEL_AVX2;
+#endif
+    return KERNEL_SCALAR;
+}
+
+const char *kernel_isa_name(KernelIsa isa) {
+    return isa == KERNEL_AVX512 ? "avx512" : isa == KERNEL_AVX2 ? "avx2" : "scalar";
+}
+
+void kernel_chain_isa(KernelIsa isa, const uint32_t *row, const double *val, size_t n, const double *in, size_t base,
+                      size_t ld, size_t len, const double *init, double *out) {
+#ifdef KERNEL_X86
+    if (isa == KERNEL_AVX512) {
+        chain_avx512(row, val, n, in, base, ld, len, init, out);
+        return;
+    }
+    if (isa == KERNEL_AVX2) {
+        chain_avx2(row, val, n, in, base, ld, len, init, out);
+        return;
+    }
+#endif
+    (void)isa;
+    chain_scalar(row, val, n, in, base, ld, len, init, out);
+}
+
+void kernel_chain(const uint32_t *row, const double *val, size_t n, const double *in, size_t base, size_t ld,
+                  size_t len, const double *init, double *out) {
+    kernel_chain_isa(kernel_isa(), row, val, n, in, base, ld, len, init, out);
+}
+
+/* ---- peak ---- */
+
+#ifdef KERNEL_X86
+/* 12 independent FMA chains of 8 doubles: enough to keep two FMA pipes of latency 4 busy. */
+__attribute__((target("avx512f"))) static double fma_loop_avx512(size_t iters) {
+    __m512d a[12], x = _mm512_set1_pd(1.0 - 1e-9), y = _mm512_set1_pd(1e-9);
+    for (int k = 0; k < 12; k++) a[k] = _mm512_set1_pd((double)k);
+    for (size_t i = 0; i < iters; i++)
+        for (int k = 0; k < 12; k++) a[k] = _mm512_fmadd_pd(a[k], x, y);
+    __m512d s = a[0];
+    for (int k = 1; k < 12; k++) s = _mm512_add_pd(s, a[k]);
+    return _mm512_reduce_add_pd(s);
+}
+
+__attribute__((target("avx2,fma"))) static double fma_loop_avx2(size_t iters) {
+    __m256d a[12], x = _mm256_set1_pd(1.0 - 1e-9), y = _mm256_set1_pd(1e-9);
+    for (int k = 0; k < 12; k++) a[k] = _mm256_set1_pd((double)k);
+    for (size_t i = 0; i < iters; i++)
+        for (int k = 0; k < 12; k++) a[k] = _mm256_fmadd_pd(a[k], x, y);
+    __m256d s = a[0];
+    for (int k = 1; k < 12; k++) s = _mm256_add_pd(s, a[k]);
+    double t[4];
+    _mm256_storeu_pd(t, s);
+    return t[0] + t[1] + t[2] + t[3];
+}
+#endif
+
+double kernel_peak_flops(double (*clock_s)(void), double seconds, double *checksum) {
+    KernelIsa isa = kernel_isa();
+    size_t iters = 1 << 16, lanes = isa == KERNEL_AVX512 ? 8 : isa == KERNEL_AVX2 ? 4 : 1;
+    double best = 0.0, sum = 0.0, t_end = clock_s() + seconds;
+    while (clock_s() < t_end) {
+        double t0 = clock_s();
+#ifdef KERNEL_X86
+        if (isa == KERNEL_AVX512) sum += fma_loop_avx512(iters);
+        else if (isa == KERNEL_AVX2) sum += fma_loop_avx2(iters);
+        else
+#endif
+        {
+            double a = 1.0;
+            for (size_t i = 0; i < 12 * iters; i++) a = fma(a, 1.0 - 1e-9, 1e-9);
+            sum += a;
+        }
+        double dt = clock_s() - t0;
+        double rate = dt > 0 ? (double)iters * 12.0 * (double)lanes * 2.0 / dt : 0.0;
+        if (rate > best) best = rate;
+    }
+    *checksum = sum;
+    return best;
+}
