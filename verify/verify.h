@@ -159,6 +159,13 @@ typedef struct VerifyOutcome {
  * *o points at `input` (both must outlive the use of *o). Returns o->verdict. */
 VerifyVerdict verify_input(const VerifyPair *p, const Value *input, size_t n, Arena *scratch, VerifyOutcome *o);
 
+/* The two halves of verify_input, for callers that run the model on many inputs at once
+ * (model_run_batch): whether the model can tokenize the input (else err gets why: the input is
+ * VERIFY_OUTSIDE), and the verdict given the model's outcome on it (the reference is run here). */
+bool verify_in_domain(const VerifyPair *p, const Value *input, size_t n, Arena *scratch, char *err, size_t errsize);
+VerifyVerdict verify_outcome(const VerifyPair *p, const Value *input, size_t n, const ModelOutcome *mo, Arena *scratch,
+                             VerifyOutcome *o);
+
 /* ---- report.c: what a mismatch looks like ---- */
 
 /* One atom as typed JSON: "a", 1, 1.0, true; non-finite floats as NaN, Infinity, -Infinity
