@@ -29,16 +29,13 @@ static void read_product(const Matrix *W, const double *in, size_t ld, size_t r0
     }
 }
 
-/* F[d][block] += (the panel `in` (W->rows lines) times W)[d] for each dim d W writes; Y is
- * scratch of plan->n x KERNEL_BLOCK. */
+/* F[d][block] += (the panel `in` (W->rows lines) times W)[d] for each dim d W writes. */
 static void write_product(const Matrix *W, const WritePlan *plan, const double *in, size_t ld, size_t r0, size_t len,
-                          double *F, double *Y) {
+                          double *F) {
     for (size_t j = 0; j < plan->n; j++) {
         size_t d = plan->dims[j];
         MatrixColumn col = matrix_column(W, d);
-        double *y = Y + j * KERNEL_BLOCK, *x = F + d * ld + r0;
-        kernel_chain(col.row, col.val, col.n, in + r0, 0, ld, len, NULL, y);
-        for (size_t i = 0; i < len; i++) x[i] += y[i];
+        kernel_chain_to(col.row, col.val, col.n, in + r0, 0, ld, len, KERNEL_ADD, 0.0, F + d * ld + r0);
     }
 }
 
@@ -78,13 +75,13 @@ static void attention_sequence(const ModelHead *h, Workspace *ws, size_t o, size
         double best = S[0];
         for (size_t j = 1; j <= last; j++) if (S[j] > best) best = S[j];
         double threshold = best - tol;
-        size_t ties = 0;
-        for (size_t j = 0; j <= last; j++) ties += !(S[j] < threshold); /* >= 1: the maximum itself */
+        size_t ties = 0; /* >= 1: the maximum itself */
+        for (size_t j = 0; j <= last; j++)
+            if (!(S[j] < threshold)) ws->selected[ties++] = (uint32_t)j;
         for (size_t c = 0; c < dv; c++) {
             const double *v = ws->V + c * ld + o;
             double sum = 0.0;
-            for (size_t j = 0; j <= last; j++)
-                if (!(S[j] < threshold)) sum += v[j];
+            for (size_t t = 0; t < ties; t++) sum += v[ws->selected[t]];
             A[c * ld + o + i] = sum / (double)ties;
         }
     }
@@ -116,18 +113,10 @@ static void mlp_block(const Model *m, size_t l, Workspace *ws, size_t r0, size_t
         for (size_t c = h0; c < h1; c++) {
             MatrixColumn col = matrix_column(&f->w1, c);
             double *z = ws->H + (c - h0) * KERNEL_BLOCK;
-            kernel_chain(col.row, col.val, col.n, ws->F + r0, 0, ld, len, NULL, z);
-            double b = f->b1[c];
-            for (size_t i = 0; i < len; i++) {
-                double t = z[i] + b;
-                z[i] = t > 0.0 ? t : 0.0;
-            }
+            kernel_chain_to(col.row, col.val, col.n, ws->F + r0, 0, ld, len, KERNEL_RELU, f->b1[c], z);
             if (f->gated) {
                 MatrixColumn g = matrix_column(&f->w3, c);
-                double *gv = ws->G;
-                kernel_chain(g.row, g.val, g.n, ws->F + r0, 0, ld, len, NULL, gv);
-                double b3 = f->b3[c];
-                for (size_t i = 0; i < len; i++) z[i] *= gv[i] + b3;
+                kernel_chain_to(g.row, g.val, g.n, ws->F + r0, 0, ld, len, KERNEL_GATE, f->b3[c], z);
             }
         }
         for (size_t j = 0; j < plan->n; j++) {
@@ -140,9 +129,9 @@ static void mlp_block(const Model *m, size_t l, Workspace *ws, size_t r0, size_t
             ws->cursor[j] = to;
         }
     }
-    for (size_t j = 0; j < plan->n; j++) {
+    for (size_t j = 0; j < plan->n; j++) { /* X += the chain (vectorised: one rounding per element) */
         double *x = ws->F + plan->dims[j] * ld + r0, *y = ws->Y + j * KERNEL_BLOCK;
-        for (size_t i = 0; i < len; i++) x[i] += y[i];
+        kernel_add(y, len, x);
     }
     for (size_t j = 0; j < ws->b2_count[l]; j++) {
         size_t d = ws->b2_dims[l][j];
@@ -169,7 +158,7 @@ static void layer(const Model *m, size_t l, Workspace *ws, const size_t *starts,
     for (size_t h = 0; h < L->n_heads; h++) {
         for (size_t r0 = 0; r0 < padded; r0 += KERNEL_BLOCK) {
             size_t len = padded - r0 < KERNEL_BLOCK ? padded - r0 : KERNEL_BLOCK;
-            write_product(&L->heads[h].wo, &ws->heads[l][h], ws->A + at * ld, ld, r0, len, ws->F, ws->Y);
+            write_product(&L->heads[h].wo, &ws->heads[l][h], ws->A + at * ld, ld, r0, len, ws->F);
         }
         at += L->heads[h].wv.cols;
     }
@@ -328,6 +317,7 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     ws->pos = ARENA_ARRAY(&ws->arena, size_t, ld);
     ws->cursor = ARENA_ARRAY(&ws->arena, size_t, writes ? writes : 1);
     ws->iota = ARENA_ARRAY(&ws->arena, uint32_t, dk ? dk : 1);
+    ws->selected = ARENA_ARRAY(&ws->arena, uint32_t, seq);
     for (size_t c = 0; c < dk; c++) ws->iota[c] = (uint32_t)c;
     ws->token_rows = embed_rows(&ws->arena, &m->token_embed);
     ws->pos_rows = embed_rows(&ws->arena, &m->pos_embed);

@@ -70,6 +70,7 @@ typedef struct Workspace {
     size_t *ids, *pos;    /* ld: the token id and position of each row of a batch */
     size_t *cursor;       /* D: per written dim, the next W2 entry of a block */
     uint32_t *iota;       /* 0, 1, ...: the rows of a dense column (scores) */
+    uint32_t *selected;   /* max_len + 1: the keys a query selects */
     double *qcol;         /* a query's score columns */
     WritePlan **heads;    /* heads[l][h]: the dims Wo writes */
     WritePlan *mlps;      /* mlps[l]: the dims W2 writes */

@@ -89,6 +89,66 @@ __attribute__((target("avx2,fma"))) static void chain_avx2(const uint32_t *row, 
 }
 #endif
 
+/* Chains (temporary) then the epilogue, 8 rows at a time: vectorised by the compiler or not,
+ * each element gets exactly the one rounding per operation stated in kernels.h. */
+static void epilogue_scalar(const double *c, size_t len, KernelEpilogue e, double bias, double *out) {
+    for (size_t i = 0; i < len; i++) {
+        double t;
+        switch (e) {
+        case KERNEL_STORE: out[i] = c[i]; break;
+        case KERNEL_ADD: out[i] = out[i] + c[i]; break;
+        case KERNEL_RELU: t = c[i] + bias; out[i] = t > 0.0 ? t : 0.0; break;
+        case KERNEL_GATE: out[i] = out[i] * (c[i] + bias); break;
+        }
+    }
+}
+
+#ifdef KERNEL_X86
+__attribute__((target("avx512f"))) static void epilogue_avx512(const double *c, size_t len, KernelEpilogue e,
+                                                                double bias, double *out) {
+    __m512d b = _mm512_set1_pd(bias), zero = _mm512_setzero_pd();
+    for (size_t i = 0; i < len; i += 8) {
+        __m512d x = _mm512_loadu_pd(c + i);
+        switch (e) {
+        case KERNEL_STORE: break;
+        case KERNEL_ADD: x = _mm512_add_pd(_mm512_loadu_pd(out + i), x); break;
+        /* max(t, +0.0) returns its second operand when t is NaN or a zero: t > 0 ? t : +0.0 */
+        case KERNEL_RELU: x = _mm512_max_pd(_mm512_add_pd(x, b), zero); break;
+        case KERNEL_GATE: x = _mm512_mul_pd(_mm512_loadu_pd(out + i), _mm512_add_pd(x, b)); break;
+        }
+        _mm512_storeu_pd(out + i, x);
+    }
+}
+#endif
+
+void kernel_chain_to(const uint32_t *row, const double *val, size_t n, const double *in, size_t base, size_t ld,
+                     size_t len, KernelEpilogue e, double bias, double *out) {
+    double c[KERNEL_BLOCK];
+    for (size_t i0 = 0; i0 < len; i0 += KERNEL_BLOCK) {
+        size_t l = len - i0 < KERNEL_BLOCK ? len - i0 : KERNEL_BLOCK;
+        KernelIsa isa = kernel_isa();
+        kernel_chain_isa(isa, row, val, n, in + i0, base, ld, l, NULL, e == KERNEL_STORE ? out + i0 : c);
+        if (e == KERNEL_STORE) continue;
+#ifdef KERNEL_X86
+        if (isa == KERNEL_AVX512) {
+            epilogue_avx512(c, l, e, bias, out + i0);
+            continue;
+        }
+#endif
+        epilogue_scalar(c, l, e, bias, out + i0);
+    }
+}
+
+void kernel_add(const double *y, size_t len, double *out) {
+#ifdef KERNEL_X86
+    if (kernel_isa() == KERNEL_AVX512) {
+        epilogue_avx512(y, len, KERNEL_ADD, 0.0, out);
+        return;
+    }
+#endif
+    epilogue_scalar(y, len, KERNEL_ADD, 0.0, out);
+}
+
 KernelIsa kernel_isa(void) {
 #ifdef KERNEL_X86
     if (__builtin_cpu_supports("avx512f")) return KERNEL_AVX512;

@@ -27,6 +27,20 @@
 void kernel_chain(const uint32_t *row, const double *val, size_t n, const double *in, size_t base, size_t ld,
                   size_t len, const double *init, double *out);
 
+/* What becomes of a block's chains c[i] (one rounding each, in this order):
+ *   KERNEL_STORE  out[i] = c[i]
+ *   KERNEL_ADD    out[i] = out[i] + c[i]                 (X += a product)
+ *   KERNEL_RELU   out[i] = max(c[i] + bias, +0.0)        (ReLU(x W1 + b1); a NaN gives +0.0)
+ *   KERNEL_GATE   out[i] = out[i] * (c[i] + bias)        (a hidden unit times its gate) */
+typedef enum KernelEpilogue { KERNEL_STORE, KERNEL_ADD, KERNEL_RELU, KERNEL_GATE } KernelEpilogue;
+
+/* kernel_chain without init, then the epilogue into out. */
+void kernel_chain_to(const uint32_t *row, const double *val, size_t n, const double *in, size_t base, size_t ld,
+                     size_t len, KernelEpilogue e, double bias, double *out);
+
+/* out[i] = out[i] + y[i] for i < len (a multiple of 8). */
+void kernel_add(const double *y, size_t len, double *out);
+
 typedef enum KernelIsa { KERNEL_SCALAR, KERNEL_AVX2, KERNEL_AVX512 } KernelIsa;
 /* The best instruction set this processor has (what kernel_chain uses), and its name. */
 KernelIsa kernel_isa(void);
