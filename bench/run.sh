@@ -10,9 +10,13 @@
 #       non-zero parameters, compile_ms (the compiler's own timer) and the wall-clock time of
 #       the whole raspcc process (which also writes the model file);
 #   rasprun M.bin --bench K
-#       microseconds per forward pass of one sequence of the maximum length, with the sparse
-#       weight plans (rasprun's default) and with plain dense products; K is calibrated with a
-#       first --bench 1 so that the sparse measurement takes at least BENCH_MIN_S (0.2) seconds.
+#       microseconds per sequence of the maximum length (K random ones), run batched as
+#       --inputs and --verify run them and one at a time; the floating-point operations one
+#       sequence needs (2 per stored non-zero weight and residual row, 2 rows^2 dk per head's
+#       scores, the biases: runtime/forward.h model_forward_flops), GFLOP/s, and the peak of one
+#       core measured by rasprun (an FMA loop); the FLOP bound is MFLOP / peak. Times are CPU
+#       time of the process (the machine is shared). K is calibrated with a first --bench 1 so
+#       that the batched measurement takes at least BENCH_MIN_S (0.2) seconds.
 # Every process runs with OPENBLAS_NUM_THREADS=1, a timeout of BENCH_TIMEOUT seconds (120) and an
 # address-space limit of BENCH_MEM_GB GiB (12). A configuration that fails prints what happened
 # in its row: "refused: <first error line>", "timeout (120 s)", "failed (exit N): ...".
@@ -89,15 +93,17 @@ def measure(name, n, tmp):
     row.update(layers=s["layers"], heads=sum(s["heads"]), residual=s["residual_width"],
                mlp=sum(s["mlp_hidden"]), params=s["params"], nonzero=s["nonzero_params"],
                compile_ms=s["compile_ms"], size=os.path.getsize(model))
-    pat = re.compile(r"(\d+) runs: dense ([0-9.]+) us/run, sparse ([0-9.]+) us/run")
+    pat = re.compile(r"(\d+) runs: batched ([0-9.]+) us/seq, one at a time ([0-9.]+) us/seq; ([0-9.e+-]+) MFLOP/seq, "
+                     r"([0-9.]+) GFLOP/s batched; peak ([0-9.]+) GFLOP/s")
     st, out, err, _ = run([BIN + "/rasprun", model, "--bench", "1"])
     if st == "ok" and pat.search(out):
-        sparse1 = float(pat.search(out).group(3)) * 1e-6
+        sparse1 = float(pat.search(out).group(2)) * 1e-6
         k = max(1, min(10**6, math.ceil(1.25 * MIN_S / max(sparse1, 1e-7))))
         st, out, err, _ = run([BIN + "/rasprun", model, "--bench", str(k)])
     m = pat.search(out) if st == "ok" else None
     if m:
-        row.update(k=int(m.group(1)), dense_us=float(m.group(2)), sparse_us=float(m.group(3)))
+        row.update(k=int(m.group(1)), batched_us=float(m.group(2)), single_us=float(m.group(3)),
+                   mflop=float(m.group(4)), gflops=float(m.group(5)), peak=float(m.group(6)))
     else:
         row["bench_error"] = why(st, err, "rasprun --bench") if st != "ok" else "rasprun --bench: unreadable output"
     os.remove(model)
@@ -115,19 +121,22 @@ def layers_cell(r):
 
 def table1(rows):
     print("| program | max len | layers (paper) | heads | residual | MLP hidden | params | non-zero "
-          "| compile_ms | raspcc wall s | µs/seq sparse | µs/seq dense | K |")
-    print("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+          "| compile_ms | raspcc wall s | µs/seq batched | µs/seq one at a time | MFLOP/seq | GFLOP/s "
+          "| FLOP bound µs (× bound) | K |")
+    print("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
     for r in rows:
         cells = [r["name"], str(r["n"])]
         if "error" in r:
-            cells += [r["error"]] + ["—"] * 6 + ["%.2f" % r["wall_s"]] + ["—"] * 3
+            cells += [r["error"]] + ["—"] * 6 + ["%.2f" % r["wall_s"]] + ["—"] * 6
         else:
             cells += [layers_cell(r), str(r["heads"]), fmt_int(r["residual"]), fmt_int(r["mlp"]),
                       fmt_int(r["params"]), fmt_int(r["nonzero"]), "%.1f" % r["compile_ms"], "%.2f" % r["wall_s"]]
             if "bench_error" in r:
-                cells += [r["bench_error"], "—", "—"]
+                cells += [r["bench_error"]] + ["—"] * 5
             else:
-                cells += [fmt_us(r["sparse_us"]), fmt_us(r["dense_us"]), str(r["k"])]
+                bound = r["mflop"] / r["peak"] * 1e3 if r["peak"] > 0 else float("nan")
+                cells += [fmt_us(r["batched_us"]), fmt_us(r["single_us"]), "%.3g" % r["mflop"], "%.2f" % r["gflops"],
+                          "%s (%.1f×)" % (fmt_us(bound), r["batched_us"] / bound), str(r["k"])]
         print("| " + " | ".join(cells) + " |")
 
 def ratio(a, b):
@@ -180,7 +189,8 @@ def main():
     print("raspcc benchmark — %s — %s, %d cores (%s), Linux %s — commit %s" % (
         time.strftime("%Y-%m-%d %H:%M %Z"), platform.machine(), os.cpu_count(), cpu(), platform.release(), git_rev()))
     print("OPENBLAS_NUM_THREADS=%s; timeout %g s and %g GiB address space per process; "
-          "µs/seq = one forward pass at the max length (rasprun --bench K, K calibrated for >= %g s)" % (
+          "µs/seq = CPU time per random input of the max length (rasprun --bench K, K calibrated for >= %g s); "
+          "FLOP bound = MFLOP/seq / the measured peak of one core (float64 FMA)" % (
         os.environ.get("OPENBLAS_NUM_THREADS"), TIMEOUT, MEM_GB, MIN_S))
     print()
     t_start = time.monotonic()

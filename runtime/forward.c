@@ -23,20 +23,15 @@ static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
 /* out[c][block] = (the panel `in` times W)[c], for every column c of W (D x cols, reading the
  * residual), rows [r0, r0 + len). */
 static void read_product(const Matrix *W, const double *in, size_t ld, size_t r0, size_t len, double *out) {
-    for (size_t c = 0; c < W->cols; c++) {
-        MatrixColumn col = matrix_column(W, c);
-        kernel_chain(col.row, col.val, col.n, in + r0, 0, ld, len, NULL, out + c * ld + r0);
-    }
+    const MatrixColumn *cols = matrix_columns(W);
+    if (cols) kernel_columns(cols, NULL, W->cols, in + r0, 0, ld, len, KERNEL_STORE, NULL, out + r0, ld);
+    else for (size_t c = 0; c < W->cols; c++) memset(out + c * ld + r0, 0, len * sizeof *out);
 }
 
 /* F[d][block] += (the panel `in` (W->rows lines) times W)[d] for each dim d W writes. */
 static void write_product(const Matrix *W, const WritePlan *plan, const double *in, size_t ld, size_t r0, size_t len,
                           double *F) {
-    for (size_t j = 0; j < plan->n; j++) {
-        size_t d = plan->dims[j];
-        MatrixColumn col = matrix_column(W, d);
-        kernel_chain_to(col.row, col.val, col.n, in + r0, 0, ld, len, KERNEL_ADD, 0.0, F + d * ld + r0);
-    }
+    if (plan->n) kernel_columns(matrix_columns(W), plan->dims, plan->n, in + r0, 0, ld, len, KERNEL_ADD, NULL, F + r0, ld);
 }
 
 /* ---- the machine ---- */
@@ -63,26 +58,34 @@ static void embed(const Model *m, const Workspace *ws, const size_t *ids, const 
 
 /* One sequence's attention for one head: rows [o, o + rows) of the panels Q, K (dk lines) and V
  * (dv lines); out_i = mean of V_j over the keys j whose score Q_i . K_j is at least the row's
- * maximum minus the head's absolute tie tolerance (j <= i when causal), written to A (dv lines). */
+ * maximum minus the head's absolute tie tolerance (j <= i when causal), written to A (dv lines).
+ * Scores come KERNEL_BLOCK queries at a time: each query a dense column of dk entries. */
 static void attention_sequence(const ModelHead *h, Workspace *ws, size_t o, size_t rows, double *A) {
     size_t dk = h->wq.cols, dv = h->wv.cols, ld = ws->ld, span = round_up(rows, 8);
-    double *S = ws->S, tol = h->tie_tol;
-    for (size_t i = 0; i < rows; i++) {
-        for (size_t c = 0; c < dk; c++) ws->qcol[c] = ws->Q[c * ld + o + i];
-        if (dk > 0) kernel_chain(ws->iota, ws->qcol, dk, ws->K + o, 0, ld, span, NULL, S);
-        else memset(S, 0, span * sizeof *S);
-        size_t last = h->causal ? i : rows - 1;
-        double best = S[0];
-        for (size_t j = 1; j <= last; j++) if (S[j] > best) best = S[j];
-        double threshold = best - tol;
-        size_t ties = 0; /* >= 1: the maximum itself */
-        for (size_t j = 0; j <= last; j++)
-            if (!(S[j] < threshold)) ws->selected[ties++] = (uint32_t)j;
-        for (size_t c = 0; c < dv; c++) {
-            const double *v = ws->V + c * ld + o;
-            double sum = 0.0;
-            for (size_t t = 0; t < ties; t++) sum += v[ws->selected[t]];
-            A[c * ld + o + i] = sum / (double)ties;
+    double tol = h->tie_tol;
+    for (size_t i0 = 0; i0 < rows; i0 += KERNEL_BLOCK) {
+        size_t nq = rows - i0 < KERNEL_BLOCK ? rows - i0 : KERNEL_BLOCK;
+        for (size_t q = 0; q < nq; q++) {
+            double *qv = ws->qcol + q * dk;
+            for (size_t c = 0; c < dk; c++) qv[c] = ws->Q[c * ld + o + i0 + q];
+            ws->qcols[q] = (MatrixColumn){(uint32_t)dk, (uint32_t)dk, ws->iota, qv};
+        }
+        kernel_columns(ws->qcols, NULL, nq, ws->K + o, 0, ld, span, KERNEL_STORE, NULL, ws->S, span);
+        for (size_t q = 0; q < nq; q++) {
+            size_t i = i0 + q, last = h->causal ? i : rows - 1;
+            const double *S = ws->S + q * span;
+            double best = S[0];
+            for (size_t j = 1; j <= last; j++) if (S[j] > best) best = S[j];
+            double threshold = best - tol;
+            size_t ties = 0; /* >= 1: the maximum itself */
+            for (size_t j = 0; j <= last; j++)
+                if (!(S[j] < threshold)) ws->selected[ties++] = (uint32_t)j;
+            for (size_t c = 0; c < dv; c++) {
+                const double *v = ws->V + c * ld + o;
+                double sum = 0.0;
+                for (size_t t = 0; t < ties; t++) sum += v[ws->selected[t]];
+                A[c * ld + o + i] = sum / (double)ties;
+            }
         }
     }
 }
@@ -110,15 +113,11 @@ static void mlp_block(const Model *m, size_t l, Workspace *ws, size_t r0, size_t
     }
     for (size_t h0 = 0; h0 < hidden; h0 += HIDDEN_CHUNK) {
         size_t h1 = hidden - h0 < HIDDEN_CHUNK ? hidden : h0 + HIDDEN_CHUNK;
-        for (size_t c = h0; c < h1; c++) {
-            MatrixColumn col = matrix_column(&f->w1, c);
-            double *z = ws->H + (c - h0) * KERNEL_BLOCK;
-            kernel_chain_to(col.row, col.val, col.n, ws->F + r0, 0, ld, len, KERNEL_RELU, f->b1[c], z);
-            if (f->gated) {
-                MatrixColumn g = matrix_column(&f->w3, c);
-                kernel_chain_to(g.row, g.val, g.n, ws->F + r0, 0, ld, len, KERNEL_GATE, f->b3[c], z);
-            }
-        }
+        kernel_columns(matrix_columns(&f->w1) + h0, NULL, h1 - h0, ws->F + r0, 0, ld, len, KERNEL_RELU, f->b1 + h0,
+                       ws->H, KERNEL_BLOCK);
+        if (f->gated)
+            kernel_columns(matrix_columns(&f->w3) + h0, NULL, h1 - h0, ws->F + r0, 0, ld, len, KERNEL_GATE, f->b3 + h0,
+                           ws->H, KERNEL_BLOCK);
         for (size_t j = 0; j < plan->n; j++) {
             MatrixColumn col = matrix_column(&f->w2, plan->dims[j]);
             size_t from = ws->cursor[j], to = from;
@@ -286,8 +285,9 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
             if (L->mlp.b2[j] != 0.0) ws->b2_dims[l][ws->b2_count[l]++] = (uint32_t)j;
     }
     /* panels of ld doubles per line, blocks of KERNEL_BLOCK, and rows of D */
-    size_t sizes[] = {D * ld, dk * ld, dk * ld, dv * ld, layer_dv * ld, round_up(seq, 8) + 8,
-                      HIDDEN_CHUNK * KERNEL_BLOCK, KERNEL_BLOCK, writes * KERNEL_BLOCK, seq * D, seq, ld, dk};
+    size_t sizes[] = {D * ld, dk * ld, dk * ld, dv * ld, layer_dv * ld, KERNEL_BLOCK * (round_up(seq, 8) + 8),
+                      HIDDEN_CHUNK * KERNEL_BLOCK, KERNEL_BLOCK, writes * KERNEL_BLOCK, seq * D, seq, ld,
+                      KERNEL_BLOCK * dk};
     size_t total = 0;
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
         size_t w = sizes[i] ? sizes[i] : 1;
@@ -318,6 +318,7 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     ws->cursor = ARENA_ARRAY(&ws->arena, size_t, writes ? writes : 1);
     ws->iota = ARENA_ARRAY(&ws->arena, uint32_t, dk ? dk : 1);
     ws->selected = ARENA_ARRAY(&ws->arena, uint32_t, seq);
+    ws->qcols = ARENA_ARRAY(&ws->arena, MatrixColumn, KERNEL_BLOCK);
     for (size_t c = 0; c < dk; c++) ws->iota[c] = (uint32_t)c;
     ws->token_rows = embed_rows(&ws->arena, &m->token_embed);
     ws->pos_rows = embed_rows(&ws->arena, &m->pos_embed);

@@ -60,7 +60,7 @@ typedef struct Workspace {
     double *Q, *K;        /* max dk x ld */
     double *V;            /* max dv x ld */
     double *A;            /* (largest sum of dv over a layer's heads) x ld: attention outputs */
-    double *S;            /* one query's scores over its sequence's keys (max_len + 1, rounded up) */
+    double *S;            /* KERNEL_BLOCK queries' scores over their sequence's keys */
     double *H, *G;        /* hidden chunk x KERNEL_BLOCK: hidden units / gates of a block */
     double *Y;            /* (widest write plan) x KERNEL_BLOCK: chains of a write-back */
     double *X;            /* (max_len + 1) x D: one sequence row-major (checks, readout; a buffer
@@ -71,7 +71,8 @@ typedef struct Workspace {
     size_t *cursor;       /* D: per written dim, the next W2 entry of a block */
     uint32_t *iota;       /* 0, 1, ...: the rows of a dense column (scores) */
     uint32_t *selected;   /* max_len + 1: the keys a query selects */
-    double *qcol;         /* a query's score columns */
+    double *qcol;         /* KERNEL_BLOCK queries' score columns (dk each) */
+    MatrixColumn *qcols;  /* KERNEL_BLOCK: those queries as dense columns over the keys' panel */
     WritePlan **heads;    /* heads[l][h]: the dims Wo writes */
     WritePlan *mlps;      /* mlps[l]: the dims W2 writes */
     uint32_t **b2_dims;   /* b2_dims[l]: the dims with a non-zero b2 (b2_count[l] of them) */

@@ -1,5 +1,7 @@
 #include "runtime/kernels.h"
 
+#include "runtime/matrix.h"
+
 #include <math.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -147,6 +149,132 @@ void kernel_add(const double *y, size_t len, double *out) {
     }
 #endif
     epilogue_scalar(y, len, KERNEL_ADD, 0.0, out);
+}
+
+/* ---- many columns per call ---- */
+
+static double epi_scalar(double c, KernelEpilogue e, double bias, double o) {
+    double t;
+    switch (e) {
+    case KERNEL_ADD: return o + c;
+    case KERNEL_RELU: t = c + bias; return t > 0.0 ? t : 0.0;
+    case KERNEL_GATE: return o * (c + bias);
+    case KERNEL_STORE: break;
+    }
+    return c;
+}
+
+static void columns_scalar(const MatrixColumn *cols, const uint32_t *which, size_t n_cols, const double *in,
+                           size_t base, size_t ld, size_t len, KernelEpilogue e, const double *bias, double *out,
+                           size_t out_ld) {
+    for (size_t j = 0; j < n_cols; j++) {
+        size_t c = which ? which[j] : j;
+        const MatrixColumn *col = &cols[c];
+        double b = bias ? bias[c] : 0.0, *o = out + c * out_ld;
+        for (size_t i = 0; i < len; i++) {
+            double acc = 0.0;
+            for (uint32_t k = 0; k < col->n; k++) acc = fma(col->val[k], in[(size_t)(col->row[k] - base) * ld + i], acc);
+            o[i] = epi_scalar(acc, e, b, o[i]);
+        }
+    }
+}
+
+#ifdef KERNEL_X86
+#define EPI512(acc, o)                                                                                              \
+    (e == KERNEL_STORE  ? (acc)                                                                                     \
+     : e == KERNEL_ADD  ? _mm512_add_pd(_mm512_loadu_pd(o), (acc))                                                  \
+     : e == KERNEL_RELU ? _mm512_max_pd(_mm512_add_pd((acc), b), zero)                                              \
+                        : _mm512_mul_pd(_mm512_loadu_pd(o), _mm512_add_pd((acc), b)))
+
+__attribute__((target("avx512f"))) static void columns_avx512(const MatrixColumn *cols, const uint32_t *which,
+                                                               size_t n_cols, const double *in, size_t base, size_t ld,
+                                                               size_t len, KernelEpilogue e, const double *bias,
+                                                               double *out, size_t out_ld) {
+    const __m512d zero = _mm512_setzero_pd();
+    size_t i0 = 0;
+    for (; i0 + 64 <= len; i0 += 64) /* 64 rows in 8 registers */
+        for (size_t j = 0; j < n_cols; j++) {
+            size_t c = which ? which[j] : j;
+            const MatrixColumn *col = &cols[c];
+            const __m512d b = _mm512_set1_pd(bias ? bias[c] : 0.0);
+            __m512d a0 = zero, a1 = zero, a2 = zero, a3 = zero, a4 = zero, a5 = zero, a6 = zero, a7 = zero;
+            for (uint32_t k = 0; k < col->n; k++) {
+                __m512d w = _mm512_set1_pd(col->val[k]);
+                const double *x = in + (size_t)(col->row[k] - base) * ld + i0;
+                a0 = _mm512_fmadd_pd(w, _mm512_loadu_pd(x), a0);
+                a1 = _mm512_fmadd_pd(w, _mm512_loadu_pd(x + 8), a1);
+                a2 = _mm512_fmadd_pd(w, _mm512_loadu_pd(x + 16), a2);
+                a3 = _mm512_fmadd_pd(w, _mm512_loadu_pd(x + 24), a3);
+                a4 = _mm512_fmadd_pd(w, _mm512_loadu_pd(x + 32), a4);
+                a5 = _mm512_fmadd_pd(w, _mm512_loadu_pd(x + 40), a5);
+                a6 = _mm512_fmadd_pd(w, _mm512_loadu_pd(x + 48), a6);
+                a7 = _mm512_fmadd_pd(w, _mm512_loadu_pd(x + 56), a7);
+            }
+            double *o = out + c * out_ld + i0;
+            _mm512_storeu_pd(o, EPI512(a0, o));
+            _mm512_storeu_pd(o + 8, EPI512(a1, o + 8));
+            _mm512_storeu_pd(o + 16, EPI512(a2, o + 16));
+            _mm512_storeu_pd(o + 24, EPI512(a3, o + 24));
+            _mm512_storeu_pd(o + 32, EPI512(a4, o + 32));
+            _mm512_storeu_pd(o + 40, EPI512(a5, o + 40));
+            _mm512_storeu_pd(o + 48, EPI512(a6, o + 48));
+            _mm512_storeu_pd(o + 56, EPI512(a7, o + 56));
+        }
+    for (; i0 + 32 <= len; i0 += 32) /* then 32 rows in 4 */
+        for (size_t j = 0; j < n_cols; j++) {
+            size_t c = which ? which[j] : j;
+            const MatrixColumn *col = &cols[c];
+            const __m512d b = _mm512_set1_pd(bias ? bias[c] : 0.0);
+            __m512d a0 = zero, a1 = zero, a2 = zero, a3 = zero;
+            for (uint32_t k = 0; k < col->n; k++) {
+                __m512d w = _mm512_set1_pd(col->val[k]);
+                const double *x = in + (size_t)(col->row[k] - base) * ld + i0;
+                a0 = _mm512_fmadd_pd(w, _mm512_loadu_pd(x), a0);
+                a1 = _mm512_fmadd_pd(w, _mm512_loadu_pd(x + 8), a1);
+                a2 = _mm512_fmadd_pd(w, _mm512_loadu_pd(x + 16), a2);
+                a3 = _mm512_fmadd_pd(w, _mm512_loadu_pd(x + 24), a3);
+            }
+            double *o = out + c * out_ld + i0;
+            _mm512_storeu_pd(o, EPI512(a0, o));
+            _mm512_storeu_pd(o + 8, EPI512(a1, o + 8));
+            _mm512_storeu_pd(o + 16, EPI512(a2, o + 16));
+            _mm512_storeu_pd(o + 24, EPI512(a3, o + 24));
+        }
+    for (; i0 < len; i0 += 8) /* then 8 at a time */
+        for (size_t j = 0; j < n_cols; j++) {
+            size_t c = which ? which[j] : j;
+            const MatrixColumn *col = &cols[c];
+            const __m512d b = _mm512_set1_pd(bias ? bias[c] : 0.0);
+            __m512d a0 = zero;
+            for (uint32_t k = 0; k < col->n; k++)
+                a0 = _mm512_fmadd_pd(_mm512_set1_pd(col->val[k]),
+                                     _mm512_loadu_pd(in + (size_t)(col->row[k] - base) * ld + i0), a0);
+            double *o = out + c * out_ld + i0;
+            _mm512_storeu_pd(o, EPI512(a0, o));
+        }
+}
+#endif
+
+void kernel_columns(const MatrixColumn *cols, const uint32_t *which, size_t n_cols, const double *in, size_t base,
+                    size_t ld, size_t len, KernelEpilogue e, const double *bias, double *out, size_t out_ld) {
+#ifdef KERNEL_X86
+    if (kernel_isa() == KERNEL_AVX512) {
+        columns_avx512(cols, which, n_cols, in, base, ld, len, e, bias, out, out_ld);
+        return;
+    }
+#endif
+    /* AVX2 and scalar: column by column through kernel_chain_to (the same arithmetic) */
+    for (size_t j = 0; j < n_cols; j++) {
+        size_t c = which ? which[j] : j;
+        kernel_chain_to(cols[c].row, cols[c].val, cols[c].n, in, base, ld, len, e, bias ? bias[c] : 0.0,
+                        out + c * out_ld);
+    }
+}
+
+void kernel_columns_isa_scalar(const MatrixColumn *cols, const uint32_t *which, size_t n_cols, const double *in,
+                               size_t base, size_t ld, size_t len, KernelEpilogue e, const double *bias, double *out,
+                               size_t out_ld) {
+    columns_scalar(cols, which, n_cols, in, base, ld, len, e, bias, out, out_ld);
 }
 
 KernelIsa kernel_isa(void) {

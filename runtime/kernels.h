@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runtime/matrix.h"
+
 /* Rows per block: out[i] for i in [0, KERNEL_BLOCK) at a time (a multiple of every vector width). */
 #define KERNEL_BLOCK 64
 
@@ -40,6 +42,17 @@ void kernel_chain_to(const uint32_t *row, const double *val, size_t n, const dou
 
 /* out[i] = out[i] + y[i] for i < len (a multiple of 8). */
 void kernel_add(const double *y, size_t len, double *out);
+
+/* For each j < n_cols, column c = which[j] (which NULL: c = j) of a matrix stored by column
+ * (cols[c]: rows ascending, runtime/matrix.h): line c of out (out + c * out_ld) gets, for rows
+ * [0, len) (a multiple of 8), the chain of that column's entries over the panel `in` followed by
+ * the epilogue with bias[c] (bias NULL: 0). The same arithmetic as kernel_chain_to per column. */
+void kernel_columns(const MatrixColumn *cols, const uint32_t *which, size_t n_cols, const double *in, size_t base,
+                    size_t ld, size_t len, KernelEpilogue e, const double *bias, double *out, size_t out_ld);
+/* The one-element-at-a-time reference of kernel_columns, for tests. */
+void kernel_columns_isa_scalar(const MatrixColumn *cols, const uint32_t *which, size_t n_cols, const double *in,
+                               size_t base, size_t ld, size_t len, KernelEpilogue e, const double *bias, double *out,
+                               size_t out_ld);
 
 typedef enum KernelIsa { KERNEL_SCALAR, KERNEL_AVX2, KERNEL_AVX512 } KernelIsa;
 /* The best instruction set this processor has (what kernel_chain uses), and its name. */

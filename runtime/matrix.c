@@ -92,6 +92,8 @@ MatrixColumn matrix_column(const Matrix *w, size_t c) {
     return w->store->col[c];
 }
 
+const MatrixColumn *matrix_columns(const Matrix *w) { return w->store ? w->store->col : NULL; }
+
 size_t matrix_stored(const Matrix *w) { return w->store ? w->store->stored : 0; }
 
 size_t matrix_nonzero(const Matrix *w) {

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 typedef struct MatrixStore MatrixStore;
+typedef struct MatrixColumn MatrixColumn;
 
 typedef struct Matrix {
     size_t rows, cols;
@@ -32,11 +33,11 @@ typedef struct Matrix {
 } Matrix;
 
 /* One column's stored entries: rows strictly increasing. */
-typedef struct MatrixColumn {
+struct MatrixColumn {
     uint32_t n, cap;
     uint32_t *row;
     double *val;
-} MatrixColumn;
+};
 
 /* The largest number of rows a Matrix may have (row indices are 32-bit). */
 #define MATRIX_MAX_ROWS ((size_t)UINT32_MAX)
@@ -55,6 +56,9 @@ void matrix_set(Matrix *w, size_t r, size_t c, double v);
  * matrix (*matrix_at(w, r, c) = v). The pointer is valid until the next entry is stored in
  * column c. */
 double *matrix_at(Matrix *w, size_t r, size_t c);
+
+/* Every column (cols of them), for loops over many columns; NULL for a matrix without a store. */
+const MatrixColumn *matrix_columns(const Matrix *w);
 
 /* Column c's stored entries (an empty column when nothing is stored). */
 MatrixColumn matrix_column(const Matrix *w, size_t c);
