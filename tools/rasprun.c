@@ -16,6 +16,7 @@
 #include "runtime/forward.h"
 #include "runtime/kernels.h"
 #include "runtime/model_io.h"
+#include "runtime/precision.h"
 #include "support/term.h"
 #include "verify/verify.h"
 #include "viz/heatmap.h"
@@ -493,6 +494,15 @@ static void info(const Model *m) {
     }
     size_t all = model_param_count(m), nz = model_nonzero_count(m);
     printf("parameters:    %zu (%zu non-zero, %.2f%%)\n", all, nz, all ? 100.0 * (double)nz / (double)all : 0.0);
+    /* runtime/precision.h: whether rounding stays far below every decision margin */
+    static const char *const formats[2] = {"float64", "float32"};
+    for (int f = 0; f < 2; f++) {
+        ModelPrecision p;
+        model_precision(m, f ? PRECISION_U32 : PRECISION_U64, f == 1, &p);
+        printf("%-15s%s: %s (largest error bound / margin %.2g, %s)%s%s\n", f ? "" : "precision:", formats[f],
+               p.safe ? "safe" : "not safe", p.worst, p.worst_what[0] ? p.worst_what : "no decision",
+               p.uncovered[0] ? "; not covered: " : "", p.uncovered);
+    }
 }
 
 static double now_s(void) {
