@@ -16,6 +16,7 @@
 #include "runtime/forward.h"
 #include "runtime/kernels.h"
 #include "runtime/model_io.h"
+#include "runtime/parallel.h"
 #include "runtime/precision.h"
 #include "support/term.h"
 #include "verify/verify.h"
@@ -101,6 +102,12 @@ typedef struct Runner {
     VerifyCounts counts; /* --check: every input compared */
     Progress bar;        /* --verify, on a terminal */
     bool write_failed;   /* --trace-png could not write its file */
+    ModelRunner pool;    /* running inputs and --verify: a workspace per core */
+    /* inputs waiting to run as one batch (running without --check) */
+    Arena queue_arena;
+    char **queue;
+    size_t queued;
+    bool queue_failed;   /* an input of a flushed batch failed */
 } Runner;
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -234,7 +241,8 @@ static bool load_reference(Runner *r) {
         fprintf(stderr, "rasprun: %s\n", err);
         return false;
     }
-    r->pair = (VerifyPair){.model = &r->model, .ws = &r->ws, .ref = &r->ref, .bound = verify_model_bound(&r->model)};
+    r->pair = (VerifyPair){.model = &r->model, .ws = &r->ws, .ref = &r->ref, .bound = verify_model_bound(&r->model),
+                           .runner = &r->pool};
     return true;
 }
 
@@ -286,6 +294,62 @@ static bool run_one(Runner *r, const Options *o, const char *text) {
     return (ok || margin) && agree;
 }
 
+enum { QUEUE = 1024 }; /* inputs run as one batch */
+
+static void print_outcome(const Options *o, bool ok, const Value *out, size_t n, const char *msg) {
+    if (ok) {
+        print_atoms(stdout, out, n, o->json);
+        fputc('\n', stdout);
+    } else if (o->json) {
+        fputs("{\"error\": ", stdout);
+        value_print_json(stdout, value_str(msg));
+        fputs("}\n", stdout);
+    } else {
+        printf("error: %s\n", msg);
+    }
+}
+
+/* The queued inputs: parsed, run on every core at once (model_runner_run), printed in order. */
+static void flush_queue(Runner *r, const Options *o) {
+    if (!r->queued) return;
+    Arena *a = &r->queue_arena;
+    const Value **in = ARENA_ARRAY(a, const Value *, r->queued);
+    size_t *len = ARENA_ARRAY(a, size_t, r->queued), *slot = ARENA_ARRAY(a, size_t, r->queued), parsed = 0;
+    char **why = ARENA_ARRAY(a, char *, r->queued);
+    for (size_t i = 0; i < r->queued; i++) {
+        char msg[VERIFY_MSG_SIZE];
+        Value *v;
+        if (input_parse(a, r->queue[i], &v, &len[parsed], msg, sizeof msg)) {
+            in[parsed] = v;
+            slot[i] = parsed++;
+        } else {
+            why[i] = arena_strdup(a, msg);
+            slot[i] = SIZE_MAX;
+        }
+    }
+    ModelOutcome *res = ARENA_ARRAY(a, ModelOutcome, parsed ? parsed : 1);
+    model_runner_run(&r->pool, &r->model, in, len, parsed, res);
+    for (size_t i = 0; i < r->queued; i++) {
+        bool ok = slot[i] != SIZE_MAX && res[slot[i]].ok;
+        if (slot[i] == SIZE_MAX) print_outcome(o, false, NULL, 0, why[i]);
+        else print_outcome(o, ok, res[slot[i]].out, len[slot[i]], res[slot[i]].err);
+        r->queue_failed |= !ok;
+    }
+    fflush(stdout);
+    arena_free(a);
+    arena_init(a);
+    r->queue = NULL;
+    r->queued = 0;
+}
+
+/* Running without --check: the input joins the queue (its outcome is printed when it runs). */
+static bool queue_one(Runner *r, const Options *o, const char *text) {
+    if (!r->queue) r->queue = ARENA_ARRAY(&r->queue_arena, char *, QUEUE);
+    r->queue[r->queued++] = arena_strdup(&r->queue_arena, text);
+    if (r->queued == QUEUE) flush_queue(r, o);
+    return true;
+}
+
 /* Calls each(r, o, text) on every input (the command line's, or the file's non-blank lines);
  * true when every call did; false with *status 2 when the file cannot be opened. */
 static bool for_each_input(Runner *r, const Options *o, bool (*each)(Runner *, const Options *, const char *),
@@ -314,7 +378,9 @@ static bool for_each_input(Runner *r, const Options *o, bool (*each)(Runner *, c
 
 static int run_inputs(Runner *r, const Options *o) {
     int status = 1;
-    bool all_ok = for_each_input(r, o, run_one, &status);
+    bool all_ok = for_each_input(r, o, o->check ? run_one : queue_one, &status);
+    flush_queue(r, o);
+    all_ok &= !r->queue_failed;
     if (status == 2) return 2;
     if (o->check && r->mismatches)
         fprintf(stderr, "rasprun: %zu mismatch%s with the reference evaluator\n", r->mismatches,
@@ -615,6 +681,15 @@ int main(int argc, char **argv) {
         free(o.inputs);
         return 2;
     }
+    arena_init(&r.queue_arena);
+    bool need_pool = o.verify || o.bench || !(o.info || o.trace || o.trace_png);
+    if (need_pool && !model_runner_init(&r.pool, &r.model, 0, err, sizeof err)) {
+        fprintf(stderr, "rasprun: %s\n", err);
+        workspace_free(&r.ws);
+        model_free(&r.model);
+        free(o.inputs);
+        return 2;
+    }
     bool need_ref = o.check || o.verify;
     if (o.info) rc = (info(&r.model), 0);
     else if (o.bench) rc = bench(&r, o.bench);
@@ -623,6 +698,8 @@ int main(int argc, char **argv) {
     else if (o.trace || o.trace_png) rc = trace_inputs(&r, &o);
     else rc = run_inputs(&r, &o);
     if (need_ref) verify_reference_free(&r.ref);
+    if (need_pool) model_runner_free(&r.pool);
+    arena_free(&r.queue_arena);
     workspace_free(&r.ws);
     model_free(&r.model);
     free(o.inputs);

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "runtime/parallel.h"
 #include "verify/verify.h"
 
 static double now_s(void) {
@@ -65,7 +66,8 @@ static void count_outcome(Run *run, const VerifyOutcome *oc, VerifyVerdict v) {
  * (stopping at the first mismatch without keep_going, so the counts are those of one by one). */
 static void flush(Run *run, Pending *q) {
     ModelOutcome *mo = ARENA_ARRAY(&q->arena, ModelOutcome, q->count ? q->count : 1);
-    model_run_batch(run->p->model, run->p->ws, q->in, q->len, q->count, &q->arena, mo);
+    if (run->p->runner) model_runner_run(run->p->runner, run->p->model, q->in, q->len, q->count, mo);
+    else model_run_batch(run->p->model, run->p->ws, q->in, q->len, q->count, &q->arena, mo);
     for (size_t i = 0; i < q->count && !run->stop; i++) {
         if (q->random[i]) run->r->random++;
         else run->r->exhaustive_len = q->len[i] - 1;

@@ -118,9 +118,12 @@ void verify_reference_free(VerifyReference *r);
 
 /* ---- check.c: one input through both ---- */
 
+typedef struct ModelRunner ModelRunner;
+
 typedef struct VerifyPair {
     const Model *model;
     Workspace *ws;              /* initialised for model (workspace_init) */
+    ModelRunner *runner;        /* NULL, or batches of verify_sample run on every core (runtime/parallel.h) */
     const VerifyReference *ref; /* loaded from model */
     double bound;               /* error bound on float outputs, 0 = exact */
 } VerifyPair;
