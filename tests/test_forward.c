@@ -1,5 +1,6 @@
 /* The forward pass (runtime/forward.h) on hand-built models with hand-computed results. Every
- * case runs both with the sparse plans and with plain dense products. */
+ * case runs both with the default workspace and with one that holds a single input at a time;
+ * a random model against a plain reference of the stated arithmetic, bit for bit. */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -478,8 +479,8 @@ static void reference_forward(const Model *m, const size_t *ids, size_t n, doubl
     }
 }
 
-/* A random sparse model: the sparse plans and the dense products agree, and running the layers
- * one range at a time equals running them all at once. */
+/* A random sparse model: the forward pass equals reference_forward bit for bit, and running the
+ * layers one range at a time equals running them all at once. */
 START_TEST(test_forward_matches_reference) {
     Model *m = &model;
     srand(7);
@@ -655,7 +656,7 @@ int main(void) {
     Suite *s = suite_create("forward");
     TCase *tc = tcase_create("forward");
     tcase_add_checked_fixture(tc, setup, teardown);
-    /* loop index 0: sparse plans; 1: dense products */
+    /* loop index 0: the default workspace; 1: one that holds a single input of max_len */
     tcase_add_loop_test(tc, test_previous_token, 0, 2);
     tcase_add_loop_test(tc, test_average_hard_ties, 0, 2);
     tcase_add_loop_test(tc, test_causal_mask, 0, 2);
