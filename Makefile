@@ -10,8 +10,29 @@
 #
 # Sources are found by folder: every .c under a stage folder belongs to the library; every
 # tests/test_*.c is its own Check executable; every tools/X.c is the main of bin/X.
+#
+# make install [PREFIX=/usr/local] [DESTDIR=...] installs the tools, libraspcc.a with its headers
+# and raspcc.pc, the man pages, the prelude, the examples and the docs; make uninstall removes
+# them; make install-check (part of check) uses an install as a user would.
 
 .DEFAULT_GOAL := all
+
+# Build dependencies before anything else, so that every target works from a fresh clone on a
+# fresh Debian machine, under -j too. make reads build/deps.mk; when it is missing, or older than
+# tools/install-deps.sh or the package database, make remakes it (the installer runs) and then
+# starts over. Makefiles are remade before any goal, so no job of a parallel make runs before the
+# packages are there, and the $(shell pkg-config ...) below are asked again after they are.
+# (The flex and bison rules are grouped targets, &:, so one run makes both files under -j.)
+ifeq ($(filter grouped-target,$(.FEATURES)),)
+$(error raspcc needs GNU make 4.3 or later (grouped targets))
+endif
+ifneq ($(filter-out clean uninstall,$(or $(MAKECMDGOALS),all)),)
+include build/deps.mk
+endif
+build/deps.mk: tools/install-deps.sh $(wildcard /var/lib/dpkg/status)
+	@sh tools/install-deps.sh
+	@mkdir -p build && echo '# tools/install-deps.sh found every build dependency installed.' >$@
+
 CC      ?= cc
 CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L
 WARN    := -Wall -Wextra -Werror -Wno-unused-function
@@ -73,11 +94,11 @@ bin/%: build/rel/bin/%
 deps:
 	@sh tools/install-deps.sh
 
-build/gen/lexer.c build/gen/lexer.h: lexer/lexer.l
+build/gen/lexer.c build/gen/lexer.h &: lexer/lexer.l
 	@mkdir -p build/gen
 	flex --header-file=build/gen/lexer.h -o build/gen/lexer.c $<
 
-build/gen/parser.c build/gen/parser.h: parser/parser.y build/gen/lexer.h
+build/gen/parser.c build/gen/parser.h &: parser/parser.y build/gen/lexer.h
 	@mkdir -p build/gen
 	bison -Wall --defines=build/gen/parser.h -o build/gen/parser.c $<
 
@@ -143,6 +164,56 @@ conformance: all
 	python3 ../shared/conformance/run.py --mode eval --typed
 	python3 ../shared/conformance/run.py --mode compiled --typed
 	python3 ../shared/corpus/check.py --random 500
+
+# ---- install -------------------------------------------------------------------------------
+# GNU directory names. DESTDIR stages an install for a package: the files go under
+# DESTDIR/PREFIX and raspcc.pc still says PREFIX.
+PREFIX       ?= /usr/local
+BINDIR       ?= $(PREFIX)/bin
+LIBDIR       ?= $(PREFIX)/lib
+INCLUDEDIR   ?= $(PREFIX)/include
+DATADIR      ?= $(PREFIX)/share
+MANDIR       ?= $(DATADIR)/man
+DOCDIR       ?= $(DATADIR)/doc/raspcc
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+VERSION      := $(shell sed -n 's/^\#define RASPCC_VERSION "\(.*\)"/\1/p' tools/raspcc.c)
+# Every header of a stage is public but those private to their stage; installed under
+# include/raspcc/ by stage, so `#include "runtime/model.h"` works as it does here.
+PRIVATE_HEADERS := %internal.h parser/ast_build.h fut/layout.h
+PUBLIC_HEADERS  := $(filter-out $(PRIVATE_HEADERS),$(foreach d,$(STAGES),$(wildcard $(d)/*.h)))
+MAN_PAGES       := $(wildcard man/*.1)
+# raspcc.pc names its directories from ${prefix} where it can (pkg-config --define-prefix).
+pc_dir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+
+install: all build/rel/libraspcc.a
+	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(LIBDIR)" "$(DESTDIR)$(PKGCONFIGDIR)" "$(DESTDIR)$(MANDIR)/man1" \
+	    "$(DESTDIR)$(INCLUDEDIR)/raspcc" "$(DESTDIR)$(DATADIR)/raspcc/examples" "$(DESTDIR)$(DOCDIR)"
+	install -m 755 $(addprefix bin/,$(TOOLS)) "$(DESTDIR)$(BINDIR)"
+	install -m 644 build/rel/libraspcc.a "$(DESTDIR)$(LIBDIR)"
+	for h in $(PUBLIC_HEADERS); do install -D -m 644 $$h "$(DESTDIR)$(INCLUDEDIR)/raspcc/$$h" || exit 1; done
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pc_dir,$(LIBDIR))|' \
+	    -e 's|@INCLUDEDIR@|$(call pc_dir,$(INCLUDEDIR))|' -e 's|@VERSION@|$(VERSION)|' \
+	    -e 's|@LIBS@|$(BLAS_LIBS)|' tools/raspcc.pc.in >"$(DESTDIR)$(PKGCONFIGDIR)/raspcc.pc"
+	install -m 644 $(MAN_PAGES) "$(DESTDIR)$(MANDIR)/man1"
+	install -m 644 ir/prelude.rasp "$(DESTDIR)$(DATADIR)/raspcc"
+	install -m 644 rasp_examples/*.rasp "$(DESTDIR)$(DATADIR)/raspcc/examples"
+	find examples -type f ! -path '*/__pycache__/*' | while read -r f; do \
+	    mode=644; [ -x "$$f" ] && mode=755; \
+	    install -D -m $$mode "$$f" "$(DESTDIR)$(DATADIR)/raspcc/$$f" || exit 1; done
+	install -m 644 README.md docs/*.md "$(DESTDIR)$(DOCDIR)"
+
+uninstall:
+	for t in $(TOOLS); do rm -f "$(DESTDIR)$(BINDIR)/$$t"; done
+	for p in $(notdir $(MAN_PAGES)); do rm -f "$(DESTDIR)$(MANDIR)/man1/$$p"; done
+	rm -f "$(DESTDIR)$(LIBDIR)/libraspcc.a" "$(DESTDIR)$(PKGCONFIGDIR)/raspcc.pc"
+	rm -rf "$(DESTDIR)$(INCLUDEDIR)/raspcc" "$(DESTDIR)$(DATADIR)/raspcc" "$(DESTDIR)$(DOCDIR)"
+
+# make install into temporary directories, then use what it installed as a user would
+# (tests/install_check.sh). The recipe calls make, so it gets the jobserver.
+.PHONY: install uninstall install-check
+check: install-check
+install-check: all
+	@sh tests/install_check.sh "$(MAKE)"
 
 clean:
 	rm -rf build bin

@@ -611,8 +611,9 @@ bool plan_build(Plan *p, const IrNode *out) {
         case IR_MAP: ok = plan_map(p, info, cls[id], out); break;
         default: break;
         }
-        if (ok && info->want_cat && !info->has_cat) ok = plan_convert_to_cat(p, info);
+        /* the kind block first: a one-hot made from the number reads it (0 and 0.0) */
         if (ok && info->want_kind) ok = kinds_plan(p, info);
+        if (ok && info->want_cat && !info->has_cat) ok = plan_convert_to_cat(p, info);
         if (ok && info->want_target) ok = plan_target(p, info);
         if (!ok) return false;
         if (p->n_dims > CG_MAX_DIMS) return plan_error(p, n, "needs more residual dims than supported");
