@@ -65,21 +65,21 @@ static void attention_sequence(const ModelHead *h, Workspace *ws, size_t o, size
     double tol = h->tie_tol;
     for (size_t i0 = 0; i0 < rows; i0 += KERNEL_BLOCK) {
         size_t nq = rows - i0 < KERNEL_BLOCK ? rows - i0 : KERNEL_BLOCK;
-        for (size_t q = 0; q < nq; q++) {
+        for (size_t q = 0; q < nq; q++) { /* a zero query entry leaves every chain as it is: skipped */
             double *qv = ws->qcol + q * dk;
-            for (size_t c = 0; c < dk; c++) qv[c] = ws->Q[c * ld + o + i0 + q];
-            ws->qcols[q] = (MatrixColumn){(uint32_t)dk, (uint32_t)dk, ws->iota, qv};
+            uint32_t *qr = ws->qrow + q * dk, used = 0;
+            for (size_t c = 0; c < dk; c++) {
+                double x = ws->Q[c * ld + o + i0 + q];
+                if (x == 0.0) continue;
+                qv[used] = x;
+                qr[used++] = (uint32_t)c;
+            }
+            ws->qcols[q] = (MatrixColumn){used, used, qr, qv};
         }
         kernel_columns(ws->qcols, NULL, nq, ws->K + o, 0, ld, span, KERNEL_STORE, NULL, ws->S, span);
         for (size_t q = 0; q < nq; q++) {
             size_t i = i0 + q, last = h->causal ? i : rows - 1;
-            const double *S = ws->S + q * span;
-            double best = S[0];
-            for (size_t j = 1; j <= last; j++) if (S[j] > best) best = S[j];
-            double threshold = best - tol;
-            size_t ties = 0; /* >= 1: the maximum itself */
-            for (size_t j = 0; j <= last; j++)
-                if (!(S[j] < threshold)) ws->selected[ties++] = (uint32_t)j;
+            size_t ties = kernel_select(ws->S + q * span, last + 1, tol, ws->selected);
             for (size_t c = 0; c < dv; c++) {
                 const double *v = ws->V + c * ld + o;
                 double sum = 0.0;
@@ -107,25 +107,21 @@ static void mlp_block(const Model *m, size_t l, Workspace *ws, size_t r0, size_t
     const ModelMlp *f = &m->layers[l].mlp;
     const WritePlan *plan = &ws->mlps[l];
     size_t hidden = f->w1.cols, ld = ws->ld;
-    for (size_t j = 0; j < plan->n; j++) {
-        ws->cursor[j] = 0;
-        memset(ws->Y + j * KERNEL_BLOCK, 0, len * sizeof(double));
-    }
-    for (size_t h0 = 0; h0 < hidden; h0 += HIDDEN_CHUNK) {
+    const ChunkSegments *cs = &ws->segments[l];
+    for (size_t j = 0; j < plan->n; j++) memset(ws->Y + j * KERNEL_BLOCK, 0, len * sizeof(double));
+    for (size_t h0 = 0, chunk = 0; h0 < hidden; h0 += HIDDEN_CHUNK, chunk++) {
         size_t h1 = hidden - h0 < HIDDEN_CHUNK ? hidden : h0 + HIDDEN_CHUNK;
         kernel_columns(matrix_columns(&f->w1) + h0, NULL, h1 - h0, ws->F + r0, 0, ld, len, KERNEL_RELU, f->b1 + h0,
                        ws->H, KERNEL_BLOCK);
         if (f->gated)
             kernel_columns(matrix_columns(&f->w3) + h0, NULL, h1 - h0, ws->F + r0, 0, ld, len, KERNEL_GATE, f->b3 + h0,
                            ws->H, KERNEL_BLOCK);
-        for (size_t j = 0; j < plan->n; j++) {
-            MatrixColumn col = matrix_column(&f->w2, plan->dims[j]);
-            size_t from = ws->cursor[j], to = from;
-            while (to < col.n && col.row[to] < h1) to++;
-            if (to == from) continue;
-            double *y = ws->Y + j * KERNEL_BLOCK;
-            kernel_chain(col.row + from, col.val + from, to - from, ws->H, h0, KERNEL_BLOCK, len, y, y);
-            ws->cursor[j] = to;
+        const MatrixColumn *cols = matrix_columns(&f->w2);
+        for (size_t k = cs->start[chunk]; k < cs->start[chunk + 1]; k++) {
+            const Segment *g = &cs->seg[k];
+            const MatrixColumn *col = &cols[plan->dims[g->j]];
+            double *y = ws->Y + (size_t)g->j * KERNEL_BLOCK;
+            kernel_chain(col->row + g->from, col->val + g->from, g->to - g->from, ws->H, h0, KERNEL_BLOCK, len, y, y);
         }
     }
     for (size_t j = 0; j < plan->n; j++) { /* X += the chain (vectorised: one rounding per element) */
@@ -216,6 +212,32 @@ double model_forward_flops(const Model *m, size_t n) {
 
 /* ---- workspace ---- */
 
+/* W2's entries cut at the hidden chunks: per chunk, for each written dim (plan order) that has
+ * entries in it, the range of that column's entries. */
+static void plan_segments(Arena *a, const Matrix *W2, const WritePlan *plan, ChunkSegments *cs) {
+    size_t chunks = (W2->rows + HIDDEN_CHUNK - 1) / HIDDEN_CHUNK;
+    cs->start = ARENA_ARRAY(a, size_t, chunks + 2);
+    for (int pass = 0; pass < 2; pass++) {
+        size_t *fill = pass ? ARENA_ARRAY(a, size_t, chunks + 1) : NULL;
+        if (pass) {
+            for (size_t c = 0; c < chunks; c++) cs->start[c + 1] += cs->start[c];
+            cs->seg = ARENA_ARRAY(a, Segment, cs->start[chunks] ? cs->start[chunks] : 1);
+            memcpy(fill, cs->start, chunks * sizeof *fill);
+        }
+        for (size_t j = 0; j < plan->n; j++) {
+            MatrixColumn col = matrix_column(W2, plan->dims[j]);
+            for (uint32_t from = 0; from < col.n;) {
+                size_t chunk = col.row[from] / HIDDEN_CHUNK;
+                uint32_t to = from;
+                while (to < col.n && col.row[to] / HIDDEN_CHUNK == chunk) to++;
+                if (pass) cs->seg[fill[chunk]++] = (Segment){(uint32_t)j, from, to};
+                else cs->start[chunk + 1]++;
+                from = to;
+            }
+        }
+    }
+}
+
 static void plan_writes(Arena *a, const Matrix *W, WritePlan *p) {
     p->dims = ARENA_ARRAY(a, uint32_t, W->cols ? W->cols : 1);
     for (size_t c = 0; c < W->cols; c++)
@@ -263,6 +285,7 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     size_t dk = 0, dv = 0, layer_dv = 0, writes = 0;
     ws->heads = ARENA_ARRAY(&ws->arena, WritePlan *, m->n_layers ? m->n_layers : 1);
     ws->mlps = ARENA_ARRAY(&ws->arena, WritePlan, m->n_layers ? m->n_layers : 1);
+    ws->segments = ARENA_ARRAY(&ws->arena, ChunkSegments, m->n_layers ? m->n_layers : 1);
     ws->b2_dims = ARENA_ARRAY(&ws->arena, uint32_t *, m->n_layers ? m->n_layers : 1);
     ws->b2_count = ARENA_ARRAY(&ws->arena, size_t, m->n_layers ? m->n_layers : 1);
     for (size_t l = 0; l < m->n_layers; l++) {
@@ -279,6 +302,7 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
         }
         layer_dv = max_sz(layer_dv, sum_dv);
         plan_writes(&ws->arena, &L->mlp.w2, &ws->mlps[l]);
+        plan_segments(&ws->arena, &L->mlp.w2, &ws->mlps[l], &ws->segments[l]);
         writes = max_sz(writes, ws->mlps[l].n);
         ws->b2_dims[l] = ARENA_ARRAY(&ws->arena, uint32_t, D ? D : 1);
         for (size_t j = 0; j < D; j++)
@@ -315,10 +339,10 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     ws->ld = ld;
     ws->ids = ARENA_ARRAY(&ws->arena, size_t, ld);
     ws->pos = ARENA_ARRAY(&ws->arena, size_t, ld);
-    ws->cursor = ARENA_ARRAY(&ws->arena, size_t, writes ? writes : 1);
     ws->iota = ARENA_ARRAY(&ws->arena, uint32_t, dk ? dk : 1);
     ws->selected = ARENA_ARRAY(&ws->arena, uint32_t, seq);
     ws->qcols = ARENA_ARRAY(&ws->arena, MatrixColumn, KERNEL_BLOCK);
+    ws->qrow = ARENA_ARRAY(&ws->arena, uint32_t, KERNEL_BLOCK * (dk ? dk : 1));
     for (size_t c = 0; c < dk; c++) ws->iota[c] = (uint32_t)c;
     ws->token_rows = embed_rows(&ws->arena, &m->token_embed);
     ws->pos_rows = embed_rows(&ws->arena, &m->pos_embed);

@@ -44,6 +44,17 @@ typedef struct WritePlan {
     uint32_t *dims; /* ascending */
 } WritePlan;
 
+/* A range [from, to) of the entries of written dim j's W2 column (runtime/forward.c). */
+typedef struct Segment {
+    uint32_t j, from, to;
+} Segment;
+
+/* W2's entries by hidden chunk: chunk c's segments are seg[start[c] .. start[c+1]). */
+typedef struct ChunkSegments {
+    size_t *start;
+    Segment *seg;
+} ChunkSegments;
+
 /* One row of an embedding: its stored entries, dims ascending. */
 typedef struct EmbedRow {
     size_t n;
@@ -68,13 +79,14 @@ typedef struct Workspace {
     double *token_values; /* max_len + 1: one input's real-valued tokens (model_tokenize) */
     double *row_values;   /* cap_rows: the real-valued token of each row of a batch */
     size_t *ids, *pos;    /* ld: the token id and position of each row of a batch */
-    size_t *cursor;       /* D: per written dim, the next W2 entry of a block */
     uint32_t *iota;       /* 0, 1, ...: the rows of a dense column (scores) */
     uint32_t *selected;   /* max_len + 1: the keys a query selects */
     double *qcol;         /* KERNEL_BLOCK queries' score columns (dk each) */
-    MatrixColumn *qcols;  /* KERNEL_BLOCK: those queries as dense columns over the keys' panel */
+    MatrixColumn *qcols;  /* KERNEL_BLOCK: those queries as columns over the keys' panel */
+    uint32_t *qrow;       /* KERNEL_BLOCK x dk: their non-zero score columns */
     WritePlan **heads;    /* heads[l][h]: the dims Wo writes */
     WritePlan *mlps;      /* mlps[l]: the dims W2 writes */
+    ChunkSegments *segments; /* segments[l]: W2's entries by chunk of hidden units */
     uint32_t **b2_dims;   /* b2_dims[l]: the dims with a non-zero b2 (b2_count[l] of them) */
     size_t *b2_count;
     EmbedRow *token_rows, *pos_rows; /* n_vocab + 1, max_len + 1 */

@@ -277,6 +277,57 @@ void kernel_columns_isa_scalar(const MatrixColumn *cols, const uint32_t *which, 
     columns_scalar(cols, which, n_cols, in, base, ld, len, e, bias, out, out_ld);
 }
 
+/* ---- average-hard selection ---- */
+
+static size_t select_scalar(const double *S, size_t n, double tol, uint32_t *sel) {
+    double best = S[0];
+    for (size_t j = 1; j < n; j++)
+        if (S[j] > best) best = S[j];
+    double threshold = best - tol;
+    size_t ties = 0;
+    for (size_t j = 0; j < n; j++)
+        if (!(S[j] < threshold)) sel[ties++] = (uint32_t)j;
+    return ties;
+}
+
+#ifdef KERNEL_X86
+/* The same selection: the maximum of finite scores does not depend on the order of comparison
+ * (a -0.0 or +0.0 maximum gives the same threshold); any NaN takes the scalar path. */
+__attribute__((target("avx512f"))) static size_t select_avx512(const double *S, size_t n, double tol,
+                                                               uint32_t *sel) {
+    __m512d best = _mm512_set1_pd(-INFINITY);
+    for (size_t j = 0; j < n; j += 8) {
+        __mmask8 live = n - j >= 8 ? 0xff : (__mmask8)((1u << (n - j)) - 1);
+        __m512d x = _mm512_mask_loadu_pd(best, live, S + j);
+        if (_mm512_cmp_pd_mask(x, x, _CMP_UNORD_Q)) return select_scalar(S, n, tol, sel);
+        best = _mm512_max_pd(best, x);
+    }
+    __m512d threshold = _mm512_set1_pd(_mm512_reduce_max_pd(best) - tol);
+    size_t ties = 0;
+    for (size_t j = 0; j < n; j += 8) {
+        __mmask8 live = n - j >= 8 ? 0xff : (__mmask8)((1u << (n - j)) - 1);
+        unsigned bits = _mm512_mask_cmp_pd_mask(live, _mm512_mask_loadu_pd(threshold, live, S + j), threshold,
+                                                _CMP_NLT_UQ);
+        while (bits) {
+            sel[ties++] = (uint32_t)(j + (size_t)__builtin_ctz(bits));
+            bits &= bits - 1;
+        }
+    }
+    return ties;
+}
+#endif
+
+size_t kernel_select(const double *S, size_t n, double tol, uint32_t *sel) {
+#ifdef KERNEL_X86
+    if (kernel_isa() == KERNEL_AVX512) return select_avx512(S, n, tol, sel);
+#endif
+    return select_scalar(S, n, tol, sel);
+}
+
+size_t kernel_select_scalar(const double *S, size_t n, double tol, uint32_t *sel) {
+    return select_scalar(S, n, tol, sel);
+}
+
 KernelIsa kernel_isa(void) {
 #ifdef KERNEL_X86
     if (__builtin_cpu_supports("avx512f")) return KERNEL_AVX512;

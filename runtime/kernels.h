@@ -54,6 +54,12 @@ void kernel_columns_isa_scalar(const MatrixColumn *cols, const uint32_t *which, 
                                size_t base, size_t ld, size_t len, KernelEpilogue e, const double *bias, double *out,
                                size_t out_ld);
 
+/* Average-hard selection over one query's scores S[0..n) (n >= 1): the keys j with
+ * !(S[j] < max - tol), ascending, into sel; returns how many (at least the maximum's). */
+size_t kernel_select(const double *S, size_t n, double tol, uint32_t *sel);
+/* Its one-at-a-time reference, for tests. */
+size_t kernel_select_scalar(const double *S, size_t n, double tol, uint32_t *sel);
+
 typedef enum KernelIsa { KERNEL_SCALAR, KERNEL_AVX2, KERNEL_AVX512 } KernelIsa;
 /* The best instruction set this processor has (what kernel_chain uses), and its name. */
 KernelIsa kernel_isa(void);

@@ -102,11 +102,31 @@ START_TEST(test_relu_edges) {
 }
 END_TEST
 
+/* kernel_select equals the one-at-a-time selection: random scores with ties, signed zeros, a
+ * NaN, every length up to 70. */
+START_TEST(test_select) {
+    srand(9);
+    double S[70];
+    uint32_t a[70], b[70];
+    for (int round = 0; round < 300; round++)
+        for (size_t n = 1; n <= 70; n += 1 + (size_t)(round % 3)) {
+            for (size_t j = 0; j < n; j++) S[j] = (double)(rand() % 7) - 3.0 + (rand() % 5 == 0 ? 1e-9 : 0.0);
+            if (round % 10 == 1) S[rand() % n] = -0.0;
+            if (round % 50 == 2) S[rand() % n] = NAN;
+            double tol = round % 4 == 0 ? 0.0 : 0.25;
+            size_t x = kernel_select(S, n, tol, a), y = kernel_select_scalar(S, n, tol, b);
+            ck_assert_uint_eq(x, y);
+            ck_assert(x >= 1 && memcmp(a, b, x * sizeof *a) == 0);
+        }
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("kernels");
     TCase *tc = tcase_create("kernels");
     tcase_add_test(tc, test_isas_agree);
     tcase_add_test(tc, test_relu_edges);
+    tcase_add_test(tc, test_select);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
