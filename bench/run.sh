@@ -12,9 +12,10 @@
 #   rasprun M.bin --bench K
 #       microseconds per sequence of the maximum length (K random ones), run batched as
 #       --inputs and --verify run them and one at a time; the floating-point operations one
-#       sequence needs (2 per stored non-zero weight and residual row, 2 rows^2 dk per head's
-#       scores, the biases: runtime/forward.h model_forward_flops), GFLOP/s, and the peak of one
-#       core measured by rasprun (an FMA loop); the FLOP bound is MFLOP / peak. Times are CPU
+#       sequence needs (2 per stored non-zero weight and residual row, the biases and means:
+#       runtime/forward.h model_forward_flops; and each head's scores, 2 x keys per non-zero
+#       query entry, counted as they run), GFLOP/s, and the peak of one core measured by rasprun
+#       (an FMA loop); the FLOP bound is MFLOP / peak. Times are CPU
 #       time of the process (the machine is shared). K is calibrated with a first --bench 1 so
 #       that the batched measurement takes at least BENCH_MIN_S (0.2) seconds.
 # Every process runs with OPENBLAS_NUM_THREADS=1, a timeout of BENCH_TIMEOUT seconds (120) and an

@@ -75,6 +75,7 @@ static void attention_sequence(const ModelHead *h, Workspace *ws, size_t o, size
                 qr[used++] = (uint32_t)c;
             }
             ws->qcols[q] = (MatrixColumn){used, used, qr, qv};
+            ws->score_flops += 2.0 * (double)used * (double)rows;
         }
         kernel_columns(ws->qcols, NULL, nq, ws->K + o, 0, ld, span, KERNEL_STORE, NULL, ws->S, span);
         for (size_t q = 0; q < nq; q++) {
@@ -201,7 +202,7 @@ double model_forward_flops(const Model *m, size_t n) {
             const ModelHead *H = &L->heads[h];
             double nz = (double)(matrix_nonzero(&H->wq) + matrix_nonzero(&H->wk) + matrix_nonzero(&H->wv) +
                                  matrix_nonzero(&H->wo));
-            f += 2 * nz * rows + 2 * rows * rows * (double)H->wq.cols + rows * (double)H->wv.cols;
+            f += 2 * nz * rows + rows * (double)H->wv.cols;
         }
         const ModelMlp *M = &L->mlp;
         double nz = (double)(matrix_nonzero(&M->w1) + matrix_nonzero(&M->w2) + (M->gated ? matrix_nonzero(&M->w3) : 0));

@@ -84,6 +84,8 @@ typedef struct Workspace {
     double *qcol;         /* KERNEL_BLOCK queries' score columns (dk each) */
     MatrixColumn *qcols;  /* KERNEL_BLOCK: those queries as columns over the keys' panel */
     uint32_t *qrow;       /* KERNEL_BLOCK x dk: their non-zero score columns */
+    double score_flops;   /* 2 x keys per non-zero query entry, summed over every query run
+                             (callers reset it to measure) */
     WritePlan **heads;    /* heads[l][h]: the dims Wo writes */
     WritePlan *mlps;      /* mlps[l]: the dims W2 writes */
     ChunkSegments *segments; /* segments[l]: W2's entries by chunk of hidden units */
@@ -134,10 +136,13 @@ typedef struct ModelOutcome {
 void model_run_batch(const Model *m, Workspace *ws, const Value *const *inputs, const size_t *lens, size_t count,
                      Arena *out_arena, ModelOutcome *outcomes);
 
-/* The floating-point operations one forward pass of an input of length n needs: 2 per stored
- * non-zero weight and residual row (n + 1 rows) of every weight product, 2 (n + 1)^2 dk for each
- * head's scores, one add per selected key and value column (counted as one key per query: the
- * fewest), (n + 1) per hidden unit for its bias (twice when gated, plus its product). */
+/* The floating-point operations one forward pass of an input of length n needs, but for the
+ * scores: 2 per stored non-zero weight and residual row (n + 1 rows) of every weight product,
+ * one per query and value column for the mean (one key per query: the fewest), (n + 1) per
+ * hidden unit for its bias (three when gated: both biases and the product). The scores depend
+ * on the input: 2 (n + 1) per non-zero entry of a query, which the forward pass adds up in
+ * Workspace.score_flops as it computes them (a zero query entry is skipped: it leaves every
+ * chain as it is). */
 double model_forward_flops(const Model *m, size_t n);
 
 /* Reads the output atom of one final residual row x (position pos, 0-based, BOS excluded, of an

@@ -607,9 +607,10 @@ static int bench(Runner *r, size_t k) {
     Arena out;
     arena_init(&out);
     model_run_batch(m, &r->ws, inputs, lens, k ? 1 : 0, &out, res); /* warm-up */
+    r->ws.score_flops = 0.0;
     double t0 = cpu_s();
     model_run_batch(m, &r->ws, inputs, lens, k, &out, res);
-    double batched = cpu_s() - t0;
+    double batched = cpu_s() - t0, scores = r->ws.score_flops / (double)(k ? k : 1);
     arena_free(&out);
     char err[256];
     if (!model_tokenize(m, inputs[0], n, ids, r->ws.token_values, err, sizeof err)) {
@@ -620,7 +621,7 @@ static int bench(Runner *r, size_t k) {
     model_forward(m, ids, n, 0, m->n_layers, X, &r->ws);
     t0 = cpu_s();
     for (size_t i = 0; i < k; i++) model_forward(m, ids, n, 0, m->n_layers, X, &r->ws);
-    double single = cpu_s() - t0, check, flops = model_forward_flops(m, n);
+    double single = cpu_s() - t0, check, flops = model_forward_flops(m, n) + scores;
     ModelOutcome *pres = ARENA_ARRAY(&a, ModelOutcome, k ? k : 1);
     t0 = now_s(); /* every core: wall-clock time */
     model_runner_run(&r->pool, m, inputs, lens, k, pres);
