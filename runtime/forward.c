@@ -311,8 +311,7 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     }
     /* panels of ld doubles per line, blocks of KERNEL_BLOCK, and rows of D */
     size_t sizes[] = {D * ld, dk * ld, dk * ld, dv * ld, layer_dv * ld, KERNEL_BLOCK * (round_up(seq, 8) + 8),
-                      HIDDEN_CHUNK * KERNEL_BLOCK, KERNEL_BLOCK, writes * KERNEL_BLOCK, seq * D, seq, ld,
-                      KERNEL_BLOCK * dk};
+                      HIDDEN_CHUNK * KERNEL_BLOCK, writes * KERNEL_BLOCK, seq * D, seq, ld, KERNEL_BLOCK * dk};
     size_t total = 0;
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
         size_t w = sizes[i] ? sizes[i] : 1;
@@ -330,7 +329,7 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
         return false;
     }
     double *p = ws->block;
-    double **bufs[] = {&ws->F, &ws->Q, &ws->K, &ws->V, &ws->A, &ws->S, &ws->H, &ws->G, &ws->Y, &ws->X,
+    double **bufs[] = {&ws->F, &ws->Q, &ws->K, &ws->V, &ws->A, &ws->S, &ws->H, &ws->Y, &ws->X,
                        &ws->token_values, &ws->row_values, &ws->qcol};
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
         *bufs[i] = p;
@@ -340,11 +339,9 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     ws->ld = ld;
     ws->ids = ARENA_ARRAY(&ws->arena, size_t, ld);
     ws->pos = ARENA_ARRAY(&ws->arena, size_t, ld);
-    ws->iota = ARENA_ARRAY(&ws->arena, uint32_t, dk ? dk : 1);
     ws->selected = ARENA_ARRAY(&ws->arena, uint32_t, seq);
     ws->qcols = ARENA_ARRAY(&ws->arena, MatrixColumn, KERNEL_BLOCK);
     ws->qrow = ARENA_ARRAY(&ws->arena, uint32_t, KERNEL_BLOCK * (dk ? dk : 1));
-    for (size_t c = 0; c < dk; c++) ws->iota[c] = (uint32_t)c;
     ws->token_rows = embed_rows(&ws->arena, &m->token_embed);
     ws->pos_rows = embed_rows(&ws->arena, &m->pos_embed);
     return true;

@@ -72,14 +72,13 @@ typedef struct Workspace {
     double *V;            /* max dv x ld */
     double *A;            /* (largest sum of dv over a layer's heads) x ld: attention outputs */
     double *S;            /* KERNEL_BLOCK queries' scores over their sequence's keys */
-    double *H, *G;        /* hidden chunk x KERNEL_BLOCK: hidden units / gates of a block */
+    double *H;            /* hidden chunk x KERNEL_BLOCK: the hidden units of a block */
     double *Y;            /* (widest write plan) x KERNEL_BLOCK: chains of a write-back */
     double *X;            /* (max_len + 1) x D: one sequence row-major (checks, readout; a buffer
                              callers of model_forward may use, as model_run does) */
     double *token_values; /* max_len + 1: one input's real-valued tokens (model_tokenize) */
-    double *row_values;   /* cap_rows: the real-valued token of each row of a batch */
+    double *row_values;   /* ld: the real-valued token of each row of a batch */
     size_t *ids, *pos;    /* ld: the token id and position of each row of a batch */
-    uint32_t *iota;       /* 0, 1, ...: the rows of a dense column (scores) */
     uint32_t *selected;   /* max_len + 1: the keys a query selects */
     double *qcol;         /* KERNEL_BLOCK queries' score columns (dk each) */
     MatrixColumn *qcols;  /* KERNEL_BLOCK: those queries as columns over the keys' panel */
