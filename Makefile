@@ -3,7 +3,8 @@
 #   make            release binaries in bin/
 #   make demo       compile and run an example end to end
 #   make check      unit tests (plain and under ASan+UBSan), golden and differential tests, the
-#                   original REPL's transcripts through bin/rasp
+#                   original REPL's transcripts through bin/rasp, the simulator programs
+#                   against the mathematics (tests/simulator.sh)
 #   make verify     long differential sweeps (not part of check)
 #   make bench      the benchmark table (docs/benchmarks.md explains it)
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each (default 60)
@@ -46,10 +47,10 @@ BLAS_LIBS    := -llapacke -lopenblas -lpng -lm -pthread
 EDIT_LIBS    := -ledit
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-STAGES  := support lexer parser ir codegen runtime fut verify viz driver repl
+STAGES  := support lexer parser ir codegen runtime fut verify viz driver repl sim
 LIB_SRC := $(filter-out %_main.c,$(foreach d,$(STAGES),$(wildcard $(d)/*.c)))
 GEN_SRC := build/gen/lexer.c build/gen/parser.c build/gen/prelude.c
-TOOLS   := raspcc rasprun raspfut rasp
+TOOLS   := raspcc rasprun raspfut rasp raspsim
 TESTS   := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 INC     := -I. -Ibuild/gen -I/usr/include/openblas
 GEN_HDRS := build/gen/lexer.h build/gen/parser.h
@@ -84,7 +85,8 @@ $(eval $(call mode_rules,rel,$(OPT)))
 $(eval $(call mode_rules,san,-O1 -g $(SAN)))
 
 .SECONDARY:
-.PHONY: all deps demo check unit-tests golden corpus repl-transcripts verify bench fuzz clean conformance
+.PHONY: all deps demo check unit-tests golden corpus repl-transcripts simulator verify bench bench-simulator fuzz clean \
+	conformance
 all: deps $(addprefix bin/,$(TOOLS))
 
 bin/%: build/rel/bin/%
@@ -126,13 +128,20 @@ corpus: all
 repl-transcripts: deps build/san/bin/rasp build/san/bin/rasprun
 	@sh tests/repl.sh build/san/bin
 
-check: all unit-tests golden corpus repl-transcripts
+simulator: all
+	@sh tests/simulator.sh bin
+
+check: all unit-tests golden corpus repl-transcripts simulator
 
 verify: all
 	@sh tests/verify.sh bin
 
 bench: all
 	@sh bench/run.sh bin
+	@sh bench/simulator.sh bin
+
+bench-simulator: all
+	@sh bench/simulator.sh bin
 
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := $(patsubst fuzz/%.c,%,$(wildcard fuzz/fuzz_*.c))

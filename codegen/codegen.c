@@ -159,6 +159,12 @@ static bool compile_at(const IrGraph *g, const IrNode *output, const char *outpu
     char err[256];
     if (ok && !reads_tokens && opt->vocab_spec) /* the tokens are never read: take the kind the vocabulary spells */
         p.token_type = vocab_token_type(opt->vocab_spec);
+    if (ok && opt->have_range && !(isfinite(opt->range_lo) && isfinite(opt->range_hi) && opt->range_lo <= opt->range_hi &&
+                                   fmax(fabs(opt->range_lo), fabs(opt->range_hi)) <= 1e100)) {
+        diag_error(diags, output->loc, "--range %g..%g: a real range is two finite numbers, LO <= HI, at most 1e100 in "
+                   "magnitude (sums and products of such values must stay finite)", opt->range_lo, opt->range_hi);
+        ok = false;
+    }
     if (ok && !opt->vocab_spec && p.token_type == IR_TOKENS_FLOAT && opt->have_range) {
         /* real-valued tokens: numbers with an interval and an error bound (reals.c) */
         p.numeric_tokens = true;
