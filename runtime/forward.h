@@ -12,11 +12,10 @@
  * product's element is one fused multiply-add chain over the stored entries of its weight
  * column in ascending order, starting from +0.0, and then added to whatever it feeds (X += chain,
  * chain + b1, ...), exactly in the order the machine of runtime/model.h states it. So an input
- * gives the same bits alone or in any batch. A BLAS dgemm computes each element the same way
- * (one FMA chain over the inner dimension) as long as that dimension fits one of its blocks;
- * for longer chains (an MLP's hidden width) it adds per-block partial sums instead, so results
- * may differ from such a dgemm in the last bits (docs/benchmarks.md: how much, and why no
- * decision of a compiled model depends on it). */
+ * gives the same bits alone or in any batch. A BLAS dgemm (the runtime before this one) sums
+ * an inner dimension in an order of its own (its micro-kernel's, in blocks), so residuals may
+ * differ from it in the last bits; runtime/precision.h shows for a model, when it can, that no
+ * decision depends on the order of any sum (docs/benchmarks.md: what was measured). */
 #ifndef RASPCC_RUNTIME_FORWARD_H
 #define RASPCC_RUNTIME_FORWARD_H
 
