@@ -4,7 +4,8 @@
 #   make demo       compile and run an example end to end
 #   make check      unit tests (plain and under ASan+UBSan), golden and differential tests, the
 #                   original REPL's transcripts through bin/rasp, the simulator programs
-#                   against the mathematics (tests/simulator.sh)
+#                   against the mathematics (tests/simulator.sh), and the Python package
+#                   against rasprun when python3-numpy and python3-torch are installed
 #   make verify     long differential sweeps (not part of check)
 #   make bench      the benchmark table (docs/benchmarks.md explains it)
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each (default 60)
@@ -85,8 +86,8 @@ $(eval $(call mode_rules,rel,$(OPT)))
 $(eval $(call mode_rules,san,-O1 -g $(SAN)))
 
 .SECONDARY:
-.PHONY: all deps demo check unit-tests golden corpus repl-transcripts simulator verify bench bench-simulator fuzz clean \
-	conformance
+.PHONY: all deps python-deps demo check unit-tests golden corpus repl-transcripts simulator python verify bench \
+	bench-simulator fuzz clean conformance
 all: deps $(addprefix bin/,$(TOOLS))
 
 bin/%: build/rel/bin/%
@@ -95,6 +96,10 @@ bin/%: build/rel/bin/%
 
 deps:
 	@sh tools/install-deps.sh
+
+# Optional: NumPy and PyTorch for python/raspcc (tests/python.sh skips without them).
+python-deps:
+	@sh tools/install-deps.sh --python
 
 build/gen/lexer.c build/gen/lexer.h &: lexer/lexer.l
 	@mkdir -p build/gen
@@ -131,13 +136,17 @@ repl-transcripts: deps build/san/bin/rasp build/san/bin/rasprun
 simulator: all
 	@sh tests/simulator.sh bin
 
-check: all unit-tests golden corpus repl-transcripts simulator
+python: all
+	@sh tests/python.sh bin
+
+check: all unit-tests golden corpus repl-transcripts simulator python
 
 verify: all
 	@sh tests/verify.sh bin
 
 bench: all
 	@sh bench/run.sh bin
+	@sh bench/torch.sh bin
 	@sh bench/simulator.sh bin
 
 bench-simulator: all
