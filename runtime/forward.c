@@ -6,12 +6,13 @@
 #include <string.h>
 
 #include "ir/eval.h"
+#include "runtime/forward32.h"
 #include "runtime/kernels.h"
+#include "runtime/precision.h"
 
 /* Refuse workspaces above this many doubles (32 GiB); a real model is far smaller. */
 #define WORKSPACE_MAX_DOUBLES ((size_t)1 << 32)
-/* Hidden units per chunk of an MLP block (runtime/forward.h). */
-#define HIDDEN_CHUNK 64
+#define HIDDEN_CHUNK WORKSPACE_HIDDEN_CHUNK
 /* Rows a default workspace keeps in flight (more when max_len + 1 is larger). */
 #define DEFAULT_ROWS 512
 
@@ -347,7 +348,21 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     return true;
 }
 
+bool workspace_use_float32(Workspace *ws, const Model *m, char *err, size_t errsize) {
+    if (ws->f32) return true;
+    ModelPrecision p;
+    model_precision(m, PRECISION_U32, true, &p);
+    if (!p.safe) {
+        snprintf(err, errsize, "float32 is not shown safe for this model: largest error bound / margin %.2g (%s)%s%s",
+                 p.worst, p.worst_what[0] ? p.worst_what : "no decision", p.uncovered[0] ? "; not covered: " : "",
+                 p.uncovered);
+        return false;
+    }
+    return forward32_new(&ws->f32, m, ws, err, errsize);
+}
+
 void workspace_free(Workspace *ws) {
+    forward32_free(ws->f32);
     free(ws->block);
     arena_free(&ws->arena);
     memset(ws, 0, sizeof *ws);
@@ -588,22 +603,30 @@ static void fail_outcome(ModelOutcome *o, Arena *a, const char *err) {
     o->err = arena_strdup(a, err);
 }
 
+/* Rows [o, o + rows) of the batch's residual, in float64, into X (row-major). */
+static void batch_rows(const Workspace *ws, size_t D, size_t o, size_t rows, double *X) {
+    if (ws->f32) forward32_rows(ws, D, o, rows, X);
+    else panel_to_rows(ws, D, o, rows, X);
+}
+
 /* Runs the sequences already tokenized into the workspace (rows [starts[s], starts[s+1]) hold
  * inputs idx[s]), checks included, and reads their outputs. */
 static void run_rows(const Model *m, Workspace *ws, const size_t *starts, const size_t *idx, size_t count,
                      Arena *out_arena, ModelOutcome *outcomes) {
     size_t D = m->d_model, padded = round_up(starts[count], 8);
     char err[1024];
-    embed(m, ws, ws->ids, ws->pos, ws->row_values, starts[count], padded, ws->F);
+    if (ws->f32) forward32_embed(m, ws, starts[count], padded);
+    else embed(m, ws, ws->ids, ws->pos, ws->row_values, starts[count], padded, ws->F);
     for (size_t l = 0; l < m->n_layers; l++) {
-        layer(m, l, ws, starts, count, padded);
+        if (ws->f32) forward32_layer(m, l, ws, starts, count, padded);
+        else layer(m, l, ws, starts, count, padded);
         bool checked = false;
         for (size_t c = 0; c < m->n_checks && !checked; c++) checked = m->checks[c].after_layer == l;
         for (size_t s = 0; checked && s < count; s++) {
             ModelOutcome *o = &outcomes[idx[s]];
             if (!o->ok) continue; /* failed after an earlier layer: its first failure stands */
             size_t rows = starts[s + 1] - starts[s];
-            panel_to_rows(ws, D, starts[s], rows, ws->X);
+            batch_rows(ws, D, starts[s], rows, ws->X);
             if (!run_checks(m, l, ws->X, rows - 1, err, sizeof err)) fail_outcome(o, out_arena, err);
         }
     }
@@ -611,7 +634,7 @@ static void run_rows(const Model *m, Workspace *ws, const size_t *starts, const 
         ModelOutcome *o = &outcomes[idx[s]];
         if (!o->ok) continue;
         size_t n = starts[s + 1] - starts[s] - 1;
-        panel_to_rows(ws, D, starts[s], n + 1, ws->X);
+        batch_rows(ws, D, starts[s], n + 1, ws->X);
         o->out = ARENA_ARRAY(out_arena, Value, n ? n : 1);
         for (size_t i = 0; i < n && o->ok; i++)
             if (!model_read_output(m, ws->X + (i + 1) * D, i, n, &o->out[i], err, sizeof err)) fail_outcome(o, out_arena, err);

@@ -37,6 +37,12 @@
  * tooling classifies such refusals apart from disagreements (verify/verify.h VERIFY_MARGIN). */
 #define MODEL_MARGIN_ERROR "within the margin"
 
+/* Hidden units per chunk of an MLP block: no buffer grows with the hidden width. */
+#define WORKSPACE_HIDDEN_CHUNK 64
+
+/* The float32 state of a workspace (runtime/forward32.h). */
+typedef struct Forward32 Forward32;
+
 /* The residual dims a writing matrix (Wo, W2: rows x D) has entries in. */
 typedef struct WritePlan {
     size_t n;
@@ -92,6 +98,7 @@ typedef struct Workspace {
     EmbedRow *token_rows, *pos_rows; /* n_vocab + 1, max_len + 1 */
     Arena arena;          /* plans */
     double *block;        /* the one allocation holding the buffers above */
+    Forward32 *f32;       /* NULL: batches run in float64; else in float32 (workspace_use_float32) */
 } Workspace;
 
 /* A workspace is made for the model's weights as they are then (it keeps the embeddings' rows
@@ -102,6 +109,14 @@ typedef struct Workspace {
 bool workspace_init(Workspace *ws, const Model *m, char *err, size_t errsize);
 bool workspace_init_rows(Workspace *ws, const Model *m, size_t rows, char *err, size_t errsize);
 void workspace_free(Workspace *ws);
+
+/* From now on model_run and model_run_batch run in float32 (runtime/forward32.h), if and only if
+ * runtime/precision.h shows the model safe in float32 (model_precision with PRECISION_U32 and
+ * rounded weights): every decoded output and error is then the one float64 gives. Otherwise
+ * (or out of memory) returns false with the reason, e.g. "float32 is not shown safe for this
+ * model: largest error bound / margin 9.5 (layer 1 head 0: scores (half the tie tolerance))",
+ * and the workspace stays in float64. model_forward always runs in float64. */
+bool workspace_use_float32(Workspace *ws, const Model *m, char *err, size_t errsize);
 
 /* Maps input atoms to token ids (converted as the program's token type requires); for a model
  * with real-valued tokens also writes each token's value to values[i] (values may be NULL
@@ -130,7 +145,8 @@ typedef struct ModelOutcome {
 } ModelOutcome;
 
 /* model_run on count inputs (inputs[i] of lens[i] atoms) at once, in batches as large as the
- * workspace holds: the same outcome for each input as model_run gives it, bit for bit. */
+ * workspace holds: the same outcome for each input as model_run gives it, bit for bit (in the
+ * workspace's format). */
 void model_run_batch(const Model *m, Workspace *ws, const Value *const *inputs, const size_t *lens, size_t count,
                      Arena *out_arena, ModelOutcome *outcomes);
 

@@ -1,5 +1,7 @@
 #include "runtime/parallel.h"
 
+#include "runtime/forward32.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +39,18 @@ void model_runner_free(ModelRunner *r) {
     free(r->ws);
     free(r->arenas);
     memset(r, 0, sizeof *r);
+}
+
+bool model_runner_use_float32(ModelRunner *r, const Model *m, char *err, size_t errsize) {
+    for (size_t t = 0; t < r->threads; t++)
+        if (!workspace_use_float32(&r->ws[t], m, err, errsize)) {
+            for (size_t u = 0; u < t; u++) { /* back to float64, all of them */
+                forward32_free(r->ws[u].f32);
+                r->ws[u].f32 = NULL;
+            }
+            return false;
+        }
+    return true;
 }
 
 typedef struct Share {

@@ -19,6 +19,9 @@ typedef struct ModelRunner {
 /* threads 0: the processors online. Fails like workspace_init. */
 bool model_runner_init(ModelRunner *r, const Model *m, size_t threads, char *err, size_t errsize);
 void model_runner_free(ModelRunner *r);
+/* workspace_use_float32 on every workspace: false (and all stay in float64) when the model is
+ * not shown safe in float32. */
+bool model_runner_use_float32(ModelRunner *r, const Model *m, char *err, size_t errsize);
 
 /* model_run_batch over the threads (small batches run in the calling thread). The outcomes'
  * atoms and messages live in the runner until its next run or its free. */

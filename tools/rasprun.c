@@ -17,6 +17,7 @@
 #include "runtime/kernels.h"
 #include "runtime/model_io.h"
 #include "runtime/parallel.h"
+#include "runtime/kernels32.h"
 #include "runtime/precision.h"
 #include "support/term.h"
 #include "verify/verify.h"
@@ -64,6 +65,7 @@ static const char help_text[] =
     "  --info          print the model's configuration and parameter counts\n"
     "  --bench K       time K random inputs of the maximum length, batched and one at a time, with\n"
     "                  the floating-point operations per second beside the measured peak of a core\n"
+    "  --float64       run in float64 even when float32 is shown safe (see below)\n"
     "  -q, --quiet     print only errors on stderr (no notes, summaries or progress)\n"
     "  -v, --verbose   say on stderr what was loaded and how long each step took\n"
     "\n"
@@ -79,6 +81,11 @@ static const char help_text[] =
     "'rasprun: check: ...' (the --verify counts) ends stderr for a model with margin checks or an\n"
     "error bound.\n"
     "\n"
+    "Inputs run in float32 (twice the SIMD lanes) when the model's precision analysis shows that\n"
+    "float32 rounding stays below half of every decision margin, so that every output and error\n"
+    "is the one float64 gives; otherwise, and with --float64, in float64. --info says which, and\n"
+    "why (its 'runs in:' line). --trace always runs in float64.\n"
+    "\n"
     "An option with a value is written --opt VALUE or --opt=VALUE; -- ends the options. Progress\n"
     "shows on stderr only when it is a terminal (and not with -q).\n"
     "Exit status: 0 fine; 1 an input failed or disagreed; 2 bad usage or a bad model file.\n";
@@ -86,7 +93,7 @@ static const char help_text[] =
 typedef struct Options {
     const char *model, *inputs_file, **inputs;
     size_t n_inputs;
-    bool json, check, verify, info, have_max_len, trace, quiet, verbose;
+    bool json, check, verify, info, have_max_len, trace, quiet, verbose, float64;
     const char *trace_png; /* --trace-png FILE, "-" for standard output */
     size_t max_len, random, bench;
     uint64_t seed;
@@ -158,7 +165,7 @@ static int parse_args(int argc, char **argv, Options *o) {
                            strcmp(a, "--seed") == 0 || strcmp(a, "--bench") == 0 || strcmp(a, "--trace-png") == 0;
         if (value && !takes_value) {
             bool known = !strcmp(a, "--json") || !strcmp(a, "--check") || !strcmp(a, "--verify") || !strcmp(a, "--info") ||
-                         !strcmp(a, "--trace") || !strcmp(a, "--quiet") ||
+                         !strcmp(a, "--trace") || !strcmp(a, "--quiet") || !strcmp(a, "--float64") ||
                          !strcmp(a, "--verbose") || !strcmp(a, "--help") || !strcmp(a, "--version");
             return usage_error(known ? "option '%s' takes no value" : "unknown option '%s'", a);
         }
@@ -173,6 +180,7 @@ static int parse_args(int argc, char **argv, Options *o) {
         else if (strcmp(a, "--verify") == 0) o->verify = true;
         else if (strcmp(a, "--info") == 0) o->info = true;
         else if (strcmp(a, "--trace") == 0) o->trace = true;
+        else if (strcmp(a, "--float64") == 0) o->float64 = true;
         else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) o->quiet = true;
         else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) o->verbose = true;
         else if (strcmp(a, "--inputs") == 0) o->inputs_file = value;
@@ -505,7 +513,7 @@ static int verify(Runner *r, const Options *o) {
 
 /* ---- --info, --bench ---- */
 
-static void info(const Model *m) {
+static void info(const Model *m, const Workspace *ws, const char *why_float64) {
     printf("program:       %s\n", m->program_name && *m->program_name ? m->program_name : "(unnamed)");
     printf("compile flags: %s\n", m->compile_flags ? m->compile_flags : "");
     printf("output:        %s (%s", m->output_name,
@@ -569,6 +577,8 @@ static void info(const Model *m) {
                p.safe ? "safe" : "not safe", p.worst, p.worst_what[0] ? p.worst_what : "no decision",
                p.uncovered[0] ? "; not covered: " : "", p.uncovered);
     }
+    if (ws->f32) printf("runs in:       float32 (float32 shown safe; --float64 to run in float64)\n");
+    else printf("runs in:       float64 (%s)\n", why_float64);
 }
 
 static double now_s(void) {
@@ -578,8 +588,9 @@ static double now_s(void) {
 }
 
 /* K random inputs of the maximum length: the batched run (tokenize, forward, checks, readout,
- * as --inputs runs them) and the forward pass alone, one sequence at a time; the floating-point
- * operations they need (model_forward_flops) per second, beside the measured peak of one core. */
+ * as --inputs runs them) and the same one input per call; the floating-point operations they
+ * need (model_forward_flops) per second, beside the measured peak of one core in the format the
+ * workspace runs in (float32 or float64). */
 /* The CPU time of this thread: on a shared machine, the time the bench actually ran. */
 static double cpu_s(void) {
     struct timespec ts;
@@ -593,8 +604,7 @@ static int bench(Runner *r, size_t k) {
     Arena a;
     arena_init(&a);
     const Value **inputs = ARENA_ARRAY(&a, const Value *, k ? k : 1);
-    size_t *lens = ARENA_ARRAY(&a, size_t, k ? k : 1), *ids = ARENA_ARRAY(&a, size_t, n + 1);
-    double *X = ARENA_ARRAY(&a, double, (n + 1) * m->d_model);
+    size_t *lens = ARENA_ARRAY(&a, size_t, k ? k : 1);
     uint64_t seed = 1;
     for (size_t i = 0; i < k; i++) {
         Value *in = ARENA_ARRAY(&a, Value, n ? n : 1);
@@ -612,26 +622,23 @@ static int bench(Runner *r, size_t k) {
     model_run_batch(m, &r->ws, inputs, lens, k, &out, res);
     double batched = cpu_s() - t0, scores = r->ws.score_flops / (double)(k ? k : 1);
     arena_free(&out);
-    char err[256];
-    if (!model_tokenize(m, inputs[0], n, ids, r->ws.token_values, err, sizeof err)) {
-        fprintf(stderr, "rasprun: --bench: %s\n", err);
-        arena_free(&a);
-        return 1;
-    }
-    model_forward(m, ids, n, 0, m->n_layers, X, &r->ws);
+    Arena one; /* one input per call: the same work as the batch, nothing shared */
+    arena_init(&one);
     t0 = cpu_s();
-    for (size_t i = 0; i < k; i++) model_forward(m, ids, n, 0, m->n_layers, X, &r->ws);
-    double single = cpu_s() - t0, check, flops = model_forward_flops(m, n) + scores;
+    for (size_t i = 0; i < k; i++) model_run_batch(m, &r->ws, &inputs[i], &lens[i], 1, &one, &res[i]);
+    double single = cpu_s() - t0;
+    arena_free(&one);
+    double check, flops = model_forward_flops(m, n) + scores;
     ModelOutcome *pres = ARENA_ARRAY(&a, ModelOutcome, k ? k : 1);
     t0 = now_s(); /* every core: wall-clock time */
     model_runner_run(&r->pool, m, inputs, lens, k, pres);
     double parallel = now_s() - t0;
-    double peak = kernel_peak_flops(cpu_s, 0.05, &check);
+    double peak = r->ws.f32 ? kernel32_peak_flops(cpu_s, 0.05, &check) : kernel_peak_flops(cpu_s, 0.05, &check);
     double per = batched / (double)(k ? k : 1);
-    printf("forward at length %zu (D = %zu, %zu layers, float64, %s), %zu runs: batched %.2f us/seq, one at a time "
+    printf("forward at length %zu (D = %zu, %zu layers, %s, %s), %zu runs: batched %.2f us/seq, one at a time "
            "%.2f us/seq (CPU time); on %zu threads %.2f us/seq (wall); %.4g MFLOP/seq, %.2f GFLOP/s batched; peak %.1f "
            "GFLOP/s (one core, measured)\n",
-           n, m->d_model, m->n_layers, kernel_isa_name(kernel_isa()), k, 1e6 * per, 1e6 * single / (double)(k ? k : 1),
+           n, m->d_model, m->n_layers, r->ws.f32 ? "float32" : "float64", kernel_isa_name(kernel_isa()), k, 1e6 * per, 1e6 * single / (double)(k ? k : 1),
            r->pool.threads, 1e6 * parallel / (double)(k ? k : 1), flops * 1e-6, per > 0 ? flops / per * 1e-9 : 0.0, peak * 1e-9);
     (void)check;
     arena_free(&a);
@@ -696,8 +703,15 @@ int main(int argc, char **argv) {
         free(o.inputs);
         return 2;
     }
+    /* float32 where it is shown safe (runtime/forward.h), for the workspace and every core's */
+    char why_float64[512] = "--float64";
+    bool float32 = !o.float64 && workspace_use_float32(&r.ws, &r.model, why_float64, sizeof why_float64);
     bool need_ref = o.check || o.verify;
-    if (o.info) rc = (info(&r.model), 0);
+    if (float32 && need_pool && !model_runner_use_float32(&r.pool, &r.model, err, sizeof err)) {
+        fprintf(stderr, "rasprun: %s\n", err); /* out of memory: the analysis is the same */
+        rc = 2;
+        need_ref = false;
+    } else if (o.info) rc = (info(&r.model, &r.ws, why_float64), 0);
     else if (o.bench) rc = bench(&r, o.bench);
     else if (need_ref && !load_reference(&r)) rc = 2;
     else if (o.verify) rc = verify(&r, &o);
