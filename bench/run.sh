@@ -11,11 +11,12 @@
 #       the whole raspcc process (which also writes the model file);
 #   rasprun M.bin --bench K
 #       microseconds per sequence of the maximum length (K random ones), run batched as
-#       --inputs and --verify run them and one at a time; the floating-point operations one
+#       --inputs and --verify run them and one input per call; the format they run in (float32
+#       where rasprun shows it safe, else float64: rasprun --info); the floating-point operations one
 #       sequence needs (2 per stored non-zero weight and residual row, the biases and means:
 #       runtime/forward.h model_forward_flops; and each head's scores, 2 x keys per non-zero
 #       query entry, counted as they run), GFLOP/s, and the peak of one core measured by rasprun
-#       (an FMA loop); the FLOP bound is MFLOP / peak. Times are CPU
+#       (an FMA loop in that format); the FLOP bound is MFLOP / peak. Times are CPU
 #       time of the process (the machine is shared). K is calibrated with a first --bench 1 so
 #       that the batched measurement takes at least BENCH_MIN_S (0.2) seconds.
 # Every process runs with OPENBLAS_NUM_THREADS=1, a timeout of BENCH_TIMEOUT seconds (120) and an
@@ -129,6 +130,8 @@ def measure(name, n, tmp):
         st, out, err, _ = run([BIN + "/rasprun", model, "--bench", str(k)])
     m = pat.search(out) if st == "ok" else None
     if m:
+        fm = re.search(r"layers, (float32|float64),", out)
+        row["format"] = fm.group(1) if fm else "?"
         row.update(k=int(m.group(1)), batched_us=float(m.group(2)), single_us=float(m.group(3)),
                    threads=int(m.group(4)), parallel_us=float(m.group(5)), mflop=float(m.group(6)),
                    gflops=float(m.group(7)), peak=float(m.group(8)))
@@ -150,22 +153,22 @@ def layers_cell(r):
 
 def table1(rows):
     print("| program | max len | layers (paper) | heads | residual | MLP hidden | params | non-zero "
-          "| compile_ms | raspcc wall s | µs/seq batched | µs/seq one at a time | µs/seq all cores (wall) "
+          "| compile_ms | raspcc wall s | format | µs/seq batched | µs/seq one at a time | µs/seq all cores (wall) "
           "| MFLOP/seq | GFLOP/s | FLOP bound µs (× bound) | original ms/seq (× ours) | K |")
-    print("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    print("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|")
     for r in rows:
         cells = [r["name"], str(r["n"])]
         if "error" in r:
-            cells += [r["error"]] + ["—"] * 6 + ["%.2f" % r["wall_s"]] + ["—"] * 8
+            cells += [r["error"]] + ["—"] * 6 + ["%.2f" % r["wall_s"]] + ["—"] * 9
         else:
             cells += [layers_cell(r), str(r["heads"]), fmt_int(r["residual"]), fmt_int(r["mlp"]),
                       fmt_int(r["params"]), fmt_int(r["nonzero"]), "%.1f" % r["compile_ms"], "%.2f" % r["wall_s"]]
             if "bench_error" in r:
-                cells += [r["bench_error"]] + ["—"] * 7
+                cells += [r["bench_error"]] + ["—"] * 8
             else:
                 bound = r["mflop"] / r["peak"] * 1e3 if r["peak"] > 0 else float("nan")
                 orig = r.get("original_ms")
-                cells += [fmt_us(r["batched_us"]), fmt_us(r["single_us"]), fmt_us(r["parallel_us"]),
+                cells += [r["format"], fmt_us(r["batched_us"]), fmt_us(r["single_us"]), fmt_us(r["parallel_us"]),
                           "%.3g" % r["mflop"], "%.2f" % r["gflops"],
                           "%s (%.1f×)" % (fmt_us(bound), r["batched_us"] / bound),
                           "%.3g (%s×)" % (orig, fmt_int(int(round(orig * 1e3 / r["batched_us"])))) if orig else "—",
@@ -223,7 +226,7 @@ def main():
         time.strftime("%Y-%m-%d %H:%M %Z"), platform.machine(), os.cpu_count(), cpu(), platform.release(), git_rev()))
     print("OPENBLAS_NUM_THREADS=%s; timeout %g s and %g GiB address space per process; "
           "µs/seq = CPU time per random input of the max length (rasprun --bench K, K calibrated for >= %g s); "
-          "FLOP bound = MFLOP/seq / the measured peak of one core (float64 FMA)" % (
+          "FLOP bound = MFLOP/seq / the measured peak of one core (FMA in the format the model runs in)" % (
         os.environ.get("OPENBLAS_NUM_THREADS"), TIMEOUT, MEM_GB, MIN_S))
     print()
     t_start = time.monotonic()
