@@ -127,6 +127,11 @@ static bool plan_width(Plan *p, SopInfo *info, const IrNode *out) {
     memcpy(info->u_dims, w.u_dims, sizeof w.u_dims);
     memcpy(info->u_coef, w.u_coef, sizeof w.u_coef);
     if (!info->want_cat && !info->want_num && n != out) return true; /* only read through u */
+    if (info->n_u == 0 && !info->want_cat && n != out) { /* a selector that never selects: 0 */
+        info->num = lv_empty();
+        info->has_num = true;
+        return true;
+    }
     bool joint = pow((double)p->max_len + 1, (double)info->n_u) <= CG_MAX_WIDTH_JOINT;
     if ((!info->want_cat && info->want_num) || (info->want_cat && !joint)) {
         /* numerical: sum_i coef_i * w_i, one small MLP per term into one dim (tabulating the

@@ -245,6 +245,8 @@ static const Case cases[] = {
      "c2 = aggregate(select(indices, indices, <=), indicator(tokens == \"]\")); d1 = (o1 - c1) * (indices + 1); "
      "d2 = (o2 - c2) * (indices + 1); r = aggregate(select(indices, indices, <=), 1 if d1 < 0 or d2 < 0 else 0);",
      "r", "()[]", 8, 6, -1},
+    {"the width of a selector that never selects, averaged (outsider finding: its dim was never written)",
+     "v0 = selector_width(select(tokens, \"z\", ==)); r = aggregate(select(indices, indices, <=), v0);", "r", "a", 4, 4, -1},
     {"a per-length readout at lengths where the output always raises",
      "x4 = [3, 1, 2][[0.5, 2, True][length]]; r = indices * aggregate(select(length, indices, >), x4 or tokens);", "r",
      "a", 5, 5, -1},
