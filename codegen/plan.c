@@ -642,11 +642,12 @@ bool plan_build(Plan *p, const IrNode *out) {
     SopInfo *o = &p->info[out->id];
     if (!o->cat_block && (!o->has_num || !o->want_num)) {
         MlpOp *m = plan_new_mlp(p);
-        int slot = next_slot(o->time, false);
-        m->layer = slot_layer(slot);
         m->node = out;
         m->fn = MLP_FN_IDENTITY;
         if (!plan_scalar_arg(p, m, 0, o, true)) return false;
+        const LeafMap *leaf = &m->leaf[0]; /* after the kind block, when it reads it */
+        int slot = next_slot(leaf->has_kind_axis ? plan_view_time(p, m->grid[leaf->kind_arg].view, o->time) : o->time, false);
+        m->layer = slot_layer(slot);
         plan_mlp_output(p, m, o, true);
         o->time = slot;
     }
