@@ -59,9 +59,12 @@ for line in out.splitlines():
         v = re.search(r"verify: (\d+) inputs, (\d+) mismatches", rest)
         get = lambda k: (re.search(k + r"=(\[[^\]]*\]|\S+)", rest) or [None, "?"])[1].rstrip(";")
         size = re.search(r"file ([\d.]+) MB", rest)
-        print("| %s | %s %s | %s | %s | %s | %s | %s | %s | %s MB | %s mismatches |" % (
+        # "ok" is rasprun --verify's exit status 0: no mismatch (check.py keeps the line's tail only)
+        err = re.search(r"largest error (\S+) \(bound ([^)]*)\)", rest)
+        print("| %s | %s %s | %s | %s | %s | %s | %s | %s | %s MB | %s mismatches%s |" % (
             name, kind, rng, n, paper, get("layers"), get("heads"), get("mlp_hidden"), get("nonzero_params"),
-            size.group(1) if size else "?", v.group(2) if v else "?"))
+            size.group(1) if size else "?", v.group(2) if v else "0",
+            ", largest error %s (bound %s)" % err.groups() if err else ""))
     else:
         why = rest.split("error: ")[-1][:90].replace("|", "/")
         print("| %s | %s %s | %s | %s | %s: %s | | | | | |" % (name, kind, rng, n, paper, status.lower(), why))

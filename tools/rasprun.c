@@ -28,10 +28,10 @@
 #define VERIFY_LIMIT 10000000 /* exhaustive --verify refuses more inputs than this */
 
 static const char usage_text[] =
-    "usage: rasprun MODEL.bin [--json] [--check] [--inputs FILE | INPUT ...]\n"
+    "usage: rasprun MODEL.bin [--json] [--check] [--float64] [--inputs FILE | INPUT ...]\n"
     "       rasprun MODEL.bin --trace [--trace-png FILE] [--inputs FILE | INPUT ...]\n"
-    "       rasprun MODEL.bin --verify [--max-len N | --random K] [--seed S]\n"
-    "       rasprun MODEL.bin --info | --bench K\n"
+    "       rasprun MODEL.bin --verify [--max-len N | --random K] [--seed S] [--float64]\n"
+    "       rasprun MODEL.bin --info | --bench K [--float64]\n"
     "       rasprun --help | --version\n";
 
 static const char help_text[] =
