@@ -64,7 +64,7 @@ for line in out.splitlines():
         print("| %s | %s %s | %s | %s | %s | %s | %s | %s | %s MB | %s mismatches%s |" % (
             name, kind, rng, n, paper, get("layers"), get("heads"), get("mlp_hidden"), get("nonzero_params"),
             size.group(1) if size else "?", v.group(2) if v else "0",
-            ", largest error %s (bound %s)" % err.groups() if err else ""))
+            (", largest error %s (bound %s)" % err.groups()).replace("|", "\\|") if err else ""))
     else:
         why = rest.split("error: ")[-1][:90].replace("|", "/")
         print("| %s | %s %s | %s | %s | %s: %s | | | | | |" % (name, kind, rng, n, paper, status.lower(), why))
