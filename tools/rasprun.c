@@ -256,6 +256,20 @@ static bool load_reference(Runner *r) {
 
 /* ---- running inputs ---- */
 
+/* One input's outcome as rasprun prints it: its atoms, or its error (JSON with --json). */
+static void print_outcome(const Options *o, bool ok, const Value *out, size_t n, const char *msg) {
+    if (ok) {
+        print_atoms(stdout, out, n, o->json);
+        fputc('\n', stdout);
+    } else if (o->json) {
+        fputs("{\"error\": ", stdout);
+        value_print_json(stdout, value_str(msg));
+        fputs("}\n", stdout);
+    } else {
+        printf("error: %s\n", msg);
+    }
+}
+
 static bool run_one(Runner *r, const Options *o, const char *text) {
     Arena scratch;
     arena_init(&scratch);
@@ -287,35 +301,13 @@ static bool run_one(Runner *r, const Options *o, const char *text) {
     } else if (ok) {
         ok = model_run(&r->model, &r->ws, in, n, &scratch, &out, msg, sizeof msg);
     }
-    if (ok) {
-        print_atoms(stdout, out, n, o->json);
-        fputc('\n', stdout);
-    } else if (o->json) {
-        fputs("{\"error\": ", stdout);
-        value_print_json(stdout, value_str(msg));
-        fputs("}\n", stdout);
-    } else {
-        printf("error: %s\n", msg);
-    }
+    print_outcome(o, ok, out, n, msg);
     fflush(stdout);
     arena_free(&scratch);
     return (ok || margin) && agree;
 }
 
 enum { QUEUE = 1024 }; /* inputs run as one batch */
-
-static void print_outcome(const Options *o, bool ok, const Value *out, size_t n, const char *msg) {
-    if (ok) {
-        print_atoms(stdout, out, n, o->json);
-        fputc('\n', stdout);
-    } else if (o->json) {
-        fputs("{\"error\": ", stdout);
-        value_print_json(stdout, value_str(msg));
-        fputs("}\n", stdout);
-    } else {
-        printf("error: %s\n", msg);
-    }
-}
 
 /* The queued inputs: parsed, run on every core at once (model_runner_run), printed in order. */
 static void flush_queue(Runner *r, const Options *o) {
