@@ -8,16 +8,16 @@
 
 struct MatrixStore {
     MatrixStore *next;
-    Arena arena;         /* the columns' entry arrays (grown by doubling; old ones abandoned) */
-    size_t stored;
-    MatrixColumn col[];  /* cols columns */
+    size_t cols, stored;
+    MatrixColumn col[];  /* cols columns; their entry arrays are malloc'd and grown with realloc
+                            (an arena would keep every outgrown copy: 3x the entries in all) */
 };
 
 Matrix matrix_new(MatrixStore **list, size_t rows, size_t cols) {
     if (rows > MATRIX_MAX_ROWS || cols > (SIZE_MAX - sizeof(MatrixStore)) / sizeof(MatrixColumn)) abort();
     MatrixStore *s = calloc(1, sizeof *s + cols * sizeof(MatrixColumn));
     if (!s) abort();
-    arena_init(&s->arena);
+    s->cols = cols;
     s->next = *list;
     *list = s;
     return (Matrix){rows, cols, s};
@@ -26,7 +26,10 @@ Matrix matrix_new(MatrixStore **list, size_t rows, size_t cols) {
 void matrix_free_all(MatrixStore **list) {
     for (MatrixStore *s = *list, *next; s; s = next) {
         next = s->next;
-        arena_free(&s->arena);
+        for (size_t c = 0; c < s->cols; c++) {
+            free(s->col[c].row);
+            free(s->col[c].val);
+        }
         free(s);
     }
     *list = NULL;
@@ -50,9 +53,12 @@ static uint32_t find_row(const MatrixColumn *col, uint32_t r, bool *found) {
 
 static void insert_at(MatrixStore *s, MatrixColumn *col, uint32_t at, uint32_t r, double v) {
     if (col->n == col->cap) {
-        uint32_t cap = col->cap ? 2 * col->cap : 2;
-        col->row = arena_grow(&s->arena, col->row, col->n, cap, sizeof *col->row);
-        col->val = arena_grow(&s->arena, col->val, col->n, cap, sizeof *col->val);
+        uint32_t cap = col->cap ? col->cap + col->cap / 2 + 1 : 2;
+        uint32_t *row = realloc(col->row, cap * sizeof *row);
+        if (row) col->row = row;
+        double *val = row ? realloc(col->val, cap * sizeof *val) : NULL;
+        if (!val) abort(); /* out of memory, as matrix_new */
+        col->val = val;
         col->cap = cap;
     }
     memmove(col->row + at + 1, col->row + at, (col->n - at) * sizeof *col->row);
