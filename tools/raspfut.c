@@ -13,6 +13,7 @@
 #include "fut/io.h"
 #include "fut/selftest.h"
 #include "fut/tasks.h"
+#include "train/cli.h"
 
 static const char *const USAGE =
     "usage:\n"
@@ -26,6 +27,7 @@ static const char *const USAGE =
     "  raspfut task match2 --M M [--beta B] -o T.bin\n"
     "  raspfut task parity --n N --k K [--positions i,j,..] [--seed S] [--beta B] -o T.bin\n"
     "  raspfut tasktest match2|parity TASK-OPTIONS -b UT.bin [--inputs N] [--seed S]\n"
+    "  raspfut train --task dyck1|khop [OPTIONS]   (raspfut train --help)\n"
     "\n"
     "TARGET is an attention-only transformer in the raspfut-target format (docs/fut.md).\n"
     "INPUT is a matrix X with one row per position: a file (one row per line) or inline text,\n"
@@ -473,6 +475,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     const char *cmd = argv[1];
+    if (strcmp(cmd, "train") == 0) return tr_cli_main(argc - 2, argv + 2);
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
         fputs(USAGE, stdout);
         return 0;
