@@ -8,15 +8,21 @@
 #include <string.h>
 
 #include "tests/check_main.h"
+#include "fut/io.h"
+#include "train/io.h"
 #include "train/layers.h"
 #include "train/model.h"
+#include "train/programmed.h"
 #include "train/task.h"
+#include "train/trainer.h"
 
 /* ---- finite differences of single layers ------------------------------------------------
  * Each check defines loss(x) = sum_i w_i out_i(x) for fixed random w, runs the backward pass
  * with dOut = w, and compares each gradient entry g with (loss(x + h) - loss(x - h)) / 2h. */
 
 #define FD_H 1e-6
+#define DYCK_SHORT_N 16
+#define DYCK_SHORT_STEPS 10000
 #define FD_TOL 1e-6 /* on |g - fd| / max(1, |g|, |fd|) */
 
 static void fill(FutRng *r, double *x, size_t n, double sd) {
@@ -383,6 +389,303 @@ START_TEST(test_forward_matches_fut) {
 }
 END_TEST
 
+/* ---- generators --------------------------------------------------------------------------- */
+
+/* hop_k straight from the definition, O(n^2 k): find(i) = max { j : 1 <= j <= i, x_{j-1} = x_i }. */
+static int hop_direct(const uint8_t *x, size_t i, size_t k) {
+    long at = (long)i;
+    for (size_t h = 0; h < k; h++) {
+        long found = -1;
+        for (long j = 1; j <= at; j++)
+            if (x[j - 1] == x[at]) found = j;
+        if (found < 0) return -1;
+        at = found;
+    }
+    return x[at];
+}
+
+START_TEST(test_khop_definition) {
+    /* worked example (alphabet 3, none = 3): x = 0 1 0 2 1 0 */
+    const uint8_t x[6] = {0, 1, 0, 2, 1, 0};
+    uint16_t h1[6], h2[6];
+    tr_khop_answers(x, 6, 1, 3, h1);
+    tr_khop_answers(x, 6, 2, 3, h2);
+    const uint16_t want1[6] = {3, 3, 1, 3, 0, 2}, want2[6] = {3, 3, 3, 3, 1, 3};
+    for (size_t i = 0; i < 6; i++) {
+        ck_assert_uint_eq(h1[i], want1[i]);
+        ck_assert_uint_eq(h2[i], want2[i]);
+    }
+    /* the generator against the direct definition */
+    FutRng r;
+    fut_rng_seed(&r, 5);
+    for (size_t k = 1; k <= 3; k++) {
+        TrTask t = tr_task_default(TR_KHOP, 24, k);
+        for (int e = 0; e < 200; e++) {
+            TrExample ex;
+            tr_task_draw(&t, &r, &ex);
+            ck_assert_uint_eq(ex.len, 24);
+            ck_assert_uint_eq(ex.n_answers, 24);
+            for (size_t i = 0; i < ex.len; i++) {
+                ck_assert_uint_lt(ex.tok[i], 4);
+                int want = hop_direct(ex.tok, i, k);
+                ck_assert_uint_eq(ex.answers[i].pos, i);
+                ck_assert_uint_eq(ex.answers[i].label, want < 0 ? 4u : (unsigned)want);
+            }
+        }
+    }
+}
+END_TEST
+
+static bool balanced_by_counting(const uint8_t *x, size_t n) {
+    long depth = 0, lowest = 0;
+    for (size_t i = 0; i < n; i++) {
+        depth += x[i] == 0 ? 1 : -1;
+        if (depth < lowest) lowest = depth;
+    }
+    return depth == 0 && lowest == 0;
+}
+
+START_TEST(test_dyck1_generator) {
+    FutRng r;
+    fut_rng_seed(&r, 6);
+    TrTask t = tr_task_default(TR_DYCK1, 6, 0);
+    enum { N = 30000 };
+    size_t balanced = 0, unbalanced = 0, equal = 0, by_len[7] = {0}, words[64] = {0}, six = 0;
+    for (int e = 0; e < N; e++) {
+        TrExample ex;
+        tr_task_draw(&t, &r, &ex);
+        ck_assert(ex.len >= 2 && ex.len <= 6 && ex.len % 2 == 0);
+        ck_assert_uint_eq(ex.n_answers, 1);
+        ck_assert_uint_eq(ex.answers[0].pos, ex.len - 1);
+        bool bal = balanced_by_counting(ex.tok, ex.len);
+        ck_assert_uint_eq(ex.answers[0].label, bal);
+        ck_assert_uint_eq(tr_dyck1_balanced(ex.tok, ex.len), bal);
+        by_len[ex.len]++;
+        if (bal) {
+            balanced++;
+            if (ex.len == 6) {
+                size_t code = 0;
+                for (size_t i = 0; i < 6; i++) code = 2 * code + ex.tok[i];
+                words[code]++;
+                six++;
+            }
+        } else {
+            unbalanced++;
+            size_t opens = 0;
+            for (size_t i = 0; i < ex.len; i++) opens += ex.tok[i] == 0;
+            equal += 2 * opens == ex.len;
+        }
+    }
+    /* rates: half balanced, half of the rest with equal counts; lengths uniform */
+    ck_assert(fabs((double)balanced / N - 0.5) < 0.02);
+    ck_assert(fabs((double)equal / (double)unbalanced - 0.5) < 0.02);
+    for (size_t l = 2; l <= 6; l += 2) ck_assert(fabs((double)by_len[l] / N - 1.0 / 3) < 0.02);
+    /* the 5 balanced strings of length 6 come equally often (cycle lemma) */
+    size_t kinds = 0;
+    for (size_t c = 0; c < 64; c++)
+        if (words[c]) {
+            kinds++;
+            ck_assert_msg(fabs((double)words[c] / (double)six - 0.2) < 0.03, "word %zu: %zu of %zu", c, words[c], six);
+        }
+    ck_assert_uint_eq(kinds, 5);
+}
+END_TEST
+
+/* ---- runs, files, programmed embeddings ---------------------------------------------------- */
+
+static TrConfig dyck_config(TrKind kind, size_t n, size_t d, TrPrecision prec) {
+    return (TrConfig){.kind = kind, .L = 2, .H = 1, .d = d, .causal = true, .pos = TR_POS_ABSOLUTE, .vocab = 2,
+                      .max_len = n, .classes = 2, .precision = prec, .seed = 1};
+}
+
+START_TEST(test_reproducible) {
+    for (int prec = 0; prec < 2; prec++) {
+        double first[50];
+        for (int run = 0; run < 2; run++) {
+            TrModel md;
+            char err[256];
+            TrConfig c = dyck_config(TR_RANDOM, 8, 4, (TrPrecision)prec);
+            c.residual = c.layernorm = c.mlp = true;
+            ck_assert(tr_model_init(&md, &c, 16, err, sizeof err));
+            TrTask task = tr_task_default(TR_DYCK1, 8, 0);
+            TrTrainOptions o = tr_train_defaults();
+            o.steps = 50;
+            o.batch = 16;
+            o.test_size = 100;
+            o.data_seed = 3;
+            TrTrainResult r;
+            ck_assert(tr_train(&md, &task, &o, &r, err, sizeof err));
+            for (size_t i = 0; i < 50; i++) {
+                if (run == 0) first[i] = r.loss[i];
+                else ck_assert_msg(memcmp(&first[i], &r.loss[i], sizeof(double)) == 0, "step %zu: %.17g vs %.17g", i,
+                                   first[i], r.loss[i]);
+            }
+            ck_assert(r.loss[49] < r.loss[0]); /* and it learns something */
+            tr_train_result_free(&r);
+            tr_model_free(&md);
+        }
+    }
+}
+END_TEST
+
+/* Predictions of md on a fixed set of examples. */
+static void predictions(TrModel *md, const TrTask *t, uint32_t *pred, size_t *n_ans) {
+    TrExample ex[8];
+    FutRng r;
+    fut_rng_seed(&r, 77);
+    for (size_t i = 0; i < 8; i++) tr_task_draw(t, &r, &ex[i]);
+    Arena a;
+    arena_init(&a);
+    TrBatch b;
+    tr_batch_build(&a, md, ex, 8, &b);
+    tr_model_forward(md, &b);
+    tr_model_predictions(md, &b, pred);
+    *n_ans = b.n_answers;
+    arena_free(&a);
+}
+
+START_TEST(test_file_round_trip) {
+    TrModel md, back;
+    char err[512];
+    TrConfig c = dyck_config(TR_LOOPED, 8, 3, TR_F32);
+    c.residual = c.layernorm = c.mlp = true;
+    c.pos = TR_POS_ROTARY;
+    c.d = 4;
+    ck_assert_msg(tr_model_init(&md, &c, 8, err, sizeof err), "%s", err);
+    TrTask task = tr_task_default(TR_DYCK1, 8, 0);
+    TrTrainOptions o = tr_train_defaults();
+    o.steps = 20;
+    o.batch = 8;
+    o.test_size = 10;
+    TrTrainResult r;
+    ck_assert(tr_train(&md, &task, &o, &r, err, sizeof err));
+    tr_train_result_free(&r);
+    uint8_t *buf;
+    size_t len;
+    TrFileInfo info = {.steps = 20, .accuracy = 0.5};
+    ck_assert_msg(tr_model_serialize(&md, &task, &info, &buf, &len, err, sizeof err), "%s", err);
+    TrTask task2;
+    ck_assert_msg(tr_model_parse(buf, len, 8, &back, &task2, err, sizeof err), "%s", err);
+    ck_assert_uint_eq(back.params.n, md.params.n);
+    for (size_t t = 0; t < md.params.n; t++)
+        for (size_t i = 0; i < md.params.t[t].rows * md.params.t[t].cols; i++)
+            ck_assert(tr_model_param_at(&md, t, i) == tr_model_param_at(&back, t, i));
+    uint32_t p1[8], p2[8];
+    size_t n1, n2;
+    predictions(&md, &task, p1, &n1);
+    predictions(&back, &task2, p2, &n2);
+    ck_assert_uint_eq(n1, n2);
+    ck_assert(memcmp(p1, p2, n1 * sizeof *p1) == 0);
+    tr_model_free(&back);
+    /* damaged files are refused with a message */
+    for (size_t cut = 0; cut < len; cut += len / 7 + 1) {
+        err[0] = 0;
+        ck_assert(!tr_model_parse(buf, cut, 8, &back, &task2, err, sizeof err));
+        ck_assert(err[0]);
+    }
+    free(buf);
+    /* raspfut cannot state layer norms: the export says so */
+    ck_assert(!tr_model_fut_exportable(&md, err, sizeof err));
+    ck_assert(strstr(err, "layer norm"));
+    tr_model_free(&md);
+}
+END_TEST
+
+/* The raspfut backbone and embedding written for a trained attention-only model compute its
+ * logits: fut's forward pass on X from tr_print_input. */
+START_TEST(test_fut_export) {
+    TrModel md;
+    char err[512];
+    TrConfig c = dyck_config(TR_RANDOM, 6, 4, TR_F64);
+    c.residual = true;
+    ck_assert(tr_model_init(&md, &c, 4, err, sizeof err));
+    uint8_t *bb, *emb;
+    size_t bb_len, emb_len;
+    ck_assert_msg(tr_model_export_fut(&md, &bb, &bb_len, &emb, &emb_len, err, sizeof err), "%s", err);
+    Arena a;
+    arena_init(&a);
+    FutBackbone b;
+    FutEmbedding e;
+    ck_assert_msg(fut_backbone_parse(&a, bb, bb_len, &b, err, sizeof err), "%s", err);
+    ck_assert_msg(fut_embedding_parse(&a, emb, emb_len, &e, err, sizeof err), "%s", err);
+    ck_assert(fut_embedding_matches(&e, &b, err, sizeof err));
+    const uint8_t tok[4] = {0, 0, 1, 1};
+    char *text;
+    size_t text_len;
+    FILE *f = open_memstream(&text, &text_len);
+    tr_print_input(f, &md, tok, 4);
+    fclose(f);
+    /* parse the printed rows back: numbers separated by ',' and rows by ';' */
+    FutMat X = fut_mat_new(&a, 5, md.d_in);
+    size_t at = 0;
+    for (const char *p = text; *p; p++)
+        if (*p == '0' || *p == '1') X.data[at++] = *p - '0';
+    free(text);
+    ck_assert_uint_eq(at, 5 * md.d_in);
+    FutMat Y = fut_backbone_forward(&a, &b, e.E, X);
+    TrExample ex = {.len = 4, .tok = {0, 0, 1, 1}, .n_answers = 1, .answers = {{3, 1}}};
+    TrBatch batch;
+    tr_batch_build(&a, &md, &ex, 1, &batch);
+    tr_model_forward(&md, &batch);
+    const double *logits = (const double *)md.act + md.acts.t[md.logits].offset;
+    for (size_t r = 0; r < 5; r++)
+        for (size_t j = 0; j < 2; j++) ck_assert(fabs(FUT_AT(Y, r, j) - logits[r * 2 + j]) < 1e-12);
+    free(bb);
+    free(emb);
+    arena_free(&a);
+    tr_model_free(&md);
+}
+END_TEST
+
+/* Programmed embeddings: every held-out answer right, sparse and random, no gradient. */
+START_TEST(test_programmed) {
+    for (int kind = 0; kind < 2; kind++)
+        for (size_t k = 0; k <= 2; k++) {
+            TrTask task = k == 0 ? tr_task_default(TR_DYCK1, 10, 0) : tr_task_default(TR_KHOP, 10, k);
+            Arena a;
+            arena_init(&a);
+            TrProgrammed pg;
+            char err[512];
+            ck_assert(tr_programmed_target(&a, &task, &pg, err, sizeof err));
+            TrConfig c = {.kind = kind ? TR_RANDOM : TR_SPARSE, .L = pg.target.L, .H = 1, .d = pg.target.d,
+                          .residual = true, .causal = true, .pos = TR_POS_ABSOLUTE, .vocab = tr_task_vocab(&task),
+                          .max_len = task.max_len, .classes = tr_task_classes(&task), .precision = TR_F64, .seed = 4};
+            arena_free(&a);
+            TrModel md;
+            ck_assert_msg(tr_model_init(&md, &c, 16, err, sizeof err), "%s", err);
+            ck_assert_msg(tr_programmed_init(&md, &task, err, sizeof err), "%s", err);
+            TrExample ex[300];
+            tr_test_set(&task, 9, ex, 300);
+            size_t answers, correct;
+            double loss;
+            double acc = tr_evaluate(&md, ex, 300, &answers, &correct, NULL, &loss);
+            ck_assert_msg(acc == 1.0, "%s k=%zu on %s: %zu of %zu", tr_task_name(task.kind), k,
+                          tr_kind_name(c.kind), correct, answers);
+            ck_assert(loss < 1e-6); /* logit margins of 20 */
+            tr_model_free(&md);
+        }
+}
+END_TEST
+
+/* The short version of the Dyck-1 run of docs/experiments.md: the sparse backbone, E and U
+ * trained, held-out accuracy at least 99%. */
+START_TEST(test_dyck1_short_run) {
+    TrModel md;
+    char err[256];
+    TrConfig c = dyck_config(TR_SPARSE, DYCK_SHORT_N, 4, TR_F32);
+    ck_assert(tr_model_init(&md, &c, 32, err, sizeof err));
+    TrTask task = tr_task_default(TR_DYCK1, DYCK_SHORT_N, 0);
+    TrTrainOptions o = tr_train_defaults();
+    o.steps = DYCK_SHORT_STEPS;
+    o.data_seed = 1;
+    TrTrainResult r;
+    ck_assert(tr_train(&md, &task, &o, &r, err, sizeof err));
+    ck_assert_msg(r.test_accuracy >= 0.99, "held-out accuracy %.4f", r.test_accuracy);
+    tr_train_result_free(&r);
+    tr_model_free(&md);
+}
+END_TEST
+
 Suite *train_suite(void) {
     Suite *s = suite_create("train");
     TCase *tc = tcase_create("layers");
@@ -398,7 +701,16 @@ Suite *train_suite(void) {
     tcase_set_timeout(tm, 60);
     tcase_add_test(tm, test_model_gradients);
     tcase_add_test(tm, test_forward_matches_fut);
+    tcase_add_test(tm, test_reproducible);
+    tcase_add_test(tm, test_file_round_trip);
+    tcase_add_test(tm, test_fut_export);
+    tcase_add_test(tm, test_programmed);
+    tcase_add_test(tm, test_dyck1_short_run);
     suite_add_tcase(s, tm);
+    TCase *tg = tcase_create("tasks");
+    tcase_add_test(tg, test_khop_definition);
+    tcase_add_test(tg, test_dyck1_generator);
+    suite_add_tcase(s, tg);
     return s;
 }
 

@@ -422,7 +422,7 @@ int tr_cli_main(int argc, char **argv) {
         }
     }
     if (to.steps) printf("final_train_loss %.6g\n", r.loss[to.steps - 1]);
-    printf("train_seconds %.2f\n", r.seconds);
+    printf("train_seconds %.2f (cpu %.2f)\n", r.seconds, r.cpu_seconds);
     printf("test_loss %.6g\n", r.test_loss);
     printf("test_examples %zu (%zu also drawn for training)\n", r.test_examples, r.seen_in_training);
     printf("test_examples_correct %zu\n", r.test_examples_correct);

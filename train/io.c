@@ -241,14 +241,21 @@ done:
 
 bool tr_model_fut_exportable(const TrModel *md, char *err, size_t es) {
     const TrConfig *c = &md->cfg;
-    const char *why = c->kind == TR_FULL ? "a fully trained model is not a fixed backbone"
-                      : c->layernorm      ? "raspfut backbones have no layer norm"
-                      : c->mlp            ? "raspfut backbones have no MLP layers"
-                      : c->pos == TR_POS_ROTARY ? "raspfut backbones have no rotary encoding"
-                      : c->classes > c->d ? "the logits need more columns than the backbone's width d"
-                                          : NULL;
+    const char *why = c->kind == TR_FULL            ? "a fully trained model is not a fixed backbone"
+                      : c->layernorm                ? "raspfut backbones have no layer norm"
+                      : c->mlp                      ? "raspfut backbones have no MLP layers"
+                      : c->pos == TR_POS_ROTARY     ? "raspfut backbones have no rotary encoding"
+                                                    : NULL;
     if (why) snprintf(err, es, "cannot write a raspfut backbone and embedding: %s", why);
     return why == NULL;
+}
+
+/* A copy of M (rows x cols) with zero columns up to `cols`. */
+static FutMat pad_cols(Arena *a, FutMat M, size_t cols) {
+    FutMat P = fut_mat_new(a, M.rows, cols);
+    for (size_t i = 0; i < M.rows; i++)
+        for (size_t j = 0; j < M.cols; j++) FUT_AT(P, i, j) = FUT_AT(M, i, j);
+    return P;
 }
 
 bool tr_model_export_fut(const TrModel *md, uint8_t **bb, size_t *bb_len, uint8_t **emb, size_t *emb_len, char *err,
@@ -256,13 +263,22 @@ bool tr_model_export_fut(const TrModel *md, uint8_t **bb, size_t *bb_len, uint8_
     if (!tr_model_fut_exportable(md, err, es)) return false;
     Arena a;
     arena_init(&a);
+    const TrConfig *c = &md->cfg;
+    size_t C = c->classes, width = c->d;
+    if (md->d_in > width) width = md->d_in;
+    if (C > width) width = C;
+    /* the backbone at width `width`: R_Q, R_K padded with zero columns (the same scores) */
     FutBackbone b = md->backbone;
-    size_t C = md->cfg.classes;
-    b.u = fut_mat_new(&a, md->m, md->cfg.d);
-    double *U = ARENA_ARRAY(&a, double, md->m * C);
-    tr_model_get(md, md->unembed, U);
-    for (size_t i = 0; i < md->m; i++)
-        for (size_t j = 0; j < C; j++) FUT_AT(b.u, i, j) = U[i * C + j];
+    b.d = width;
+    b.rq = ARENA_ARRAY(&a, FutMat, c->L * c->H);
+    b.rk = ARENA_ARRAY(&a, FutMat, c->L * c->H);
+    for (size_t i = 0; i < c->L * c->H; i++) {
+        b.rq[i] = pad_cols(&a, md->backbone.rq[i], width);
+        b.rk[i] = pad_cols(&a, md->backbone.rk[i], width);
+    }
+    FutMat U = fut_mat_new(&a, md->m, C);
+    tr_model_get(md, md->unembed, U.data);
+    b.u = pad_cols(&a, U, width);
     FutMat E = fut_mat_new(&a, md->d_in, md->m);
     tr_model_get(md, md->embed, E.data);
     bool ok = fut_backbone_serialize(&b, bb, bb_len, err, es);

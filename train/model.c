@@ -111,9 +111,49 @@ double tr_model_grad_at(const TrModel *md, size_t tensor, size_t i) {
     return md->cfg.precision == TR_F32 ? tr_engine_get_f32(md, tensor, i, 1) : tr_engine_get_f64(md, tensor, i, 1);
 }
 
-void tr_model_param_put(TrModel *md, size_t tensor, size_t i, double v) {
+/* The compressed form of a fixed tensor whose entries are at most a quarter non-zero (NULL
+ * otherwise); rebuilt whenever the tensor changes. Storage: malloc, freed with the model. */
+static void sparse_free(TrSparse *s) {
+    if (!s) return;
+    free(s->row_start);
+    free(s->col);
+    free(s->val);
+    free(s);
+}
+
+static void refresh_sparse(TrModel *md, size_t tensor) {
+    const TrTensor *t = &md->params.t[tensor];
+    sparse_free(md->sparse[tensor]);
+    md->sparse[tensor] = NULL;
+    if (t->trainable) return;
+    size_t n = t->rows * t->cols, nnz = 0;
+    for (size_t i = 0; i < n; i++) nnz += tr_model_param_at(md, tensor, i) != 0;
+    if (4 * nnz > n) return;
+    TrSparse *s = calloc(1, sizeof *s);
+    if (!s) abort();
+    *s = (TrSparse){.rows = t->rows, .cols = t->cols, .nnz = nnz, .row_start = malloc((t->rows + 1) * sizeof(size_t)),
+                    .col = malloc((nnz ? nnz : 1) * sizeof(uint32_t)), .val = malloc((nnz ? nnz : 1) * sizeof(double))};
+    if (!s->row_start || !s->col || !s->val) abort();
+    size_t k = 0;
+    for (size_t r = 0; r < t->rows; r++) {
+        s->row_start[r] = k;
+        for (size_t c = 0; c < t->cols; c++) {
+            double v = tr_model_param_at(md, tensor, r * t->cols + c);
+            if (v != 0) s->col[k] = (uint32_t)c, s->val[k++] = v;
+        }
+    }
+    s->row_start[t->rows] = k;
+    md->sparse[tensor] = s;
+}
+
+static void put_raw(TrModel *md, size_t tensor, size_t i, double v) {
     if (md->cfg.precision == TR_F32) tr_engine_put_f32(md, tensor, i, v);
     else tr_engine_put_f64(md, tensor, i, v);
+}
+
+void tr_model_param_put(TrModel *md, size_t tensor, size_t i, double v) {
+    put_raw(md, tensor, i, v);
+    if (md->sparse[tensor]) refresh_sparse(md, tensor);
 }
 
 void tr_model_get(const TrModel *md, size_t tensor, double *out) {
@@ -123,7 +163,8 @@ void tr_model_get(const TrModel *md, size_t tensor, double *out) {
 
 void tr_model_set(TrModel *md, size_t tensor, const double *in) {
     size_t n = md->params.t[tensor].rows * md->params.t[tensor].cols;
-    for (size_t i = 0; i < n; i++) tr_model_param_put(md, tensor, i, in[i]);
+    for (size_t i = 0; i < n; i++) put_raw(md, tensor, i, in[i]);
+    refresh_sparse(md, tensor);
 }
 
 size_t tr_model_find(const TrModel *md, const char *name) {
@@ -147,12 +188,12 @@ static void put_mat(TrModel *md, size_t tensor, FutMat M) {
 
 static void put_gauss(TrModel *md, size_t tensor, FutRng *rng, double sd) {
     size_t n = md->params.t[tensor].rows * md->params.t[tensor].cols;
-    for (size_t i = 0; i < n; i++) tr_model_param_put(md, tensor, i, sd * fut_rng_gauss(rng));
+    for (size_t i = 0; i < n; i++) put_raw(md, tensor, i, sd * fut_rng_gauss(rng));
 }
 
 static void put_const(TrModel *md, size_t tensor, double v) {
     size_t n = md->params.t[tensor].rows * md->params.t[tensor].cols;
-    for (size_t i = 0; i < n; i++) tr_model_param_put(md, tensor, i, v);
+    for (size_t i = 0; i < n; i++) put_raw(md, tensor, i, v);
 }
 
 /* Independent random streams from one seed. */
@@ -323,6 +364,7 @@ bool tr_model_init(TrModel *md, const TrConfig *cfg, size_t batch_cap, char *err
     md->act = arena_array(&md->arena, md->acts.total, rs);
     md->dact = arena_array(&md->arena, md->acts.total, rs);
     md->scratch = arena_array(&md->arena, (c->max_len + 1) * (c->max_len + 1), rs);
+    md->sparse = ARENA_ARRAY(&md->arena, TrSparse *, md->params.n);
 
     /* initial values */
     FutRng init, mlp;
@@ -354,10 +396,12 @@ bool tr_model_init(TrModel *md, const TrConfig *cfg, size_t batch_cap, char *err
     }
     if (c->layernorm) put_const(md, md->lnf_g, 1.0);
     put_gauss(md, md->unembed, &init, 1.0 / sqrt((double)m));
+    for (size_t i = 0; i < md->params.n; i++) refresh_sparse(md, i);
     return true;
 }
 
 void tr_model_free(TrModel *md) {
+    for (size_t i = 0; md->sparse && i < md->params.n; i++) sparse_free(md->sparse[i]);
     arena_free(&md->arena);
     memset(md, 0, sizeof *md);
 }

@@ -32,6 +32,7 @@
 
 #include "fut/fut.h"
 #include "support/arena.h"
+#include "train/layers.h"
 #include "train/task.h"
 
 typedef enum TrKind { TR_SPARSE, TR_LOOPED, TR_RANDOM, TR_FULL } TrKind;
@@ -112,6 +113,7 @@ typedef struct TrModel {
     void *param, *grad, *adam_m, *adam_v;            /* params.total reals each */
     void *act, *dact;                                /* acts.total reals each */
     void *scratch;                                   /* (max_len+1)^2 reals */
+    TrSparse **sparse; /* per parameter: the compressed form of a fixed, mostly-zero tensor, or NULL */
     size_t adam_t;
     FutBackbone backbone; /* the fut backbone (not for full); its R_Q, R_K, R_V, skip are copied in */
     Arena arena;

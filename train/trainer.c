@@ -13,6 +13,12 @@ double tr_now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+double tr_cpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 TrTrainOptions tr_train_defaults(void) {
     return (TrTrainOptions){.steps = 1000, .batch = 32, .test_size = 2000,
                             .adam = {.lr = 1e-2, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .clip = 1.0},
@@ -118,7 +124,7 @@ bool tr_train(TrModel *md, const TrTask *task, const TrTrainOptions *o, TrTrainR
 
     FutRng rng;
     data_stream(&rng, o->data_seed, STREAM_TRAIN);
-    double t0 = tr_now(), eval_time = 0;
+    double t0 = tr_now(), c0 = tr_cpu_now(), eval_time = 0, eval_cpu = 0;
     for (size_t step = 1; step <= o->steps; step++) {
         for (size_t i = 0; i < o->batch; i++) {
             tr_task_draw(task, &rng, &batch[i]);
@@ -138,13 +144,15 @@ bool tr_train(TrModel *md, const TrTask *task, const TrTrainOptions *o, TrTrainR
         r->loss[step - 1] = loss;
         double acc = -1;
         if (o->eval_every && step % o->eval_every == 0 && step < o->steps) {
-            double e0 = tr_now();
+            double e0 = tr_now(), ec = tr_cpu_now();
             acc = tr_evaluate(md, test, n_test, NULL, NULL, NULL, NULL);
             eval_time += tr_now() - e0;
+            eval_cpu += tr_cpu_now() - ec;
         }
         if (o->progress) o->progress(o->progress_ctx, step, o->steps, loss, acc);
     }
     r->seconds = tr_now() - t0 - eval_time;
+    r->cpu_seconds = tr_cpu_now() - c0 - eval_cpu;
     r->test_accuracy = tr_evaluate(md, test, n_test, &r->test_answers, &r->test_correct, &r->test_examples_correct,
                                    &r->test_loss);
     r->test_examples = n_test;

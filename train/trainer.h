@@ -33,6 +33,7 @@ typedef struct TrTrainResult {
     size_t test_examples_correct, test_examples; /* examples with every answer right */
     size_t seen_in_training; /* test examples whose string was also drawn for training */
     double seconds;          /* wall-clock time of the training steps (not the test) */
+    double cpu_seconds;      /* processor time of the same steps */
 } TrTrainResult;
 
 /* Defaults: 1000 steps, batch 32, 2000 test examples, Adam lr 1e-2 (betas 0.9, 0.999,
@@ -48,7 +49,8 @@ void tr_test_set(const TrTask *task, uint64_t seed, TrExample *ex, size_t n);
 double tr_evaluate(TrModel *md, const TrExample *ex, size_t n, size_t *answers, size_t *correct,
                    size_t *examples_correct, double *loss);
 
-/* Seconds since an arbitrary origin (monotonic). */
+/* Seconds since an arbitrary origin (monotonic), and processor time used by the process. */
 double tr_now(void);
+double tr_cpu_now(void);
 
 #endif
