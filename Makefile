@@ -5,6 +5,7 @@
 #   make check      unit tests (plain and under ASan+UBSan), golden and differential tests
 #   make verify     long differential sweeps (not part of check)
 #   make bench      the benchmark table (docs/benchmarks.md explains it)
+#   make experiments  the embedding-only training table (docs/experiments.md; hours)
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each (default 60)
 #
 # Sources are found by folder: every .c under a stage folder belongs to the library; every
@@ -104,6 +105,10 @@ verify: all
 
 bench: all
 	@sh bench/run.sh bin
+
+.PHONY: experiments
+experiments: all
+	@sh bench/experiments.sh bin
 
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := $(patsubst fuzz/%.c,%,$(wildcard fuzz/fuzz_*.c))

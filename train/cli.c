@@ -425,6 +425,8 @@ int tr_cli_main(int argc, char **argv) {
     printf("train_seconds %.2f (cpu %.2f)\n", r.seconds, r.cpu_seconds);
     printf("test_loss %.6g\n", r.test_loss);
     printf("test_examples %zu (%zu also drawn for training)\n", r.test_examples, r.seen_in_training);
+    if (r.seen_in_training)
+        printf("unseen_examples_correct %zu of %zu\n", r.unseen_correct, r.test_examples - r.seen_in_training);
     printf("test_examples_correct %zu\n", r.test_examples_correct);
     printf("test_answers %zu correct %zu\n", r.test_answers, r.test_correct);
     printf("accuracy %.6f\n", r.test_accuracy);

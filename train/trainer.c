@@ -37,8 +37,9 @@ void tr_test_set(const TrTask *task, uint64_t seed, TrExample *ex, size_t n) {
     for (size_t i = 0; i < n; i++) tr_task_draw(task, &r, &ex[i]);
 }
 
-double tr_evaluate(TrModel *md, const TrExample *ex, size_t n, size_t *answers, size_t *correct,
-                   size_t *examples_correct, double *loss) {
+/* As tr_evaluate, and example_ok[e] (when given) says whether every answer of example e is right. */
+static double evaluate(TrModel *md, const TrExample *ex, size_t n, size_t *answers, size_t *correct,
+                       size_t *examples_correct, double *loss, bool *example_ok) {
     size_t ans = 0, ok = 0, ex_ok = 0;
     double loss_sum = 0;
     uint32_t *pred = malloc(md->batch_cap * (md->cfg.max_len + 1) * sizeof *pred);
@@ -60,6 +61,7 @@ double tr_evaluate(TrModel *md, const TrExample *ex, size_t n, size_t *answers, 
                 all &= right;
             }
             ex_ok += all;
+            if (example_ok) example_ok[s + e] = all;
         }
         ans += b.n_answers;
         arena_free(&a);
@@ -70,6 +72,11 @@ double tr_evaluate(TrModel *md, const TrExample *ex, size_t n, size_t *answers, 
     if (examples_correct) *examples_correct = ex_ok;
     if (loss) *loss = ans ? loss_sum / (double)ans : 0;
     return ans ? (double)ok / (double)ans : 0;
+}
+
+double tr_evaluate(TrModel *md, const TrExample *ex, size_t n, size_t *answers, size_t *correct,
+                   size_t *examples_correct, double *loss) {
+    return evaluate(md, ex, n, answers, correct, examples_correct, loss, NULL);
 }
 
 /* The test examples sorted by the hash of their string, to find those a training draw repeats. */
@@ -153,10 +160,16 @@ bool tr_train(TrModel *md, const TrTask *task, const TrTrainOptions *o, TrTrainR
     }
     r->seconds = tr_now() - t0 - eval_time;
     r->cpu_seconds = tr_cpu_now() - c0 - eval_cpu;
-    r->test_accuracy = tr_evaluate(md, test, n_test, &r->test_answers, &r->test_correct, &r->test_examples_correct,
-                                   &r->test_loss);
+    bool *ok = calloc(n_test ? n_test : 1, sizeof *ok);
+    if (!ok) abort();
+    r->test_accuracy = evaluate(md, test, n_test, &r->test_answers, &r->test_correct, &r->test_examples_correct,
+                                &r->test_loss, ok);
     r->test_examples = n_test;
-    for (size_t j = 0; j < n_test; j++) r->seen_in_training += hit[j];
+    for (size_t j = 0; j < n_test; j++) {
+        r->seen_in_training += hit[j];
+        r->unseen_correct += !hit[j] && ok[j];
+    }
+    free(ok);
     free(hit);
     free(keys);
     free(batch);

@@ -2,9 +2,12 @@
  * trainable tensors, a held-out test set drawn once from its own random stream, accuracy on it.
  *
  * Random streams (all from one data seed): the test set, then the training examples. The test
- * set is drawn from the same distribution as the training examples (an i.i.d. held-out set);
- * for small Dyck-1 lengths some test strings are also drawn for training, which the result
- * counts (seen_in_training). No I/O here: progress goes to a callback. */
+ * set is drawn from the same distribution as the training examples (an i.i.d. held-out set).
+ * Dyck-1 has few strings at small lengths (at n = 16 a long run draws almost every test
+ * string for training too), so the result also counts the test strings that training drew
+ * (seen_in_training) and how many of the others were answered right (unseen_correct).
+ * Excluding the test strings from training instead would remove most of the probability of
+ * the short lengths from the training distribution. No I/O here: progress goes to a callback. */
 #ifndef RASPCC_TRAIN_TRAINER_H
 #define RASPCC_TRAIN_TRAINER_H
 
@@ -32,6 +35,7 @@ typedef struct TrTrainResult {
     size_t test_answers, test_correct;
     size_t test_examples_correct, test_examples; /* examples with every answer right */
     size_t seen_in_training; /* test examples whose string was also drawn for training */
+    size_t unseen_correct;   /* test examples never drawn for training with every answer right */
     double seconds;          /* wall-clock time of the training steps (not the test) */
     double cpu_seconds;      /* processor time of the same steps */
 } TrTrainResult;
