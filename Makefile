@@ -1,8 +1,9 @@
-# raspcc — build, test, benchmark and fuzz. `make` builds bin/raspcc, bin/rasprun, bin/raspfut.
+# raspcc — build, test, benchmark and fuzz. `make` builds bin/raspcc, bin/rasprun, bin/raspfut, bin/rasp.
 #
 #   make            release binaries in bin/
 #   make demo       compile and run an example end to end
-#   make check      unit tests (plain and under ASan+UBSan), golden and differential tests
+#   make check      unit tests (plain and under ASan+UBSan), golden and differential tests, the
+#                   original REPL's transcripts through bin/rasp
 #   make verify     long differential sweeps (not part of check)
 #   make bench      the benchmark table (docs/benchmarks.md explains it)
 #   make experiments  the embedding-only training table (docs/experiments.md; hours)
@@ -19,13 +20,16 @@ OPT     ?= -O2 -g
 PKGS    := check
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
-BLAS_LIBS    := -llapacke -lopenblas -lm
+# What every binary links: BLAS/LAPACK (runtime, fut), libpng (viz/heatmap.c, rasprun
+# --trace-png) and libedit (repl/, the rasp REPL's line editing).
+BLAS_LIBS    := -llapacke -lopenblas -lpng -lm
+EDIT_LIBS    := -ledit
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-STAGES  := support lexer parser ir codegen runtime fut train verify
+STAGES  := support lexer parser ir codegen runtime fut train verify viz driver repl
 LIB_SRC := $(filter-out %_main.c,$(foreach d,$(STAGES),$(wildcard $(d)/*.c)))
 GEN_SRC := build/gen/lexer.c build/gen/parser.c build/gen/prelude.c
-TOOLS   := raspcc rasprun raspfut
+TOOLS   := raspcc rasprun raspfut rasp
 TESTS   := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 INC     := -I. -Ibuild/gen -I/usr/include/openblas
 GEN_HDRS := build/gen/lexer.h build/gen/parser.h
@@ -49,18 +53,18 @@ build/$(1)/libraspcc.a: $$($(1)_OBJ)
 
 build/$(1)/bin/%: build/$(1)/tools/%.o build/$(1)/libraspcc.a
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$($(1)_CFLAGS) $$^ $(BLAS_LIBS) -o $$@
+	$$(CC) $$($(1)_CFLAGS) $$^ $(BLAS_LIBS) $(EDIT_LIBS) -o $$@
 
 build/$(1)/tests/%: build/$(1)/tests/%.o build/$(1)/libraspcc.a
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$($(1)_CFLAGS) $$^ $(CHECK_LIBS) $(BLAS_LIBS) -o $$@
+	$$(CC) $$($(1)_CFLAGS) $$^ $(CHECK_LIBS) $(BLAS_LIBS) $(EDIT_LIBS) -o $$@
 endef
 
 $(eval $(call mode_rules,rel,$(OPT)))
 $(eval $(call mode_rules,san,-O1 -g $(SAN)))
 
 .SECONDARY:
-.PHONY: all deps demo check unit-tests golden corpus verify bench fuzz clean conformance
+.PHONY: all deps demo check unit-tests golden corpus repl-transcripts verify bench fuzz clean conformance
 all: deps $(addprefix bin/,$(TOOLS))
 
 bin/%: build/rel/bin/%
@@ -98,7 +102,11 @@ golden: deps $(addprefix build/san/bin/,$(TOOLS))
 corpus: all
 	@sh tests/corpus.sh bin
 
-check: all unit-tests golden corpus
+# The original REPL's transcripts through bin/rasp (under the sanitizers), when ../shared is there.
+repl-transcripts: deps build/san/bin/rasp build/san/bin/rasprun
+	@sh tests/repl.sh build/san/bin
+
+check: all unit-tests golden corpus repl-transcripts
 
 verify: all
 	@sh tests/verify.sh bin

@@ -197,8 +197,9 @@ bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_
     /* --tol bounds the output's error: each approximated function gets a share of it, found by
      * shrinking that share until the analysis proves the output within --tol (the error is
      * mostly proportional to it; float64 rounding is not, hence the few attempts) */
-    double target = opt->real_tol > 0 ? opt->real_tol : opt->gated_mlp ? 1e-9 : 1e-6, tol = target, good = target;
-    double best = INFINITY; /* finer pieces add rounding: the share whose bound is least */
+    double target = opt->real_tol > 0 ? opt->real_tol : opt->gated_mlp ? 1e-9 : 1e-6, tol = target;
+    double share[CG_TOL_ATTEMPTS], bound[CG_TOL_ATTEMPTS];
+    size_t n = 0;
     for (int attempt = 0; attempt < CG_TOL_ATTEMPTS; attempt++) {
         Arena quiet_arena;
         arena_init(&quiet_arena);
@@ -207,13 +208,35 @@ bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_
         double e;
         compile_at(g, output, output_name, opt, tol, NULL, &quiet, &e);
         arena_free(&quiet_arena);
-        if (!isfinite(e)) break; /* too fine to build (or not real): the best share that was not */
-        if (e < best) {
-            best = e;
-            good = tol;
-        }
+        if (!isfinite(e)) break; /* too fine to build (or not real) */
+        share[n] = tol;
+        bound[n++] = e;
         if (e <= target) break;
         tol *= fmax(0.8 * target / e, 1.0 / 256);
     }
-    return compile_at(g, output, output_name, opt, good, model, diags, NULL);
+    if (n == 0 || bound[0] == 0) /* not real-valued: no share to choose */
+        return compile_at(g, output, output_name, opt, target, model, diags, NULL);
+    /* the shares by the bound they prove, least first (finer pieces add rounding); a share whose
+     * model is over a size limit gives way to the next, coarser one */
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && bound[j] < bound[j - 1]; j--) {
+            double t = bound[j]; bound[j] = bound[j - 1]; bound[j - 1] = t;
+            t = share[j]; share[j] = share[j - 1]; share[j - 1] = t;
+        }
+    /* then coarser than --tol asks, when nothing finer fits (the bound stated is the one proven) */
+    double coarse = share[0];
+    for (size_t i = 0; i < n; i++) coarse = fmax(coarse, share[i]);
+    for (size_t i = 0; i < n + CG_TOL_COARSER; i++) {
+        double s = i < n ? share[i] : coarse * pow(16, (double)(i - n + 1));
+        Arena quiet_arena;
+        arena_init(&quiet_arena);
+        DiagList quiet;
+        diag_init(&quiet, &quiet_arena);
+        bool ok = compile_at(g, output, output_name, opt, s, model, &quiet, NULL);
+        arena_free(&quiet_arena);
+        if (ok) return true;
+        model_free(model);
+        model_init(model);
+    }
+    return compile_at(g, output, output_name, opt, share[0], model, diags, NULL);
 }

@@ -35,6 +35,7 @@ enum {
     CG_MAX_LEAVES = 4,           /* s-ops one tabulating MLP reads */
     CG_MAX_GATE = 256,           /* values of the gate of a gated map */
     CG_TOL_ATTEMPTS = 6,         /* analyses to find the share of --tol each real function gets */
+    CG_TOL_COARSER = 3,          /* shares 16, 256, 4096 times coarser tried when none fits the limits */
     CG_MAX_JOINT = 4,            /* s-ops on one side of a selector read jointly (joint.c) */
     CG_MAX_JOINT_TUPLES = 4096,  /* value tuples of one such side */
     CG_MAX_JOINT_LEAVES = 8,     /* s-ops such a side is tabulated from (at most CG_MAX_LEAVES used) */
@@ -260,6 +261,7 @@ typedef struct SopInfo {
     size_t n_terms;            /* memo of classify.c width_terms() */
     Gated *gated;              /* MAP_GATED */
     RealInfo *real;            /* a real-valued s-op (reals.c), else NULL */
+    const char *label;         /* its name in labels and messages where several s-ops share its name */
     RealInfo *real_fn;         /* a finite-valued function of a real s-op (a comparison, a round) */
     bool has_mlp_leaves;       /* a map tabulated by an MLP of its own (MAP_MLP), from `leaves` */
     bool count_known;          /* memo of agg_count_by_index */
@@ -563,6 +565,9 @@ void kinds_demand(Plan *p, SopInfo *x);
 
 /* ops.c: the plan's toolkit */
 const char *plan_node_name(Plan *p, const IrNode *n);
+/* Labels for s-ops that share a name (a function called twice): name@line:col, and #k where
+ * even that is shared. */
+void plan_unique_names(Plan *p, const IrNode *out);
 uint32_t plan_alloc_dims(Plan *p, size_t count, const char *name, const ValueSet *vs);
 /* A located error "<s-op> <what>" (with the real-valued-token hint where it applies); false. */
 bool plan_error(Plan *p, const IrNode *n, const char *what);
@@ -644,6 +649,7 @@ typedef struct HiddenBuf {
     LinView *gate;
     double *gate_bias;
     bool gated;
+    size_t stop;       /* tabulating stops past this many units: over a limit, reported by emit.c */
 } HiddenBuf;
 size_t hidden_add(Plan *p, HiddenBuf *hb, LinView in, double scale, double bias);
 /* Multiplies unit h by gate + bias (the layer becomes a gated MLP). */

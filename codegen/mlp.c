@@ -198,6 +198,10 @@ static bool point_output(Tab *t, const size_t *idx, GridOut *out, bool *reachabl
             const Axis *a = &t->ax[lm->arg];
             size_t s = a->start[idx[lm->arg]], k = 0;
             while (k < a->count[idx[lm->arg]] && lm->vs->vals[s + k].kind != lm->kinds[idx[lm->kind_arg]]) k++;
+            /* a string has no kind in the block (all of it 0, which reads as the first kind) */
+            if (k == a->count[idx[lm->arg]] && a->count[idx[lm->arg]] == 1 && lm->vs->vals[s].kind == VAL_STR &&
+                idx[lm->kind_arg] == 0)
+                k = 0;
             if (k == a->count[idx[lm->arg]]) *reachable = false;
             else vals[l] = lm->vs->vals[s + k];
         }
@@ -221,6 +225,7 @@ static bool point_output(Tab *t, const size_t *idx, GridOut *out, bool *reachabl
         if (!*reachable) return true;
         char msg[160];
         ValueResult r = evaluate(p, op, vals, msg, sizeof msg);
+        if (r.ok && op->kind_of && r.value.kind == VAL_STR) r.ok = false; /* a string: no kind dim is hot */
         if (r.ok && op->kind_of) r.value = value_int(r.value.kind);
         GridOut g = {r.ok, 0, 0, r.ok ? r.value : value_int(0)};
         /* a positional s-op's table is exact and never raises: a point where it raises or leaves
@@ -390,7 +395,7 @@ static bool tabulate_slice(Tab *t, size_t g, HiddenBuf *hb, double *b2) {
             prev = cur;
             prev_p = pk;
         }
-        if (hb->n > p->max_mlp) return true; /* over the limit: emit.c reports it */
+        if (hb->n > hb->stop) return true; /* over a limit: emit.c reports it */
         size_t j = 0; /* odometer over the non-gate inputs' points that occur, the first fastest */
         for (; j < na; j++) {
             if ((int)j == t->gate) continue;

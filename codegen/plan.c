@@ -538,6 +538,7 @@ static bool plan_length_guard(Plan *p, const IrNode *out) {
 
 bool plan_build(Plan *p, const IrNode *out) {
     size_t count = (size_t)out->id + 1;
+    plan_unique_names(p, out);
     MapClass *cls = ARENA_ARRAY(p->arena, MapClass, count);
     const SopInfo *indices = &p->info[p->indices->id];
     for (size_t id = 0; id < count; id++) {

@@ -102,7 +102,7 @@ typedef struct RealReads {
     const RealInfo *refused;   /* a source that cannot be bounded */
 } RealReads;
 
-static void real_reads(Plan *p, const IrNode *n, RealReads *r) {
+static void real_reads(Plan *p, const IrNode *n, RealReads *r, bool through_affine) {
     for (uint32_t j = 0; j < n->u.map.nargs; j++) {
         const IrNode *a = n->u.map.args[j];
         const SopInfo *x = &p->info[a->id];
@@ -111,8 +111,8 @@ static void real_reads(Plan *p, const IrNode *n, RealReads *r) {
             r->refused = x->real;
             continue;
         }
-        if (a->kind == IR_MAP && (x->real_fn || (x->real && x->real->how == REAL_AFFINE))) {
-            real_reads(p, a, r);
+        if (a->kind == IR_MAP && (x->real_fn || (through_affine && x->real && x->real->how == REAL_AFFINE))) {
+            real_reads(p, a, r, through_affine);
             continue;
         }
         const IrNode **slot = x->real ? &r->leaf : &r->finite;
@@ -600,24 +600,33 @@ bool reals_node(Plan *p, SopInfo *info) {
     }
     if (!real) return true;
     RealReads rr = {0};
-    real_reads(p, n, &rr);
+    real_reads(p, n, &rr, false);
     if (rr.refused) {
         info->real = (RealInfo *)rr.refused;
         return true;
     }
-    if (!rr.leaf) return true; /* no real source */
     if (affine_map(p, info)) {
         real_cells(p, info);
         return true;
     }
-    /* a function of one real (through comparisons of it: ReLU) is one MLP; a gate would wait for
-     * the comparison's own */
+    /* x * x with gated MLPs: the exact product beats a square by pieces */
+    if (p->gated_mlp && n->u.map.kind == IR_MAP_BINARY && n->u.map.op == VOP_MUL && p->info[n->u.map.args[0]->id].real &&
+        p->info[n->u.map.args[1]->id].real && real_product(p, info))
+        return true;
+    /* a function of one real, its direct argument (y < 0 for y = a - b) or what that is made of
+     * (f(2 t) + t): one MLP; a gate would wait for the comparison's own */
     if (!rr.several && !rr.finite) return real_function(p, info, rr.leaf);
+    RealReads deep = {0};
+    real_reads(p, n, &deep, true);
+    if (!deep.refused && !deep.several && !deep.finite) return real_function(p, info, deep.leaf);
     if (one_real && finite && one_finite && real_gated(p, info, finite, real)) {
         real_cells(p, info);
         return true;
     }
     if (real_product(p, info)) return true;
-    refuse(p, info, "combines real values in a way the compiler cannot bound (%s)", value_op_text(n->u.map.op));
+    refuse(p, info, "combines real values in a way the compiler cannot bound (%s)",
+           n->u.map.kind == IR_MAP_COND ? "a conditional of several reals"
+           : n->u.map.kind == IR_MAP_BINARY || n->u.map.kind == IR_MAP_UNARY ? value_op_text(n->u.map.op)
+                                                                              : "a lookup");
     return true;
 }

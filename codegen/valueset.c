@@ -886,8 +886,8 @@ const int32_t *agg_count_by_index(Plan *p, const IrNode *agg) {
 
 const char *vs_unbounded_why(Plan *p, const IrNode *n) {
     if (p->numeric_tokens)
-        return "; it depends on real-valued tokens, which compile only where they are copied, averaged, added or "
-               "scaled by constants";
+        return "; it depends on real-valued tokens, which compile where the program computes with them (arithmetic, "
+               "functions, means, products), not where a table, a select or a categorical readout needs their values";
     for (int depth = 0; depth < 64; depth++) { /* down to the first s-op that is unbounded itself */
         const IrNode *next = NULL;
         if (n->kind == IR_AGGREGATE) next = n->u.aggregate.sop;

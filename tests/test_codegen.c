@@ -217,6 +217,12 @@ static const Case cases[] = {
     {"a cyclic shift: the query index gated by the free view i + 1", "r = aggregate(select(indices, (indices + 1) % length, ==), tokens);",
      "r", "abc", 64, 3, 2},
     /* fuzz_compile findings */
+    {"a never-selecting diagonal aggregate still raises where its source does",
+     "x = aggregate(select(tokens, tokens, ==), tokens); r = aggregate(select(indices, indices, ==) and select(indices, indices, >), x);",
+     "r", "a", 3, 3, -1},
+    {"a string read with a kind block: no kind dim is hot for it",
+     "w1 = aggregate(select(indices, indices, ==) or select(indices, 1, <), 0) if indices != length - 1 else tokens; r = w1 if indices else w1;",
+     "r", "ab", 5, 5, -1},
     {"a per-length readout at lengths where the output always raises",
      "x4 = [3, 1, 2][[0.5, 2, True][length]]; r = indices * aggregate(select(length, indices, >), x4 or tokens);", "r",
      "a", 5, 5, -1},
@@ -406,6 +412,12 @@ START_TEST(test_compile_errors) {
         {"tokens = tokens_int; r = aggregate(select(indices, indices, <=), tokens + 9007199254740992);", "0..3",
          "where float64 stops being exact", 3},
         {"tokens = tokens_int; r = aggregate(select(indices, indices, <=), tokens * -0.0);", "-3..3", "-0.0 and 0.0", 3},
+        /* fuzz_compile: more than four s-ops on one side of a joint selector (once reads past the members) */
+        {"w8 = tokens if indices else tokens; s6 = select(\"\", w8, <); "
+         "s4 = s6 and select(indices, length, <) and select(0, w8 == w8, ==);\n"
+         "s3 = s4 and select(tokens, tokens, <) and (select(indices, indices, <) and select(0, indices, ==));\n"
+         "s1 = select(aggregate(s3 and s6 and select(indices, indices, ==), tokens, \"\"), tokens, <) or (s3 or s6); "
+         "r = aggregate(s1, w8);", "a", "too many different s-ops", 3},
         /* fuzz_compile: five s-ops on one side of a joint selector (once an out-of-bounds write) */
         {"s5 = select_next_identical(tokens); s6 = select(indices, (length / 2), <) and select(0, length, ==);\n"
          "s4 = (s5 or select(indices, 0, ==)) and (s6 or select(indices, indices, ==)); r = aggregate(not s4, tokens);",
