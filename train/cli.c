@@ -416,10 +416,8 @@ int tr_cli_main(int argc, char **argv) {
         size_t bb_len, emb_len;
         if (!o.fut_bb || !o.fut_emb) rc = usage_error("%s", "--fut-backbone and --fut-embedding go together");
         else if (!tr_model_export_fut(&md, &bb, &bb_len, &emb, &emb_len, err, sizeof err)) rc = fail(err);
-        else {
-            rc = write_file(o.fut_bb, bb, bb_len);
-            rc = rc ? (free(emb), rc) : write_file(o.fut_emb, emb, emb_len);
-        }
+        else if ((rc = write_file(o.fut_bb, bb, bb_len)) != 0) free(emb);
+        else rc = write_file(o.fut_emb, emb, emb_len);
     }
     if (to.steps) printf("final_train_loss %.6g\n", r.loss[to.steps - 1]);
     printf("train_seconds %.2f (cpu %.2f)\n", r.seconds, r.cpu_seconds);

@@ -411,7 +411,16 @@ void tr_model_free(TrModel *md) {
 void tr_batch_build(Arena *a, const TrModel *md, const TrExample *ex, size_t n, TrBatch *b) {
     memset(b, 0, sizeof *b);
     size_t rows = 0, answers = 0, pcells = 0;
+    if (n > md->batch_cap) {
+        fprintf(stderr, "tr_batch_build: %zu examples for a model built for batches of %zu\n", n, md->batch_cap);
+        abort();
+    }
     for (size_t s = 0; s < n; s++) {
+        if (ex[s].len > md->cfg.max_len) {
+            fprintf(stderr, "tr_batch_build: an example of length %zu for a model of max_len %zu\n", ex[s].len,
+                    md->cfg.max_len);
+            abort();
+        }
         rows += ex[s].len + 1;
         answers += ex[s].n_answers;
     }

@@ -129,7 +129,8 @@ bool tr_model_init(TrModel *md, const TrConfig *cfg, size_t batch_cap, char *err
 void tr_model_free(TrModel *md);
 size_t tr_model_trainable(const TrModel *md); /* number of trainable reals */
 
-/* Lays n examples out as a batch (n <= batch_cap); storage in the arena. */
+/* Lays n examples out as a batch; storage in the arena. n <= batch_cap and every length <=
+ * max_len, or the process aborts (a caller's bug, not an input error). */
 void tr_batch_build(Arena *a, const TrModel *md, const TrExample *ex, size_t n, TrBatch *b);
 
 /* Forward pass; returns the mean cross-entropy over the answers. */
