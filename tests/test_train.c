@@ -6,9 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "tests/check_main.h"
 #include "fut/io.h"
+#include "train/cli.h"
 #include "train/io.h"
 #include "train/layers.h"
 #include "train/model.h"
@@ -686,6 +689,100 @@ START_TEST(test_dyck1_short_run) {
 }
 END_TEST
 
+/* ---- the command line ---------------------------------------------------------------------- */
+
+/* Runs `raspfut train ARGS` in-process with stdout in a file; returns the exit status and the
+ * output's last line. */
+static int cli(char *last, size_t lastsize, const char *const *args, int n) {
+    char path[] = "/tmp/test_train_cli_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert(fd >= 0);
+    fflush(stdout);
+    fflush(stderr);
+    int saved = dup(1), saved_err = dup(2), null = open("/dev/null", O_WRONLY);
+    dup2(fd, 1);
+    dup2(null, 2); /* usage messages are not this test's output */
+    char *argv[32];
+    for (int i = 0; i < n; i++) argv[i] = (char *)args[i];
+    int rc = tr_cli_main(n, argv);
+    fflush(stdout);
+    fflush(stderr);
+    dup2(saved, 1);
+    dup2(saved_err, 2);
+    close(saved);
+    close(saved_err);
+    close(null);
+    FILE *f = fopen(path, "r");
+    char line[4096];
+    last[0] = 0;
+    while (fgets(line, sizeof line, f)) snprintf(last, lastsize, "%s", line);
+    fclose(f);
+    close(fd);
+    unlink(path);
+    return rc;
+}
+
+START_TEST(test_cli) {
+    char dir[] = "/tmp/test_train_dir_XXXXXX";
+    ck_assert(mkdtemp(dir));
+    char model[64], ut[64], emb[64], curve[64], last[4096], again[4096];
+    snprintf(model, sizeof model, "%s/m.bin", dir);
+    snprintf(ut, sizeof ut, "%s/ut.bin", dir);
+    snprintf(emb, sizeof emb, "%s/e.bin", dir);
+    snprintf(curve, sizeof curve, "%s/c.csv", dir);
+    const char *train[] = {"--task", "dyck1", "--n", "8", "--width", "4", "--causal", "--steps", "200", "--test",
+                           "100", "-o", model, "--fut-backbone", ut, "--fut-embedding", emb, "--curve", curve};
+    ck_assert_int_eq(cli(last, sizeof last, train, 19), 0);
+    ck_assert_msg(strncmp(last, "accuracy 0.", 11) == 0 || strncmp(last, "accuracy 1.", 11) == 0, "%s", last);
+    /* the curve has a header and one line per step */
+    FILE *f = fopen(curve, "r");
+    int lines = 0;
+    for (int c; (c = fgetc(f)) != EOF;) lines += c == '\n';
+    fclose(f);
+    ck_assert_int_eq(lines, 201);
+    /* the saved model gives the same held-out accuracy */
+    const char *load[] = {"--load", model, "--steps", "0", "--test", "100"};
+    ck_assert_int_eq(cli(again, sizeof again, load, 6), 0);
+    ck_assert_str_eq(again, last);
+    /* the raspfut files parse and belong together */
+    Arena a;
+    arena_init(&a);
+    uint8_t *buf;
+    size_t len;
+    char err[512];
+    FutBackbone b;
+    FutEmbedding e;
+    ck_assert(fut_read_file(&a, ut, &buf, &len, err, sizeof err) && fut_backbone_parse(&a, buf, len, &b, err, sizeof err));
+    ck_assert(fut_read_file(&a, emb, &buf, &len, err, sizeof err) && fut_embedding_parse(&a, buf, len, &e, err, sizeof err));
+    ck_assert(fut_embedding_matches(&e, &b, err, sizeof err));
+    arena_free(&a);
+    /* X of a string: BOS then the brackets, one-hot over 3 ids and 9 positions */
+    const char *input[] = {"--task", "dyck1", "--n", "8", "--print-input", "()"};
+    ck_assert_int_eq(cli(last, sizeof last, input, 6), 0);
+    ck_assert_str_eq(last, "0,0,1,1,0,0,0,0,0,0,0,0;1,0,0,0,1,0,0,0,0,0,0,0;0,1,0,0,0,1,0,0,0,0,0,0\n");
+    /* programmed: every answer right, no step */
+    const char *prog[] = {"--task", "khop", "--k", "2", "--n", "8", "--init", "programmed", "--test", "50"};
+    ck_assert_int_eq(cli(last, sizeof last, prog, 10), 0);
+    ck_assert_str_eq(last, "accuracy 1.000000\n");
+    /* usage errors exit 2 */
+    const char *bad1[] = {"--task", "dyck2"};
+    const char *bad2[] = {"--task", "dyck1", "--k", "2"};
+    const char *bad3[] = {"--task", "khop", "--bogus"};
+    const char *bad4[] = {"--task", "khop", "--init", "programmed", "--layers", "5"};
+    const char *bad5[] = {"--task", "khop", "--n", "0"};
+    ck_assert_int_eq(cli(last, sizeof last, bad1, 2), 2);
+    ck_assert_int_eq(cli(last, sizeof last, bad2, 4), 2);
+    ck_assert_int_eq(cli(last, sizeof last, bad3, 3), 2);
+    ck_assert_int_eq(cli(last, sizeof last, bad4, 6), 2);
+    ck_assert_int_eq(cli(last, sizeof last, bad5, 4), 2);
+    unlink(model);
+    unlink(ut);
+    unlink(emb);
+    unlink(curve);
+    rmdir(dir);
+}
+END_TEST
+
 Suite *train_suite(void) {
     Suite *s = suite_create("train");
     TCase *tc = tcase_create("layers");
@@ -706,6 +803,7 @@ Suite *train_suite(void) {
     tcase_add_test(tm, test_fut_export);
     tcase_add_test(tm, test_programmed);
     tcase_add_test(tm, test_dyck1_short_run);
+    tcase_add_test(tm, test_cli);
     suite_add_tcase(s, tm);
     TCase *tg = tcase_create("tasks");
     tcase_add_test(tg, test_khop_definition);
