@@ -478,8 +478,9 @@ bool vs_kind_collisions(const ValueSet *vs);
 bool vs_mixed_kinds(const ValueSet *vs);
 /* Numbers that differ only by rounding: the same rational reached along different paths. */
 bool scalar_twins(double a, double b);
-/* Whether a numerical view cannot carry every member of vs exactly: an int past 2^53, or two
- * distinct numbers that are rounding twins (2.9999999999999996 and 3.0; an exact set only). */
+/* Whether a numerical view cannot carry every member of vs exactly: an int past 2^53, two
+ * distinct numbers that are rounding twins (2.9999999999999996 and 3.0; an exact set only), or
+ * -0.0 and 0.0. */
 bool vs_inexact_as_numbers(const ValueSet *vs);
 /* Why n's value set is unbounded, as a clause to append to an error ("; ..."). */
 const char *vs_unbounded_why(Plan *p, const IrNode *n);

@@ -175,6 +175,61 @@ static bool map_point_possible(Plan *p, const MlpOp *op, ValueResult r) {
     return !r.ok || vs->unbounded || vs_contains(vs, r.value, NULL);
 }
 
+/* Whether f is the same at every member of a kind-axis leaf's group that has the kind taken
+ * (twin[l], the member taken): a number and a kind cannot tell -0.0 from 0.0. */
+static bool kind_twins_agree(const Tab *t, const size_t *idx, const size_t *twin, const Value *vals, ValueResult r) {
+    const MlpOp *op = t->op;
+    Value v[CG_MAX_LEAVES];
+    memcpy(v, vals, op->n_leaves * sizeof *v);
+    for (size_t l = 0; l < op->n_leaves; l++) {
+        const LeafMap *lm = &op->leaf[l];
+        if (twin[l] == SIZE_MAX) continue;
+        const Axis *a = &t->ax[lm->arg];
+        size_t s = a->start[idx[lm->arg]], end = s + a->count[idx[lm->arg]];
+        for (size_t m = s; m < end; m++) {
+            if (m == twin[l] || lm->vs->vals[m].kind != lm->vs->vals[twin[l]].kind) continue;
+            v[l] = lm->vs->vals[m];
+            char msg[160];
+            ValueResult s2 = evaluate(t->p, op, v, msg, sizeof msg);
+            if (s2.ok != r.ok || (r.ok && atom_order(s2.value, r.value) != 0)) return false;
+        }
+        v[l] = vals[l];
+    }
+    return true;
+}
+
+/* Whether f at a point of approximate leaves (combinations of means kept as exact rationals,
+ * ValueSet.approx) is what it is at the doubles the reference may compute instead: those lie
+ * within a few ulps, so f must not change there (numbers may, by rounding twins). A rational 0
+ * is exactly 0 in the reference where it is a difference of two rounded means of one count
+ * (a = b gives the same double), so only sums of three or more means perturb it. */
+static bool rounding_agrees(const Tab *t, const Value *vals, ValueResult r) {
+    const MlpOp *op = t->op;
+    Value v[CG_MAX_LEAVES];
+    memcpy(v, vals, op->n_leaves * sizeof *v);
+    for (size_t l = 0; l < op->n_leaves; l++) {
+        const LeafMap *lm = &op->leaf[l];
+        if (lm->width || !lm->vs || !lm->vs->approx || vals[l].kind == VAL_STR || vals[l].kind == VAL_BOOL) continue;
+        const LinMean *lmean = t->p->info[lm->node->id].linmean;
+        if (value_as_double(vals[l]) == 0 && !(lmean && lmean->n >= 3)) continue;
+        for (int dir = -1; dir <= 1; dir += 2) {
+            double x = value_as_double(vals[l]);
+            for (int k = 0; k < 8; k++) x = nextafter(x, dir * INFINITY);
+            v[l] = value_float(x);
+            char msg[160];
+            ValueResult s = evaluate(t->p, op, v, msg, sizeof msg);
+            bool numbers = s.ok && r.ok && value_is_number(s.value) && value_is_number(r.value) &&
+                           s.value.kind != VAL_BOOL && r.value.kind != VAL_BOOL;
+            bool same = s.ok == r.ok &&
+                        (!r.ok || atom_order(s.value, r.value) == 0 ||
+                         (numbers && scalar_twins(value_as_double(s.value), value_as_double(r.value))));
+            if (!same) return false;
+        }
+        v[l] = vals[l];
+    }
+    return true;
+}
+
 /* f at the grid point given by each input's distinct-scalar index; every value of a shared
  * scalar is tried (or, with a kind axis, the one of that kind), and they must agree. */
 static bool point_output(Tab *t, const size_t *idx, GridOut *out, bool *reachable) {
@@ -182,6 +237,8 @@ static bool point_output(Tab *t, const size_t *idx, GridOut *out, bool *reachabl
     Plan *p = t->p;
     Value vals[CG_MAX_LEAVES];
     size_t pick[CG_MAX_LEAVES] = {0}; /* member of the group, for direct leaves */
+    size_t twin[CG_MAX_LEAVES];       /* kind-axis leaves: the member taken, whose same-kind twins must agree */
+    for (size_t l = 0; l < CG_MAX_LEAVES; l++) twin[l] = SIZE_MAX;
     *reachable = true;
     for (size_t l = 0; l < op->n_leaves; l++) {
         const LeafMap *lm = &op->leaf[l];
@@ -204,6 +261,7 @@ static bool point_output(Tab *t, const size_t *idx, GridOut *out, bool *reachabl
                 k = 0;
             if (k == a->count[idx[lm->arg]]) *reachable = false;
             else vals[l] = lm->vs->vals[s + k];
+            twin[l] = k < a->count[idx[lm->arg]] ? s + k : SIZE_MAX; /* -0.0 and 0.0: one number, one kind */
         }
     }
     if (!*reachable) return true;
@@ -225,6 +283,15 @@ static bool point_output(Tab *t, const size_t *idx, GridOut *out, bool *reachabl
         if (!*reachable) return true;
         char msg[160];
         ValueResult r = evaluate(p, op, vals, msg, sizeof msg);
+        if (!kind_twins_agree(t, idx, twin, vals, r))
+            return refuse(p, op, "depends on a distinction its inputs' numerical encoding cannot make: two values "
+                          "equal as numbers and of one kind (-0.0 and 0.0) give different results");
+        if (!rounding_agrees(t, vals, r)) {
+            char v[96];
+            value_format(r.value, v, sizeof v);
+            return refuse(p, op, "is %s or not, depending on how the reference rounds the means it combines (a "
+                          "threshold their exact value meets): lower --max-len, or compare with a margin", v);
+        }
         if (r.ok && op->kind_of && r.value.kind == VAL_STR) r.ok = false; /* a string: no kind dim is hot */
         if (r.ok && op->kind_of) r.value = value_int(r.value.kind);
         GridOut g = {r.ok, 0, 0, r.ok ? r.value : value_int(0)};

@@ -24,7 +24,11 @@
 
 /* ---- intervals, rounded outward ---- */
 
-static Ival ival(double lo, double hi) { return (Ival){nextafter(lo, -INFINITY), nextafter(hi, INFINITY)}; }
+/* [min, max] of the two bounds, rounded outward (never an inverted interval, whatever order a
+ * caller computes them in) */
+static Ival ival(double lo, double hi) {
+    return (Ival){nextafter(fmin(lo, hi), -INFINITY), nextafter(fmax(lo, hi), INFINITY)};
+}
 static Ival ival_point(double x) { return (Ival){x, x}; }
 static Ival iv_add(Ival a, Ival b) { return ival(a.lo + b.lo, a.hi + b.hi); }
 static Ival iv_sub(Ival a, Ival b) { return ival(a.lo - b.hi, a.hi - b.lo); }
@@ -159,7 +163,7 @@ static bool elem_jet(RealElem e, Ival X, Jet *out) {
         return true;
     }
     if (X.hi < 0) {
-        *out = (Jet){ival(log(-X.hi), log(-X.lo)), ival(1 / X.lo, 1 / X.hi), ival(-1 / (X.hi * X.hi), -1 / (X.lo * X.lo)),
+        *out = (Jet){ival(log(-X.hi), log(-X.lo)), ival(1 / X.hi, 1 / X.lo), ival(-1 / (X.hi * X.hi), -1 / (X.lo * X.lo)),
                      ival(fmin(a, b), fmax(a, b))};
         return true;
     }
@@ -490,7 +494,7 @@ static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, Real
     out->jump_at = ARENA_ARRAY(p->arena, double, out->n_jumps ? out->n_jumps : 1);
     /* one sign throughout: then chords are held to a relative tolerance and errors propagate
      * relatively (exp, 1 / y), which interval magnitudes would overstate */
-    out->relative = true;
+    out->relative = elem != RE_LN_ABS; /* a log is wanted to an absolute error (its exp's relative) */
     for (size_t i = 0; i + 1 < nb && out->relative; i++) {
         double a = bounds[i] + (i > 0 && jump[i] ? margin : 0), b = bounds[i + 1] - (i + 2 < nb && jump[i + 1] ? margin : 0);
         Jet whole;

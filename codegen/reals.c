@@ -167,6 +167,9 @@ static bool affine_map(Plan *p, SopInfo *info) {
     }
 }
 
+/* fn's approximation error as an absolute one */
+static double fn_abs_err(const RealFn *fn) { return fn->err * (fn->relative ? mag(fn->range) : 1); }
+
 /* The terms the MLP of fn sums: a unit per knot, two with quadratics (gated MLPs), and biases. */
 static double fn_units(const RealFn *fn) { return 4 + (double)fn->n_knots * (fn->quadratic ? 2 : 1); }
 
@@ -304,7 +307,7 @@ static bool log_of(Plan *p, const IrNode *a, Ival ra, Bound ba, RealFn *fn, cons
         double et = abs_of(bound_of(t), t->range);
         if (realfn_build_elem(p, RE_LN_ABS, a, x->real->arg, widen(t->range, et), p->real_tol / 4, fn, why, sizeof why)) {
             *src = x->real->arg;
-            *d = fn->err + fn->lip * et + rounding(fmax(mag(fn->range), fn->sum_mag), fn_units(fn));
+            *d = fn_abs_err(fn) + fn->lip * et + rounding(fmax(mag(fn->range), fn->sum_mag), fn_units(fn));
             return true;
         }
     }
@@ -314,7 +317,7 @@ static bool log_of(Plan *p, const IrNode *a, Ival ra, Bound ba, RealFn *fn, cons
     if (!realfn_build_elem(p, RE_LN_ABS, NULL, NULL, A, p->real_tol / 4, fn, why, sizeof why)) return false;
     *src = a;
     /* ln|x'| - ln|x| = ln(1 + d + e / x), |.| <= -ln(1 - q) */
-    *d = -log1p(-q) + fn->err + rounding(fmax(mag(fn->range), fn->sum_mag), fn_units(fn));
+    *d = -log1p(-q) + fn_abs_err(fn) + rounding(fmax(mag(fn->range), fn->sum_mag), fn_units(fn));
     return true;
 }
 

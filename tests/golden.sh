@@ -35,6 +35,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 pass() { passed=$((passed + 1)); }
 fail() { failed=$((failed + 1)); echo "FAIL $*"; }
+. tests/golden_raspfut.sh # golden_raspfut: raspfut's command line
 
 # Compares JSON lines: compare_json GOT WANT -> prints the first mismatch, status 1 if any.
 compare_json() {
@@ -545,6 +546,7 @@ EOF2
 }
 
 golden_eval
+golden_raspfut
 golden_errors
 golden_compiled
 golden_cli
