@@ -26,8 +26,8 @@ def read_list(path):
     for line in open(path):
         if line.lstrip().startswith("#") or "|" not in line:
             continue
-        ident, row, col, opts = [x.strip() for x in line.split("|", 3)]
-        rows.append((ident, row, col, opts))
+        fields = [x.strip() for x in line.split("|")]
+        rows.append(tuple(fields[:4]))
     return rows
 
 
@@ -56,6 +56,12 @@ def parse_out(path):
         elif line.startswith("test_answers "):
             r["answers"] = int(line.split()[1])
     return r
+
+
+def made_with(path, opts):
+    """Whether the run's first line (the command, bench/experiment_run.sh) has exactly these options."""
+    first = open(path).readline()
+    return re.match(r"# raspfut train " + re.escape(opts) + r" --seed \d+ --curve ", first) is not None
 
 
 def stats(xs):
@@ -132,7 +138,8 @@ def main():
     for ident, row, col, opts in entries:
         files = sorted(glob.glob(os.path.join(out_dir, "runs", f"{ident}.s*.out")),
                        key=lambda p: int(re.search(r"\.s(\d+)\.out$", p).group(1)))
-        runs[ident] = [(p, parse_out(p)) for p in files]
+        # Only complete runs made with the options listed now (a changed line leaves stale outputs).
+        runs[ident] = [(p, parse_out(p)) for p in files if made_with(p, opts)]
         runs[ident] = [(p, r) for p, r in runs[ident] if "acc" in r]
 
     lines = []

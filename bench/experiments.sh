@@ -33,10 +33,10 @@ fi
 # One job per line: id seed options...
 jobs=$OUT/jobs.txt
 : > "$jobs"
-grep -v '^[[:space:]]*#' bench/experiments.list | grep '|' | while IFS='|' read -r id row col opts; do
+grep -v '^[[:space:]]*#' bench/experiments.list | grep '|' | while IFS='|' read -r id row col opts own_seeds; do
     id=$(echo $id)
     echo "$id" | grep -Eq "$ONLY" || continue
-    for s in $SEEDS; do echo "$id $s $opts" >> "$jobs"; done
+    for s in ${own_seeds:-$SEEDS}; do echo "$id $s $opts" >> "$jobs"; done
 done
 total=$(wc -l < "$jobs")
 
