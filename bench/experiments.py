@@ -76,6 +76,8 @@ def pct(x):
 
 
 def cell(runs):
+    if runs is None:
+        return "—"
     if not runs:
         return "not run"
     accs = [r["acc"] for r in runs]
@@ -159,7 +161,9 @@ def main():
         key = ("dyck1" if task == "dyck1" else "khop") + "." + setting
         paper = PAPER.get(key, ("", "", ""))
         label = "Dyck-1" if task == "dyck1" else f"{task[-1]}-hop"
+        # A column the list has no configuration for is "—"; one configured but without runs, "not run".
         got = {col: [r for i, rw, c, o in entries if rw == row and c == col for _, r in runs[i]]
+               if any(rw == row and c == col for _, rw, c, _ in entries) else None
                for col in COLUMNS}
         lines.append(f"| {label} | {SETTING[setting]} | {paper[0]} | {cell(got['sparse'])} | {paper[1]} | "
                      f"{cell(got['random'])} | {paper[2]} | {cell(got['full'])} | {cell(got['looped'])} |")
