@@ -190,9 +190,14 @@ static bool output_by_length(Plan *p, const SopInfo *o, Model *m) {
     m->output_kind = MODEL_OUT_NUMERICAL;
     m->out_readout = ARENA_ARRAY(&m->arena, double, p->n_dims);
     for (size_t t = 0; t < o->num.n; t++) m->out_readout[o->num.terms[t].dim] += o->num.terms[t].coef;
-    m->out_count = o->vs.n;
-    m->out_values = ARENA_ARRAY(&m->arena, Value, o->vs.n ? o->vs.n : 1);
-    memcpy(m->out_values, o->vs.vals, o->vs.n * sizeof *m->out_values);
+    /* their union (the per-length sets keep kinds that the s-op's own set may have merged) */
+    Value *all = ARENA_ARRAY(p->arena, Value, total ? total : 1);
+    for (size_t n = 0, k = 0; n < N; n++)
+        for (size_t i = 0; i < p->out_by_len[n].n; i++) all[k++] = p->out_by_len[n].vals[i];
+    ValueSet u = vs_from_values(all, total);
+    m->out_count = u.n;
+    m->out_values = ARENA_ARRAY(&m->arena, Value, u.n ? u.n : 1);
+    memcpy(m->out_values, u.vals, u.n * sizeof *m->out_values);
     m->out_len_count = N;
     m->out_len_start = ARENA_ARRAY(&m->arena, size_t, N + 1);
     m->out_len_values = ARENA_ARRAY(&m->arena, Value, total ? total : 1);

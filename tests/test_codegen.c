@@ -223,6 +223,18 @@ static const Case cases[] = {
     {"a string read with a kind block: no kind dim is hot for it",
      "w1 = aggregate(select(indices, indices, ==) or select(indices, 1, <), 0) if indices != length - 1 else tokens; r = w1 if indices else w1;",
      "r", "ab", 5, 5, -1},
+    {"a per-length readout whose sets keep kinds the s-op's own set merged (1h fuzz run)",
+     "def frac_prevs(sop, val) {\n"
+     "    prevs = select(indices, indices, <=);\n"
+     "    return aggregate(prevs, indicator(sop == val));\n"
+     "}\n"
+     "w5, x6 = (tokens + tokens), aggregate((select(indices, (length / 2), <) and select(3, indices, ==)), (((indices - indices) - indices) - indices));\n"
+     "w4, x7 = (w5 + tokens), aggregate((select(indices, (length / 2), <) and select(3, indices, ==)), (((x6 - x6) - x6) - x6));\n"
+     "x3 = aggregate(select((w4 + tokens), (w4 + tokens), <), (((x7 - x7) - (x6 - x6)) - 0));\n"
+     "x2 = aggregate((select(indices, (length / 2), <) and select(3, indices, ==)), (((x3 - x3) - length) - (length % (round(1 / aggregate(select(tokens, tokens, <) or select(indices, 0, ==), indicator(indices == 0))) - 1))));\n"
+     "x1 = aggregate(select(indices, indices, ==), (((x2 - 2) - frac_prevs(tokens, \"z\")) - (aggregate(select(indices, (length - indices - 1), ==), ((indices % (length ^ 0.5)) * (length ^ 0.5) + (indices - indices % (length ^ 0.5)) / (length ^ 0.5))) * aggregate(select(indices, (indices % (length / 7)), ==), indices))));\n"
+     "out = ((((x1 - indices) - indices) - indices) + indices);\n",
+     "out", "a,bc", 5, 4, -1},
     {"a per-length readout at lengths where the output always raises",
      "x4 = [3, 1, 2][[0.5, 2, True][length]]; r = indices * aggregate(select(length, indices, >), x4 or tokens);", "r",
      "a", 5, 5, -1},
@@ -242,6 +254,8 @@ START_TEST(test_differential) {
     if (k->layers >= 0)
         ck_assert_msg(c->model.n_layers == (size_t)k->layers, "%s: %zu layers, expected %d", k->what,
                       c->model.n_layers, k->layers);
+    char err[256]; /* what model_write checks before it writes */
+    ck_assert_msg(model_check_output(&c->model, err, sizeof err), "%s: %s", k->what, err);
     size_t n = verify_all(c, k->verify_len);
     ck_assert_uint_gt(n, 0);
     compiled_free(c);
