@@ -203,7 +203,8 @@ VERSION      := $(shell sed -n 's/^\#define RASPCC_VERSION "\(.*\)"/\1/p' tools/
 # Every header of a stage is public but those private to their stage; installed under
 # include/raspcc/ by stage, so `#include "runtime/model.h"` works as it does here.
 PRIVATE_HEADERS := %internal.h parser/ast_build.h fut/layout.h
-PUBLIC_HEADERS  := $(filter-out $(PRIVATE_HEADERS),$(foreach d,$(STAGES),$(wildcard $(d)/*.h)))
+# train/layers.h includes its declarations once per precision from train/layers_api.inc.
+PUBLIC_HEADERS  := $(filter-out $(PRIVATE_HEADERS),$(foreach d,$(STAGES),$(wildcard $(d)/*.h))) train/layers_api.inc
 MAN_PAGES       := $(wildcard man/*.1)
 # raspcc.pc names its directories from ${prefix} where it can (pkg-config --define-prefix).
 pc_dir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
