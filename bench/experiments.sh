@@ -41,13 +41,14 @@ done
 total=$(wc -l < "$jobs")
 
 $tty && echo "experiments: $total trained runs, $JOBS at a time (outputs in $OUT/runs)"
-OUT=$OUT BIN=$BIN TTY=$tty xargs -P "$JOBS" -L 1 sh bench/experiment_run.sh < "$jobs"
+OUT=$OUT BIN=$BIN TTY=$tty xargs -r -P "$JOBS" -L 1 sh bench/experiment_run.sh < "$jobs"
 
 # Programmed embeddings (no gradient): the hand-built targets on sparse and random backbones.
 $tty && echo "programmed embeddings"
 for task in "dyck1" "khop --k 1" "khop --k 2" "khop --k 3"; do
     name=$(echo "$task" | tr -d ' -' | sed 's/khopk/khop/')
-    echo "$name" | grep -Eq "$ONLY|programmed" || continue
+    # run when EXPERIMENTS_ONLY matches the task's name or the word "programmed"
+    { echo "$name" | grep -Eq "$ONLY" || echo programmed | grep -Eq "$ONLY"; } || continue
     for kind in sparse random; do
         for s in $SEEDS; do
             [ "$kind" = sparse ] && [ "$s" != "$(echo $SEEDS | cut -d' ' -f1)" ] && continue
