@@ -8,7 +8,7 @@
 #                   against rasprun when python3-numpy and python3-torch are installed
 #   make verify     long differential sweeps (not part of check)
 #   make bench      the benchmark table (docs/benchmarks.md explains it)
-#   make experiments  the embedding-only training table (docs/experiments.md; hours)
+#   make experiments  the embedding-only training table (docs/experiments.md; ~30 min of CPU)
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each (default 60)
 #
 # Sources are found by folder: every .c under a stage folder belongs to the library; every
