@@ -8,6 +8,7 @@
 #                   against rasprun when python3-numpy and python3-torch are installed
 #   make verify     long differential sweeps (not part of check)
 #   make bench      the benchmark table (docs/benchmarks.md explains it)
+#   make experiments  the embedding-only training table (docs/experiments.md; ~30 min of CPU)
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each (default 60)
 #
 # Sources are found by folder: every .c under a stage folder belongs to the library; every
@@ -48,7 +49,7 @@ BLAS_LIBS    := -llapacke -lopenblas -lpng -lm -pthread
 EDIT_LIBS    := -ledit
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-STAGES  := support lexer parser ir codegen runtime fut verify viz driver repl sim
+STAGES  := support lexer parser ir codegen runtime fut train verify viz driver repl sim
 LIB_SRC := $(filter-out %_main.c,$(foreach d,$(STAGES),$(wildcard $(d)/*.c)))
 GEN_SRC := build/gen/lexer.c build/gen/parser.c build/gen/prelude.c
 TOOLS   := raspcc rasprun raspfut rasp raspsim
@@ -152,6 +153,10 @@ bench: all
 bench-simulator: all
 	@sh bench/simulator.sh bin
 
+.PHONY: experiments
+experiments: all
+	@sh bench/experiments.sh bin
+
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := $(patsubst fuzz/%.c,%,$(wildcard fuzz/fuzz_*.c))
 FUZZ_CFLAGS  := $(CSTD) $(INC) -g -O1 -fsanitize=fuzzer-no-link,address,undefined
@@ -198,7 +203,8 @@ VERSION      := $(shell sed -n 's/^\#define RASPCC_VERSION "\(.*\)"/\1/p' tools/
 # Every header of a stage is public but those private to their stage; installed under
 # include/raspcc/ by stage, so `#include "runtime/model.h"` works as it does here.
 PRIVATE_HEADERS := %internal.h parser/ast_build.h fut/layout.h
-PUBLIC_HEADERS  := $(filter-out $(PRIVATE_HEADERS),$(foreach d,$(STAGES),$(wildcard $(d)/*.h)))
+# train/layers.h includes its declarations once per precision from train/layers_api.inc.
+PUBLIC_HEADERS  := $(filter-out $(PRIVATE_HEADERS),$(foreach d,$(STAGES),$(wildcard $(d)/*.h))) train/layers_api.inc
 MAN_PAGES       := $(wildcard man/*.1)
 # raspcc.pc names its directories from ${prefix} where it can (pkg-config --define-prefix).
 pc_dir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))

@@ -31,7 +31,17 @@ golden_raspfut() {
             fi
         done
     done
-    if "$fut" --help | grep -q '^  tasktest '; then pass; else fail "raspfut --help lists no commands"; fi
+    # train parses its own options (train/cli.c): the same three forms, its own help layout
+    for form in "train --help" "train -h" "help train"; do
+        # shellcheck disable=SC2086
+        if "$fut" $form >"$d/out" 2>"$d/err" && head -n 1 "$d/out" | grep -q "^usage: raspfut train " &&
+            grep -q '^  --task dyck1|khop' "$d/out" && [ ! -s "$d/err" ]; then
+            pass
+        else
+            fail "raspfut $form: $(head -n 1 "$d/out") $(head -n 1 "$d/err")"
+        fi
+    done
+    if "$fut" --help | grep -q '^  tasktest ' && "$fut" --help | grep -q '^  train '; then pass; else fail "raspfut --help lists no commands"; fi
     if "$fut" backbone --help | grep -q 'm <= 20000' && "$fut" backbone --help | grep -q 'm <= 25000'; then
         pass
     else

@@ -19,6 +19,7 @@
 #include "fut/matrix_text.h"
 #include "fut/selftest.h"
 #include "fut/tasks.h"
+#include "train/cli.h"
 
 /* ---- options ------------------------------------------------------------------------------ */
 
@@ -220,6 +221,10 @@ static const char *const FOOTER =
     "An option with a value is written --opt VALUE or --opt=VALUE. Exit status: 0 success, 1 a\n"
     "selftest or tasktest that did not meet its bound, 2 bad usage or a bad file.\n";
 
+/* `train` parses its own options (train/cli.c); it is listed here and dispatched in main. */
+static const char *const TRAIN_SUMMARY = "train E and U of a fixed backbone on Dyck-1 or k-hop (docs/train.md)";
+static const char *const TRAIN_SYNOPSIS = "raspfut train --task dyck1|khop [OPTIONS]   (raspfut train --help)";
+
 static size_t n_cmd_opts(const Command *c) {
     size_t n = 0;
     while (n < sizeof c->opts / sizeof *c->opts && c->opts[n].help) n++;
@@ -231,8 +236,10 @@ static void print_usage(FILE *f) {
                "Fixed universal transformers (docs/fut.md): one fixed backbone computes any attention-only\n"
                "target transformer once its input embedding E is chosen.\n\ncommands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-14s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+    fprintf(f, "  %-14s %s\n", "train", TRAIN_SUMMARY);
     fprintf(f, "\n");
     for (size_t i = 0; i < N_COMMANDS; i++) fprintf(f, "%s\n", COMMANDS[i].synopsis);
+    fprintf(f, "%s\n", TRAIN_SYNOPSIS);
     fprintf(f, "\n%s", FOOTER);
 }
 
@@ -806,7 +813,9 @@ int main(int argc, char **argv) {
         return 2;
     }
     const char *name = argv[1];
+    if (strcmp(name, "train") == 0) return tr_cli_main(argc - 2, argv + 2);
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+        if (argc > 2 && strcmp(argv[2], "train") == 0) return tr_cli_main(1, (char *[]){"--help", NULL});
         const Command *c = argc > 2 ? find_command(argv[2]) : NULL;
         if (argc > 2 && !c) return usage_error(NULL, "unknown command %s", argv[2]);
         if (c) print_command_help(stdout, c);
