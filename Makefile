@@ -21,10 +21,10 @@ CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 BLAS_LIBS    := -llapacke -lopenblas -lm
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-STAGES  := support lexer parser ir codegen runtime fut verify
+STAGES  := support lexer parser ir codegen runtime fut verify testbed
 LIB_SRC := $(filter-out %_main.c,$(foreach d,$(STAGES),$(wildcard $(d)/*.c)))
 GEN_SRC := build/gen/lexer.c build/gen/parser.c build/gen/prelude.c
-TOOLS   := raspcc rasprun raspfut
+TOOLS   := raspcc rasprun raspfut rasptestbed
 TESTS   := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 INC     := -I. -Ibuild/gen -I/usr/include/openblas
 GEN_HDRS := build/gen/lexer.h build/gen/parser.h
