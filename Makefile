@@ -5,6 +5,7 @@
 #   make check      unit tests (plain and under ASan+UBSan), golden and differential tests
 #   make verify     long differential sweeps (not part of check)
 #   make bench      the benchmark table (docs/benchmarks.md explains it)
+#   make testbed    the theory testbed: the task suite at n = 8..256 (docs/testbed.md)
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each (default 60)
 #
 # Sources are found by folder: every .c under a stage folder belongs to the library; every
@@ -59,7 +60,7 @@ $(eval $(call mode_rules,rel,$(OPT)))
 $(eval $(call mode_rules,san,-O1 -g $(SAN)))
 
 .SECONDARY:
-.PHONY: all deps demo check unit-tests golden corpus verify bench fuzz clean conformance
+.PHONY: all deps demo check unit-tests golden corpus testbed-check verify bench testbed fuzz clean conformance
 all: deps $(addprefix bin/,$(TOOLS))
 
 bin/%: build/rel/bin/%
@@ -97,13 +98,23 @@ golden: deps $(addprefix build/san/bin/,$(TOOLS))
 corpus: all
 	@sh tests/corpus.sh bin
 
-check: all unit-tests golden corpus
+testbed-check: all
+	@mkdir -p build
+	@sh tests/testbed.sh bin
+
+check: all unit-tests golden corpus testbed-check
 
 verify: all
 	@sh tests/verify.sh bin
 
 bench: all
 	@sh bench/run.sh bin
+
+# The theory testbed (docs/testbed.md): TESTBED_N=8,16 for a subset; TESTBED_ARGS for more flags.
+TESTBED_N ?= 8,16,32,64,128,256
+testbed: all
+	@sh tools/install-deps.sh gnuplot-nox
+	OPENBLAS_NUM_THREADS=1 bin/rasptestbed --n $(TESTBED_N) --out build/testbed $(TESTBED_ARGS)
 
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := $(patsubst fuzz/%.c,%,$(wildcard fuzz/fuzz_*.c))

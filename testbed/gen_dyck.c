@@ -53,15 +53,17 @@ void tb_gen_dyck(const TbTask *t, const TbParams *p, TbRng *rng, Arena *a, TbIns
     balanced(rng, out->tokens, n, t->op, bound);
     if (tb_rng_coin(rng)) {
         size_t i = tb_rng_below(rng, n);
-        switch (tb_rng_below(rng, 3)) {
-        case 0: out->tokens[i] ^= 1; break;                    /* opener <-> closer */
-        case 1: out->tokens[i] = (out->tokens[i] + 2) % (2 * t->op); break; /* the other kind */
-        default: {
+        switch (tb_rng_below(rng, t->op > 1 ? 3 : 2)) {
+        case 0: out->tokens[i] ^= 1; break; /* opener <-> closer */
+        case 1: {                           /* two different tokens swapped */
             size_t j = tb_rng_below(rng, n);
+            for (int tries = 0; tries < 64 && out->tokens[j] == out->tokens[i]; tries++) j = tb_rng_below(rng, n);
             int64_t x = out->tokens[i];
             out->tokens[i] = out->tokens[j];
             out->tokens[j] = x;
+            break;
         }
+        default: out->tokens[i] = (out->tokens[i] + 2) % (2 * t->op); /* the other kind */
         }
     }
     out->check_pos[0] = n - 1;

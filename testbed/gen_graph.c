@@ -1,10 +1,10 @@
 /* Graph tasks over n vertices (labels 0..n-1) and m = n edges, listed as u v pairs, then the
  * query pair. Edges are distinct and have no self-loops (undirected: distinct as pairs).
  *
- * Reachability graphs hold a random simple path of random length 1..n-1 (so shortest paths as
- * long as the construction's round bound occur) plus random edges, in random order (undirected
- * edges in random orientation); half the queries ask from the path's start to its end, half
- * are a uniform pair. */
+ * Reachability: half the graphs hold a random simple path of random length 1..n-1 from s to t
+ * (so shortest paths as long as the programs' round bound occur) plus random edges; half are
+ * random graphs with a random cut that no edge crosses from s's side (t on the other side).
+ * Edges come in random order, undirected ones in random orientation. */
 #include "testbed/task.h"
 
 #include <stdlib.h>
@@ -87,9 +87,26 @@ void tb_gen_reach(const TbTask *t, const TbParams *p, TbRng *rng, Arena *a, TbIn
     size_t *perm = ARENA_ARRAY(a, size_t, n);
     for (size_t i = 0; i < n; i++) perm[i] = i;
     tb_rng_shuffle(rng, perm, n);
-    size_t len = tb_rng_range(rng, 1, n - 1); /* the path perm[0] -> ... -> perm[len] */
-    for (size_t i = 0; i < len; i++) add_edge(u, v, &m, (int64_t)perm[i], (int64_t)perm[i + 1], directed);
-    while (m < n) add_edge(u, v, &m, (int64_t)tb_rng_below(rng, n), (int64_t)tb_rng_below(rng, n), directed);
+    int64_t s, q;
+    if (tb_rng_coin(rng)) {
+        /* a path perm[0] -> ... -> perm[len] of random length, from s to t, plus random edges */
+        size_t len = tb_rng_range(rng, 1, n - 1);
+        for (size_t i = 0; i < len; i++) add_edge(u, v, &m, (int64_t)perm[i], (int64_t)perm[i + 1], directed);
+        while (m < n) add_edge(u, v, &m, (int64_t)tb_rng_below(rng, n), (int64_t)tb_rng_below(rng, n), directed);
+        s = (int64_t)perm[0];
+        q = (int64_t)perm[len];
+    } else {
+        /* a cut: side[x] for x in perm[0..k) is s's side; no edge leads from it to the other */
+        size_t k = tb_rng_range(rng, n / 4, 3 * n / 4);
+        bool *near = ARENA_ARRAY(a, bool, n);
+        for (size_t i = 0; i < k; i++) near[perm[i]] = true;
+        while (m < n) {
+            size_t x = tb_rng_below(rng, n), y = tb_rng_below(rng, n);
+            if (near[x] == near[y] || (directed && !near[x])) add_edge(u, v, &m, (int64_t)x, (int64_t)y, directed);
+        }
+        s = (int64_t)perm[tb_rng_below(rng, k)];
+        q = (int64_t)perm[k + tb_rng_below(rng, n - k)];
+    }
     size_t *order = ARENA_ARRAY(a, size_t, m);
     for (size_t e = 0; e < m; e++) order[e] = e;
     tb_rng_shuffle(rng, order, m);
@@ -98,14 +115,6 @@ void tb_gen_reach(const TbTask *t, const TbParams *p, TbRng *rng, Arena *a, TbIn
         bool flip = !directed && tb_rng_coin(rng);
         su[e] = flip ? v[order[e]] : u[order[e]];
         sv[e] = flip ? u[order[e]] : v[order[e]];
-    }
-    int64_t s, q;
-    if (tb_rng_coin(rng)) {
-        s = (int64_t)perm[0];
-        q = (int64_t)perm[len];
-    } else {
-        s = (int64_t)tb_rng_below(rng, n);
-        q = (int64_t)tb_rng_below(rng, n);
     }
     write_instance(a, out, su, sv, m, s, q, tb_answer_reach(su, sv, m, n, s, q, directed));
 }

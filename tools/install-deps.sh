@@ -1,8 +1,9 @@
 #!/bin/sh
 # Installs the Debian packages the build needs when they are missing: as root it runs apt-get;
 # otherwise it prints the one command that would. Used by `make`, `make check` and .ci/run.
+# Extra packages a target needs can be named as arguments (make testbed: gnuplot-nox).
 set -eu
-PKGS="flex bison check pkg-config liblapacke-dev libopenblas-dev clang libclang-rt-14-dev python3"
+PKGS="flex bison check pkg-config liblapacke-dev libopenblas-dev clang libclang-rt-14-dev python3 $*"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
