@@ -98,9 +98,8 @@ golden: deps $(addprefix build/san/bin/,$(TOOLS))
 corpus: all
 	@sh tests/corpus.sh bin
 
-testbed-check: all
-	@mkdir -p build
-	@sh tests/testbed.sh bin
+testbed-check: all build/san/bin/rasptestbed
+	@sh tests/testbed.sh bin build/san/bin
 
 check: all unit-tests golden corpus testbed-check
 
@@ -110,11 +109,13 @@ verify: all
 bench: all
 	@sh bench/run.sh bin
 
-# The theory testbed (docs/testbed.md): TESTBED_N=8,16 for a subset; TESTBED_ARGS for more flags.
+# The theory testbed (docs/testbed.md): TESTBED_N=8,16 for a subset, TESTBED_JOBS (task, n) at
+# once, TESTBED_ARGS for more flags (bin/rasptestbed --help).
 TESTBED_N ?= 8,16,32,64,128,256
+TESTBED_JOBS ?= 2
 testbed: all
 	@sh tools/install-deps.sh gnuplot-nox
-	OPENBLAS_NUM_THREADS=1 bin/rasptestbed --n $(TESTBED_N) --out build/testbed $(TESTBED_ARGS)
+	OPENBLAS_NUM_THREADS=1 bin/rasptestbed --n $(TESTBED_N) --jobs $(TESTBED_JOBS) --out build/testbed $(TESTBED_ARGS)
 
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := $(patsubst fuzz/%.c,%,$(wildcard fuzz/fuzz_*.c))

@@ -50,7 +50,8 @@ static const char help_text[] =
     "  --programs DIR   where the task programs are (default rasp_examples/testbed)\n"
     "  --jobs J         (task, n) run at once (default 1; progress is shown only with 1)\n"
     "  --timeout S      wall-clock seconds one (task, n) may take (default 1800)\n"
-    "  --mem-gb G       address space one (task, n) may use, GiB (default 8)\n"
+    "  --mem-gb G       address space one (task, n) may use, GiB (default 8; 0: no limit, as\n"
+    "                   sanitizer builds need)\n"
     "  --max-mlp N, --max-bytes B   the compiler's limits (raspcc --help); default its own\n"
     "  --no-plots       skip gnuplot\n"
     "  --check          exit 1 unless every (task, n) tried compiled, ran and answered every\n"
@@ -153,13 +154,15 @@ static int parse_args(int argc, char **argv, Options *o) {
         } else if (!strcmp(a, "--seed")) {
             if (!num_ok) return usage_error("--seed needs a non-negative integer, got", v);
             o->seed = num;
+        } else if (!strcmp(a, "--mem-gb")) {
+            if (!num_ok) return usage_error("--mem-gb needs a non-negative integer, got", v);
+            o->mem_gb = num;
         } else if (!strcmp(a, "--instances") || !strcmp(a, "--jobs") || !strcmp(a, "--timeout") ||
-                   !strcmp(a, "--mem-gb") || !strcmp(a, "--max-mlp") || !strcmp(a, "--max-bytes")) {
+                   !strcmp(a, "--max-mlp") || !strcmp(a, "--max-bytes")) {
             if (!num_ok || num == 0) return usage_error("this option needs a positive integer:", a);
             size_t *dst = !strcmp(a, "--instances") ? &o->instances
                           : !strcmp(a, "--jobs")    ? &o->jobs
                           : !strcmp(a, "--timeout") ? &o->timeout
-                          : !strcmp(a, "--mem-gb")  ? &o->mem_gb
                           : !strcmp(a, "--max-mlp") ? &o->max_mlp
                                                     : &o->max_bytes;
             *dst = num;
@@ -216,8 +219,10 @@ static bool start_job(const Options *o, const TbTask *t, size_t n, bool show_pro
     }
     if (pid == 0) {
         close(fds[0]);
-        struct rlimit rl = {(rlim_t)o->mem_gb << 30, (rlim_t)o->mem_gb << 30};
-        setrlimit(RLIMIT_AS, &rl);
+        if (o->mem_gb) {
+            struct rlimit rl = {(rlim_t)o->mem_gb << 30, (rlim_t)o->mem_gb << 30};
+            setrlimit(RLIMIT_AS, &rl);
+        }
         alarm((unsigned)o->timeout);
         TbRunOptions ro = {o->programs, o->instances, o->seed, o->max_mlp, o->max_bytes,
                            show_progress ? progress_line : NULL, NULL};
@@ -250,8 +255,8 @@ static void finish_job(const Options *o, const TbTask *t, size_t n, Job *job, in
         snprintf(r->stop, sizeof r->stop, "over the time limit (%zu s for compiling and %zu instances)", o->timeout,
                  o->instances);
     else if (WIFSIGNALED(status))
-        snprintf(r->stop, sizeof r->stop, "the child died of signal %d (%s; the address-space limit is %zu GiB)",
-                 WTERMSIG(status), strsignal(WTERMSIG(status)), o->mem_gb);
+        snprintf(r->stop, sizeof r->stop, "the child died of signal %d (%s; the address-space limit is %zu GiB, 0: "
+                 "none)", WTERMSIG(status), strsignal(WTERMSIG(status)), o->mem_gb);
     else
         snprintf(r->stop, sizeof r->stop, "the child exited with status %d before reporting",
                  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
