@@ -1,8 +1,10 @@
-# raspcc — build, test, benchmark and fuzz. `make` builds bin/raspcc, bin/rasprun, bin/raspfut.
+# raspcc — build, test, benchmark and fuzz. `make` builds bin/raspcc, bin/rasprun, bin/raspfut,
+# bin/rasptestbed.
 #
 #   make            release binaries in bin/
 #   make demo       compile and run an example end to end
-#   make check      unit tests (plain and under ASan+UBSan), golden and differential tests
+#   make check      unit tests (plain and under ASan+UBSan), golden and differential tests, the
+#                   testbed at n = 8, 16
 #   make verify     long differential sweeps (not part of check)
 #   make bench      the benchmark table (docs/benchmarks.md explains it)
 #   make testbed    the theory testbed: the task suite at n = 8..256 (docs/testbed.md)
