@@ -4,7 +4,11 @@
  * Reachability: half the graphs hold a random simple path of random length 1..n-1 from s to t
  * (so shortest paths as long as the programs' round bound occur) plus random edges; half are
  * random graphs with a random cut that no edge crosses from s's side (t on the other side).
- * Edges come in random order, undirected ones in random orientation. */
+ * Edges come in random order, undirected ones in random orientation.
+ *
+ * Functional graphs (every vertex has at most one outgoing edge, so at most n edges): half hold
+ * a path of random length 1..n-1 from s to t, half ask for a t that s does not reach (when
+ * there is one); the other vertices get a successor with probability 3/4. */
 #include "testbed/task.h"
 
 #include <stdlib.h>
@@ -117,4 +121,46 @@ void tb_gen_reach(const TbTask *t, const TbParams *p, TbRng *rng, Arena *a, TbIn
         sv[e] = flip ? u[order[e]] : v[order[e]];
     }
     write_instance(a, out, su, sv, m, s, q, tb_answer_reach(su, sv, m, n, s, q, directed));
+}
+
+void tb_gen_reach_functional(const TbTask *t, const TbParams *p, TbRng *rng, Arena *a, TbInstance *out) {
+    (void)t;
+    size_t n = p->n, m = 0;
+    int64_t *u = ARENA_ARRAY(a, int64_t, n), *v = ARENA_ARRAY(a, int64_t, n);
+    size_t *perm = ARENA_ARRAY(a, size_t, n);
+    for (size_t i = 0; i < n; i++) perm[i] = i;
+    tb_rng_shuffle(rng, perm, n);
+    bool with_path = tb_rng_coin(rng);
+    size_t len = with_path ? tb_rng_range(rng, 1, n - 1) : 0; /* perm[0] -> ... -> perm[len] */
+    for (size_t i = 0; i < len; i++) {
+        u[m] = (int64_t)perm[i];
+        v[m++] = (int64_t)perm[i + 1];
+    }
+    for (size_t i = len; i < n; i++) /* perm[len] (t) and the rest: a successor or none */
+        if (tb_rng_below(rng, 4) != 0) {
+            size_t w = tb_rng_below(rng, n);
+            if (w == perm[i]) continue;
+            u[m] = (int64_t)perm[i];
+            v[m++] = (int64_t)w;
+        }
+    int64_t s = (int64_t)perm[0], q = (int64_t)perm[len];
+    if (!with_path) { /* a target s does not reach, when there is one */
+        size_t start = tb_rng_below(rng, n);
+        for (size_t k = 0; k < n; k++) {
+            int64_t c = (int64_t)perm[(start + k) % n];
+            if (!tb_answer_reach(u, v, m, n, s, c, true)) {
+                q = c;
+                break;
+            }
+        }
+    }
+    size_t *order = ARENA_ARRAY(a, size_t, m ? m : 1);
+    for (size_t e = 0; e < m; e++) order[e] = e;
+    tb_rng_shuffle(rng, order, m);
+    int64_t *su = ARENA_ARRAY(a, int64_t, m ? m : 1), *sv = ARENA_ARRAY(a, int64_t, m ? m : 1);
+    for (size_t e = 0; e < m; e++) {
+        su[e] = u[order[e]];
+        sv[e] = v[order[e]];
+    }
+    write_instance(a, out, su, sv, m, s, q, tb_answer_reach(su, sv, m, n, s, q, true));
 }

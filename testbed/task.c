@@ -28,6 +28,7 @@ static const TbTask tasks[] = {
     {"edge_exists", "graph", NULL, 0, 0, 2, 2, false, "0..%zu", 0, NULL, tb_gen_edge_exists},
     {"reach_directed", "graph", NULL, 1, 0, 2, 2, false, "0..%zu", 1, "VERTICES", tb_gen_reach},
     {"reach_undirected", "graph", NULL, 0, 0, 2, 2, false, "0..%zu", 1, "VERTICES", tb_gen_reach},
+    {"reach_functional", "graph", NULL, 1, 0, 2, 2, false, "0..%zu", 1, "ROUNDS", tb_gen_reach_functional},
     {"dyck1", "syntax", dyck1_alphabet, 1, 0, 1, 0, false, "()", 0, NULL, tb_gen_dyck},
     {"dyck1_bounded", "syntax", dyck1_alphabet, 1, TB_DYCK_DEPTH, 1, 0, false, "()", 0, NULL, tb_gen_dyck},
     {"dyck2", "syntax", dyck2_alphabet, 2, 0, 1, 0, false, "()[]", 0, NULL, tb_gen_dyck},
@@ -87,6 +88,10 @@ size_t tb_params(const TbTask *t, size_t n, uint64_t seed, TbParams *p, TbDefine
         for (size_t k = 0; k < TB_SPARSE_K; k++)
             used += (size_t)snprintf(v + used, size - used, "%s%zu", k ? ", " : "[", p->sparse[k]);
         snprintf(v + used, size - used, "]");
+    } else if (strcmp(t->define, "ROUNDS") == 0) {
+        size_t rounds = 0; /* ceil(log2 n): 2^rounds >= n */
+        while (((size_t)1 << rounds) < n) rounds++;
+        snprintf(v, size, "%zu", rounds);
     } else {
         snprintf(v, size, "%zu", n);
     }

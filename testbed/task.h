@@ -58,7 +58,8 @@ struct TbTask {
     bool index_set;          /* the Index-All/Any/Parity format: max-len adds the query set */
     const char *vocab_fmt;   /* the --vocab spec; %zu (at most once) is replaced by n - 1 */
     size_t n_defines;        /* 0, or 1: the define below */
-    const char *define;      /* "SPARSE" or "VERTICES" */
+    const char *define;      /* "SPARSE" (the sparse positions), "VERTICES" (n) or "ROUNDS"
+                                (ceil(log2 n)) */
     /* Draws one instance of size p->n into *out (allocated in a). */
     void (*generate)(const TbTask *t, const TbParams *p, TbRng *rng, Arena *a, TbInstance *out);
 };
@@ -88,6 +89,7 @@ void tb_gen_sparse(const TbTask *t, const TbParams *p, TbRng *rng, Arena *a, TbI
 void tb_gen_binary_add(const TbTask *t, const TbParams *p, TbRng *rng, Arena *a, TbInstance *out);
 void tb_gen_edge_exists(const TbTask *t, const TbParams *p, TbRng *rng, Arena *a, TbInstance *out);
 void tb_gen_reach(const TbTask *t, const TbParams *p, TbRng *rng, Arena *a, TbInstance *out);
+void tb_gen_reach_functional(const TbTask *t, const TbParams *p, TbRng *rng, Arena *a, TbInstance *out);
 void tb_gen_dyck(const TbTask *t, const TbParams *p, TbRng *rng, Arena *a, TbInstance *out);
 
 /* The true answers. bits: 0/1 values. */

@@ -110,7 +110,7 @@ static void vocab_range(const TbTask *t, size_t n, int64_t *lo, int64_t *hi) {
 START_TEST(test_generators_formats) {
     size_t count;
     const TbTask *tasks = tb_tasks(&count);
-    ck_assert_uint_ge(count, 22);
+    ck_assert_uint_ge(count, 23);
     for (size_t i = 0; i < count; i++) {
         const TbTask *t = &tasks[i];
         for (size_t n = 8; n <= 64; n *= 2) {
