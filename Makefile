@@ -1,10 +1,13 @@
-# raspcc — build, test, benchmark and fuzz. `make` builds bin/raspcc, bin/rasprun, bin/raspfut,
-# bin/rasptestbed.
+# raspcc — build, test, benchmark and fuzz. `make` builds bin/raspcc, bin/rasprun, bin/raspfut, bin/rasp,
+# bin/raspsim, bin/rasptestbed.
 #
 #   make            release binaries in bin/
 #   make demo       compile and run an example end to end
 #   make check      unit tests (plain and under ASan+UBSan), golden and differential tests, the
-#                   testbed at n = 8, 16
+#                   original REPL's transcripts through bin/rasp, the simulator programs
+#                   against the mathematics (tests/simulator.sh), and the Python package
+#                   against rasprun when python3-numpy and python3-torch are installed
+#                   and the testbed at n = 8, 16
 #   make verify     long differential sweeps (not part of check)
 #   make bench      the benchmark table (docs/benchmarks.md explains it)
 #   make testbed    the theory testbed: the task suite at n = 8..256 (docs/testbed.md)
@@ -12,8 +15,29 @@
 #
 # Sources are found by folder: every .c under a stage folder belongs to the library; every
 # tests/test_*.c is its own Check executable; every tools/X.c is the main of bin/X.
+#
+# make install [PREFIX=/usr/local] [DESTDIR=...] installs the tools, libraspcc.a with its headers
+# and raspcc.pc, the man pages, the prelude, the examples and the docs; make uninstall removes
+# them; make install-check (part of check) uses an install as a user would.
 
 .DEFAULT_GOAL := all
+
+# Build dependencies before anything else, so that every target works from a fresh clone on a
+# fresh Debian machine, under -j too. make reads build/deps.mk; when it is missing, or older than
+# tools/install-deps.sh or the package database, make remakes it (the installer runs) and then
+# starts over. Makefiles are remade before any goal, so no job of a parallel make runs before the
+# packages are there, and the $(shell pkg-config ...) below are asked again after they are.
+# (The flex and bison rules are grouped targets, &:, so one run makes both files under -j.)
+ifeq ($(filter grouped-target,$(.FEATURES)),)
+$(error raspcc needs GNU make 4.3 or later (grouped targets))
+endif
+ifneq ($(filter-out clean uninstall,$(or $(MAKECMDGOALS),all)),)
+include build/deps.mk
+endif
+build/deps.mk: tools/install-deps.sh $(wildcard /var/lib/dpkg/status)
+	@sh tools/install-deps.sh
+	@mkdir -p build && echo '# tools/install-deps.sh found every build dependency installed.' >$@
+
 CC      ?= cc
 CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L
 WARN    := -Wall -Wextra -Werror -Wno-unused-function
@@ -21,13 +45,16 @@ OPT     ?= -O2 -g
 PKGS    := check
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
-BLAS_LIBS    := -llapacke -lopenblas -lm
+# What every binary links: BLAS/LAPACK (runtime, fut), libpng (viz/heatmap.c, rasprun
+# --trace-png) and libedit (repl/, the rasp REPL's line editing).
+BLAS_LIBS    := -llapacke -lopenblas -lpng -lm
+EDIT_LIBS    := -ledit
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-STAGES  := support lexer parser ir codegen runtime fut verify testbed
+STAGES  := support lexer parser ir codegen runtime fut verify viz driver repl sim testbed
 LIB_SRC := $(filter-out %_main.c,$(foreach d,$(STAGES),$(wildcard $(d)/*.c)))
 GEN_SRC := build/gen/lexer.c build/gen/parser.c build/gen/prelude.c
-TOOLS   := raspcc rasprun raspfut rasptestbed
+TOOLS   := raspcc rasprun raspfut rasp raspsim rasptestbed
 TESTS   := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 INC     := -I. -Ibuild/gen -I/usr/include/openblas
 GEN_HDRS := build/gen/lexer.h build/gen/parser.h
@@ -51,18 +78,19 @@ build/$(1)/libraspcc.a: $$($(1)_OBJ)
 
 build/$(1)/bin/%: build/$(1)/tools/%.o build/$(1)/libraspcc.a
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$($(1)_CFLAGS) $$^ $(BLAS_LIBS) -o $$@
+	$$(CC) $$($(1)_CFLAGS) $$^ $(BLAS_LIBS) $(EDIT_LIBS) -o $$@
 
 build/$(1)/tests/%: build/$(1)/tests/%.o build/$(1)/libraspcc.a
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$($(1)_CFLAGS) $$^ $(CHECK_LIBS) $(BLAS_LIBS) -o $$@
+	$$(CC) $$($(1)_CFLAGS) $$^ $(CHECK_LIBS) $(BLAS_LIBS) $(EDIT_LIBS) -o $$@
 endef
 
 $(eval $(call mode_rules,rel,$(OPT)))
 $(eval $(call mode_rules,san,-O1 -g $(SAN)))
 
 .SECONDARY:
-.PHONY: all deps demo check unit-tests golden corpus testbed-check verify bench testbed fuzz clean conformance
+.PHONY: all deps python-deps demo check unit-tests golden corpus repl-transcripts simulator python verify bench \
+	bench-simulator testbed-check testbed fuzz clean conformance
 all: deps $(addprefix bin/,$(TOOLS))
 
 bin/%: build/rel/bin/%
@@ -72,11 +100,15 @@ bin/%: build/rel/bin/%
 deps:
 	@sh tools/install-deps.sh
 
-build/gen/lexer.c build/gen/lexer.h: lexer/lexer.l
+# Optional: NumPy and PyTorch for python/raspcc (tests/python.sh skips without them).
+python-deps:
+	@sh tools/install-deps.sh --python
+
+build/gen/lexer.c build/gen/lexer.h &: lexer/lexer.l
 	@mkdir -p build/gen
 	flex --header-file=build/gen/lexer.h -o build/gen/lexer.c $<
 
-build/gen/parser.c build/gen/parser.h: parser/parser.y build/gen/lexer.h
+build/gen/parser.c build/gen/parser.h &: parser/parser.y build/gen/lexer.h
 	@mkdir -p build/gen
 	bison -Wall --defines=build/gen/parser.h -o build/gen/parser.c $<
 
@@ -103,13 +135,28 @@ corpus: all
 testbed-check: all build/san/bin/rasptestbed
 	@sh tests/testbed.sh bin build/san/bin
 
-check: all unit-tests golden corpus testbed-check
+# The original REPL's transcripts through bin/rasp (under the sanitizers), when ../shared is there.
+repl-transcripts: deps build/san/bin/rasp build/san/bin/rasprun
+	@sh tests/repl.sh build/san/bin
+
+simulator: all
+	@sh tests/simulator.sh bin
+
+python: all
+	@sh tests/python.sh bin
+
+check: all unit-tests golden corpus repl-transcripts simulator python testbed-check
 
 verify: all
 	@sh tests/verify.sh bin
 
 bench: all
 	@sh bench/run.sh bin
+	@sh bench/torch.sh bin
+	@sh bench/simulator.sh bin
+
+bench-simulator: all
+	@sh bench/simulator.sh bin
 
 # The theory testbed (docs/testbed.md): TESTBED_N=8,16 for a subset, TESTBED_JOBS (task, n) at
 # once, TESTBED_ARGS for more flags (bin/rasptestbed --help).
@@ -149,6 +196,56 @@ conformance: all
 	python3 ../shared/conformance/run.py --mode eval --typed
 	python3 ../shared/conformance/run.py --mode compiled --typed
 	python3 ../shared/corpus/check.py --random 500
+
+# ---- install -------------------------------------------------------------------------------
+# GNU directory names. DESTDIR stages an install for a package: the files go under
+# DESTDIR/PREFIX and raspcc.pc still says PREFIX.
+PREFIX       ?= /usr/local
+BINDIR       ?= $(PREFIX)/bin
+LIBDIR       ?= $(PREFIX)/lib
+INCLUDEDIR   ?= $(PREFIX)/include
+DATADIR      ?= $(PREFIX)/share
+MANDIR       ?= $(DATADIR)/man
+DOCDIR       ?= $(DATADIR)/doc/raspcc
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+VERSION      := $(shell sed -n 's/^\#define RASPCC_VERSION "\(.*\)"/\1/p' tools/raspcc.c)
+# Every header of a stage is public but those private to their stage; installed under
+# include/raspcc/ by stage, so `#include "runtime/model.h"` works as it does here.
+PRIVATE_HEADERS := %internal.h parser/ast_build.h fut/layout.h
+PUBLIC_HEADERS  := $(filter-out $(PRIVATE_HEADERS),$(foreach d,$(STAGES),$(wildcard $(d)/*.h)))
+MAN_PAGES       := $(wildcard man/*.1)
+# raspcc.pc names its directories from ${prefix} where it can (pkg-config --define-prefix).
+pc_dir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+
+install: all build/rel/libraspcc.a
+	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(LIBDIR)" "$(DESTDIR)$(PKGCONFIGDIR)" "$(DESTDIR)$(MANDIR)/man1" \
+	    "$(DESTDIR)$(INCLUDEDIR)/raspcc" "$(DESTDIR)$(DATADIR)/raspcc/examples" "$(DESTDIR)$(DOCDIR)"
+	install -m 755 $(addprefix bin/,$(TOOLS)) "$(DESTDIR)$(BINDIR)"
+	install -m 644 build/rel/libraspcc.a "$(DESTDIR)$(LIBDIR)"
+	for h in $(PUBLIC_HEADERS); do install -D -m 644 $$h "$(DESTDIR)$(INCLUDEDIR)/raspcc/$$h" || exit 1; done
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pc_dir,$(LIBDIR))|' \
+	    -e 's|@INCLUDEDIR@|$(call pc_dir,$(INCLUDEDIR))|' -e 's|@VERSION@|$(VERSION)|' \
+	    -e 's|@LIBS@|$(BLAS_LIBS)|' tools/raspcc.pc.in >"$(DESTDIR)$(PKGCONFIGDIR)/raspcc.pc"
+	install -m 644 $(MAN_PAGES) "$(DESTDIR)$(MANDIR)/man1"
+	install -m 644 ir/prelude.rasp "$(DESTDIR)$(DATADIR)/raspcc"
+	install -m 644 rasp_examples/*.rasp "$(DESTDIR)$(DATADIR)/raspcc/examples"
+	find examples -type f ! -path '*/__pycache__/*' | while read -r f; do \
+	    mode=644; [ -x "$$f" ] && mode=755; \
+	    install -D -m $$mode "$$f" "$(DESTDIR)$(DATADIR)/raspcc/$$f" || exit 1; done
+	install -m 644 README.md docs/*.md "$(DESTDIR)$(DOCDIR)"
+
+uninstall:
+	for t in $(TOOLS); do rm -f "$(DESTDIR)$(BINDIR)/$$t"; done
+	for p in $(notdir $(MAN_PAGES)); do rm -f "$(DESTDIR)$(MANDIR)/man1/$$p"; done
+	rm -f "$(DESTDIR)$(LIBDIR)/libraspcc.a" "$(DESTDIR)$(PKGCONFIGDIR)/raspcc.pc"
+	rm -rf "$(DESTDIR)$(INCLUDEDIR)/raspcc" "$(DESTDIR)$(DATADIR)/raspcc" "$(DESTDIR)$(DOCDIR)"
+
+# make install into temporary directories, then use what it installed as a user would
+# (tests/install_check.sh). The recipe calls make, so it gets the jobserver.
+.PHONY: install uninstall install-check
+check: install-check
+install-check: all
+	@sh tests/install_check.sh "$(MAKE)"
 
 clean:
 	rm -rf build bin

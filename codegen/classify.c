@@ -232,6 +232,9 @@ static int est_time(Plan *p, const IrNode *x, const MapClass *cls, bool as_leaf)
         break;
     default: break;
     }
+    /* read as a leaf, a map whose equal numbers differ in kind (1 and 1.0) is read with its kind
+     * block, which an MLP computes after it (kinds.c) */
+    if (as_leaf && x->kind == IR_MAP && info->kind_matters && vs_kind_collisions(&info->vs)) t = next_slot(t, false);
     info->est[leaf] = t;
     info->est_known[leaf] = true;
     return t;

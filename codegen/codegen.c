@@ -67,6 +67,21 @@ static IrTokenType vocab_token_type(const char *spec) {
     return IR_TOKENS_STR;
 }
 
+/* An output kept as exact rationals (sums and differences of means over one selector, LinMean)
+ * cannot be read out exactly: the reference rounds each mean before it combines them, so its
+ * double is one of several twins of the rational. Refused at the output. */
+static bool exact_output(Plan *p, const IrNode *out) {
+    const ValueSet *vs = &p->info[out->id].vs;
+    bool floats = false; /* strings and bools decided from such values are checked where decided (mlp.c) */
+    for (size_t i = 0; i < vs->n; i++) floats = floats || vs->vals[i].kind == VAL_FLOAT;
+    if (!vs->approx || vs->unbounded || !floats) return true;
+    char d[160];
+    vs_describe(out, d, sizeof d);
+    diag_error(p->diags, out->loc, "%s combines means over one selector, whose exact float64 value depends on how the "
+               "reference rounds each of them; round it, or compare it with a threshold", d);
+    return false;
+}
+
 /* A program with an s-op that takes no value at all (every combination of its arguments raises)
  * raises on every input: a model of it would have nothing to read out. Refused, with the
  * reference's own error on the shortest input. */
@@ -144,6 +159,12 @@ static bool compile_at(const IrGraph *g, const IrNode *output, const char *outpu
     char err[256];
     if (ok && !reads_tokens && opt->vocab_spec) /* the tokens are never read: take the kind the vocabulary spells */
         p.token_type = vocab_token_type(opt->vocab_spec);
+    if (ok && opt->have_range && !(isfinite(opt->range_lo) && isfinite(opt->range_hi) && opt->range_lo <= opt->range_hi &&
+                                   fmax(fabs(opt->range_lo), fabs(opt->range_hi)) <= 1e100)) {
+        diag_error(diags, output->loc, "--range %g..%g: a real range is two finite numbers, LO <= HI, at most 1e100 in "
+                   "magnitude (sums and products of such values must stay finite)", opt->range_lo, opt->range_hi);
+        ok = false;
+    }
     if (ok && !opt->vocab_spec && p.token_type == IR_TOKENS_FLOAT && opt->have_range) {
         /* real-valued tokens: numbers with an interval and an error bound (reals.c) */
         p.numeric_tokens = true;
@@ -179,8 +200,8 @@ static bool compile_at(const IrGraph *g, const IrNode *output, const char *outpu
             *out_err = !r ? 0 : r->how == REAL_REFUSED ? INFINITY : r->err + r->rel; /* the bound where |value| <= 1 */
         }
         if (ok && model) {
-            ok = takes_a_value(&p, out, g, output) && selects_compare(&p, out) && plan_build(&p, out);
-            if (ok && opt->plan_out) plan_dump(&p, out, opt->plan_out);
+            ok = takes_a_value(&p, out, g, output) && exact_output(&p, out) && selects_compare(&p, out) && plan_build(&p, out);
+            if (opt->plan_out) plan_dump(&p, out, opt->plan_out); /* also what was planned before a refusal */
             ok = ok && schedule_check(&p) && emit_model(&p, out, output_name, opt, model);
         }
     }
@@ -197,7 +218,9 @@ bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_
     /* --tol bounds the output's error: each approximated function gets a share of it, found by
      * shrinking that share until the analysis proves the output within --tol (the error is
      * mostly proportional to it; float64 rounding is not, hence the few attempts) */
-    double target = opt->real_tol > 0 ? opt->real_tol : 1e-6, tol = target, good = target;
+    double target = opt->real_tol > 0 ? opt->real_tol : opt->gated_mlp ? 1e-9 : 1e-6, tol = target;
+    double share[CG_TOL_ATTEMPTS], bound[CG_TOL_ATTEMPTS];
+    size_t n = 0;
     for (int attempt = 0; attempt < CG_TOL_ATTEMPTS; attempt++) {
         Arena quiet_arena;
         arena_init(&quiet_arena);
@@ -206,10 +229,35 @@ bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_
         double e;
         compile_at(g, output, output_name, opt, tol, NULL, &quiet, &e);
         arena_free(&quiet_arena);
-        if (!isfinite(e)) break; /* too fine to build (or not real): the last share that was not */
-        good = tol;
+        if (!isfinite(e)) break; /* too fine to build (or not real) */
+        share[n] = tol;
+        bound[n++] = e;
         if (e <= target) break;
         tol *= fmax(0.8 * target / e, 1.0 / 256);
     }
-    return compile_at(g, output, output_name, opt, good, model, diags, NULL);
+    if (n == 0 || bound[0] == 0) /* not real-valued: no share to choose */
+        return compile_at(g, output, output_name, opt, target, model, diags, NULL);
+    /* the shares by the bound they prove, least first (finer pieces add rounding); a share whose
+     * model is over a size limit gives way to the next, coarser one */
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && bound[j] < bound[j - 1]; j--) {
+            double t = bound[j]; bound[j] = bound[j - 1]; bound[j - 1] = t;
+            t = share[j]; share[j] = share[j - 1]; share[j - 1] = t;
+        }
+    /* then coarser than --tol asks, when nothing finer fits (the bound stated is the one proven) */
+    double coarse = share[0];
+    for (size_t i = 0; i < n; i++) coarse = fmax(coarse, share[i]);
+    for (size_t i = 0; i < n + CG_TOL_COARSER; i++) {
+        double s = i < n ? share[i] : coarse * pow(16, (double)(i - n + 1));
+        Arena quiet_arena;
+        arena_init(&quiet_arena);
+        DiagList quiet;
+        diag_init(&quiet, &quiet_arena);
+        bool ok = compile_at(g, output, output_name, opt, s, model, &quiet, NULL);
+        arena_free(&quiet_arena);
+        if (ok) return true;
+        model_free(model);
+        model_init(model);
+    }
+    return compile_at(g, output, output_name, opt, share[0], model, diags, NULL);
 }

@@ -159,6 +159,8 @@ void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
         o->want_kind = !p->numbers_only && (k & (k - 1)) != 0;
     } else {
         o->want_cat = true;
+        /* a number read into a one-hot tells 0 from 0.0 by its kind block (a mean of one key) */
+        o->want_kind = o->vs.numeric && vs_kind_collisions(&o->vs);
     }
     for (size_t id = out->id + 1; id-- > 0;) {
         SopInfo *info = &p->info[id];

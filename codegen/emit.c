@@ -82,9 +82,12 @@ static void mlp_apply_row(const ModelMlp *mlp, size_t D, double *row) {
 static bool emit_layer_mlp(Plan *p, Model *m, int layer, ModelMlp *mlp, double *bos_row) {
     size_t D = p->n_dims;
     HiddenBuf hb = {0};
+    /* the units the limits allow: stop tabulating past them rather than build and then refuse */
+    double room = ((double)p->max_bytes - p->weight_bytes) / (16.0 * (double)D);
+    hb.stop = room < (double)p->max_mlp ? (room > 0 ? (size_t)room : 0) : p->max_mlp;
     double *b2 = ARENA_ARRAY(&m->arena, double, D);
     size_t most = 0;
-    for (size_t i = 0; i < p->n_mlps; i++) {
+    for (size_t i = 0; i < p->n_mlps && hb.n <= hb.stop; i++) {
         size_t before = hb.n;
         if (p->mlps[i].layer == layer && !mlp_tabulate(p, &p->mlps[i], &hb, b2)) return false;
         if (hb.n - before > most) { /* where a limit error points */
@@ -103,7 +106,8 @@ static bool emit_layer_mlp(Plan *p, Model *m, int layer, ModelMlp *mlp, double *
     if (diag_has_errors(p->diags)) return false;
     size_t H = hb.n;
     char what[96];
-    snprintf(what, sizeof what, "layer %d's MLP (%zu hidden units over a residual of %zu)", layer, H, D);
+    snprintf(what, sizeof what, "layer %d's MLP (%s%zu hidden units over a residual of %zu)", layer,
+             H > hb.stop ? "more than " : "", H > hb.stop ? hb.stop : H, D);
     if (H && !budget(p, hb.largest, (hb.gated ? 3.0 : 2.0) * (double)D * (double)H, what)) return false;
     mlp->w1 = model_matrix(m, D, H);
     mlp->w2 = model_matrix(m, H, D);

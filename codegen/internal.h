@@ -35,6 +35,7 @@ enum {
     CG_MAX_LEAVES = 4,           /* s-ops one tabulating MLP reads */
     CG_MAX_GATE = 256,           /* values of the gate of a gated map */
     CG_TOL_ATTEMPTS = 6,         /* analyses to find the share of --tol each real function gets */
+    CG_TOL_COARSER = 3,          /* shares 16, 256, 4096 times coarser tried when none fits the limits */
     CG_MAX_JOINT = 4,            /* s-ops on one side of a selector read jointly (joint.c) */
     CG_MAX_JOINT_TUPLES = 4096,  /* value tuples of one such side */
     CG_MAX_JOINT_LEAVES = 8,     /* s-ops such a side is tabulated from (at most CG_MAX_LEAVES used) */
@@ -153,6 +154,9 @@ typedef enum RealElem { RE_NONE, RE_LN_ABS, RE_EXP } RealElem;
 typedef struct RealFn {
     size_t n_knots;
     double *kx, *ky;
+    double *kmid;          /* kmid[i + 1]: f at the middle of piece [kx[i], kx[i+1]], through which it
+                              is a quadratic (gated MLPs), or NAN: a chord */
+    bool quadratic;        /* some piece is a quadratic */
     size_t n_jumps;
     double *jump_at;       /* where the function jumps: the model checks the argument is not near */
     double err;            /* |approximation - f| outside the margins */
@@ -257,6 +261,7 @@ typedef struct SopInfo {
     size_t n_terms;            /* memo of classify.c width_terms() */
     Gated *gated;              /* MAP_GATED */
     RealInfo *real;            /* a real-valued s-op (reals.c), else NULL */
+    const char *label;         /* its name in labels and messages where several s-ops share its name */
     RealInfo *real_fn;         /* a finite-valued function of a real s-op (a comparison, a round) */
     bool has_mlp_leaves;       /* a map tabulated by an MLP of its own (MAP_MLP), from `leaves` */
     bool count_known;          /* memo of agg_count_by_index */
@@ -473,16 +478,27 @@ bool vs_kind_collisions(const ValueSet *vs);
 bool vs_mixed_kinds(const ValueSet *vs);
 /* Numbers that differ only by rounding: the same rational reached along different paths. */
 bool scalar_twins(double a, double b);
-/* Whether a numerical view cannot carry every member of vs exactly: an int past 2^53, or two
- * distinct numbers that are rounding twins (2.9999999999999996 and 3.0; an exact set only). */
+/* Whether a numerical view cannot carry every member of vs exactly: an int past 2^53, two
+ * distinct numbers that are rounding twins (2.9999999999999996 and 3.0; an exact set only), or
+ * -0.0 and 0.0. */
 bool vs_inexact_as_numbers(const ValueSet *vs);
 /* Why n's value set is unbounded, as a clause to append to an error ("; ..."). */
 const char *vs_unbounded_why(Plan *p, const IrNode *n);
 void vs_describe(const IrNode *n, char *buf, size_t size);
 
-/* 3b. realfn.c and reals.c: real-valued s-ops (called by valueset.c per node) */
-bool realfn_build(Plan *p, const IrNode *map, const IrNode *leaf, Ival X, double tol, double margin, RealFn *out,
-                  char *why, size_t whysize);
+/* 3b. realfn.c and reals.c: real-valued s-ops (called by valueset.c per node). With quadratic,
+ * pieces may be quadratics through three points (a gated MLP computes them). */
+bool realfn_build(Plan *p, const IrNode *map, const IrNode *leaf, Ival X, double tol, double margin, bool quadratic,
+                  RealFn *out, char *why, size_t whysize);
+/* Piece i of fn as ky[i] + slope (x - kx[i]) + curv (x - kx[i])^2 (a chord where kmid is NAN). */
+typedef struct RealPiece {
+    double slope, curv;
+} RealPiece;
+static inline RealPiece realfn_piece(const RealFn *fn, size_t i) {
+    double h = fn->kx[i + 1] - fn->kx[i], s = (fn->ky[i + 1] - fn->ky[i]) / h, ym = fn->kmid ? fn->kmid[i + 1] : NAN;
+    double c = isnan(ym) ? 0 : (ym - (fn->ky[i] + fn->ky[i + 1]) / 2) / (-h * h / 4);
+    return (RealPiece){s - c * h, c};
+}
 /* The same for an elementary function of the compiler's own (products in the log domain): of x
  * (map NULL), or of the map (a function of leaf without jumps). */
 bool realfn_build_elem(Plan *p, RealElem elem, const IrNode *map, const IrNode *leaf, Ival X, double tol, RealFn *out,
@@ -550,6 +566,9 @@ void kinds_demand(Plan *p, SopInfo *x);
 
 /* ops.c: the plan's toolkit */
 const char *plan_node_name(Plan *p, const IrNode *n);
+/* Labels for s-ops that share a name (a function called twice): name@line:col, and #k where
+ * even that is shared. */
+void plan_unique_names(Plan *p, const IrNode *out);
 uint32_t plan_alloc_dims(Plan *p, size_t count, const char *name, const ValueSet *vs);
 /* A located error "<s-op> <what>" (with the real-valued-token hint where it applies); false. */
 bool plan_error(Plan *p, const IrNode *n, const char *what);
@@ -631,6 +650,7 @@ typedef struct HiddenBuf {
     LinView *gate;
     double *gate_bias;
     bool gated;
+    size_t stop;       /* tabulating stops past this many units: over a limit, reported by emit.c */
 } HiddenBuf;
 size_t hidden_add(Plan *p, HiddenBuf *hb, LinView in, double scale, double bias);
 /* Multiplies unit h by gate + bias (the layer becomes a gated MLP). */

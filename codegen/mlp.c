@@ -86,6 +86,8 @@ typedef struct Tab {
     double M;          /* gating constant */
     LinView proj;      /* the projection of the non-gate inputs, centred */
     int pos_i, pos_n;  /* leaves holding indices / length (for reachability), or -1 */
+    int view_leaf;     /* a leaf that is an injective free view of indices (i + 1), or -1 */
+    const int32_t *view_index; /* its member m holds at index view_index[m] */
     const int32_t *count_at[CG_MAX_LEAVES]; /* per leaf: its keys per index (agg_count_by_index) */
     size_t *allow[CG_MAX_GRID_ARGS];        /* per input: its points that occur in the current slice */
     size_t n_allow[CG_MAX_GRID_ARGS];
@@ -173,6 +175,61 @@ static bool map_point_possible(Plan *p, const MlpOp *op, ValueResult r) {
     return !r.ok || vs->unbounded || vs_contains(vs, r.value, NULL);
 }
 
+/* Whether f is the same at every member of a kind-axis leaf's group that has the kind taken
+ * (twin[l], the member taken): a number and a kind cannot tell -0.0 from 0.0. */
+static bool kind_twins_agree(const Tab *t, const size_t *idx, const size_t *twin, const Value *vals, ValueResult r) {
+    const MlpOp *op = t->op;
+    Value v[CG_MAX_LEAVES];
+    memcpy(v, vals, op->n_leaves * sizeof *v);
+    for (size_t l = 0; l < op->n_leaves; l++) {
+        const LeafMap *lm = &op->leaf[l];
+        if (twin[l] == SIZE_MAX) continue;
+        const Axis *a = &t->ax[lm->arg];
+        size_t s = a->start[idx[lm->arg]], end = s + a->count[idx[lm->arg]];
+        for (size_t m = s; m < end; m++) {
+            if (m == twin[l] || lm->vs->vals[m].kind != lm->vs->vals[twin[l]].kind) continue;
+            v[l] = lm->vs->vals[m];
+            char msg[160];
+            ValueResult s2 = evaluate(t->p, op, v, msg, sizeof msg);
+            if (s2.ok != r.ok || (r.ok && atom_order(s2.value, r.value) != 0)) return false;
+        }
+        v[l] = vals[l];
+    }
+    return true;
+}
+
+/* Whether f at a point of approximate leaves (combinations of means kept as exact rationals,
+ * ValueSet.approx) is what it is at the doubles the reference may compute instead: those lie
+ * within a few ulps, so f must not change there (numbers may, by rounding twins). A rational 0
+ * is exactly 0 in the reference where it is a difference of two rounded means of one count
+ * (a = b gives the same double), so only sums of three or more means perturb it. */
+static bool rounding_agrees(const Tab *t, const Value *vals, ValueResult r) {
+    const MlpOp *op = t->op;
+    Value v[CG_MAX_LEAVES];
+    memcpy(v, vals, op->n_leaves * sizeof *v);
+    for (size_t l = 0; l < op->n_leaves; l++) {
+        const LeafMap *lm = &op->leaf[l];
+        if (lm->width || !lm->vs || !lm->vs->approx || vals[l].kind == VAL_STR || vals[l].kind == VAL_BOOL) continue;
+        const LinMean *lmean = t->p->info[lm->node->id].linmean;
+        if (value_as_double(vals[l]) == 0 && !(lmean && lmean->n >= 3)) continue;
+        for (int dir = -1; dir <= 1; dir += 2) {
+            double x = value_as_double(vals[l]);
+            for (int k = 0; k < 8; k++) x = nextafter(x, dir * INFINITY);
+            v[l] = value_float(x);
+            char msg[160];
+            ValueResult s = evaluate(t->p, op, v, msg, sizeof msg);
+            bool numbers = s.ok && r.ok && value_is_number(s.value) && value_is_number(r.value) &&
+                           s.value.kind != VAL_BOOL && r.value.kind != VAL_BOOL;
+            bool same = s.ok == r.ok &&
+                        (!r.ok || atom_order(s.value, r.value) == 0 ||
+                         (numbers && scalar_twins(value_as_double(s.value), value_as_double(r.value))));
+            if (!same) return false;
+        }
+        v[l] = vals[l];
+    }
+    return true;
+}
+
 /* f at the grid point given by each input's distinct-scalar index; every value of a shared
  * scalar is tried (or, with a kind axis, the one of that kind), and they must agree. */
 static bool point_output(Tab *t, const size_t *idx, GridOut *out, bool *reachable) {
@@ -180,6 +237,8 @@ static bool point_output(Tab *t, const size_t *idx, GridOut *out, bool *reachabl
     Plan *p = t->p;
     Value vals[CG_MAX_LEAVES];
     size_t pick[CG_MAX_LEAVES] = {0}; /* member of the group, for direct leaves */
+    size_t twin[CG_MAX_LEAVES];       /* kind-axis leaves: the member taken, whose same-kind twins must agree */
+    for (size_t l = 0; l < CG_MAX_LEAVES; l++) twin[l] = SIZE_MAX;
     *reachable = true;
     for (size_t l = 0; l < op->n_leaves; l++) {
         const LeafMap *lm = &op->leaf[l];
@@ -196,8 +255,13 @@ static bool point_output(Tab *t, const size_t *idx, GridOut *out, bool *reachabl
             const Axis *a = &t->ax[lm->arg];
             size_t s = a->start[idx[lm->arg]], k = 0;
             while (k < a->count[idx[lm->arg]] && lm->vs->vals[s + k].kind != lm->kinds[idx[lm->kind_arg]]) k++;
+            /* a string has no kind in the block (all of it 0, which reads as the first kind) */
+            if (k == a->count[idx[lm->arg]] && a->count[idx[lm->arg]] == 1 && lm->vs->vals[s].kind == VAL_STR &&
+                idx[lm->kind_arg] == 0)
+                k = 0;
             if (k == a->count[idx[lm->arg]]) *reachable = false;
             else vals[l] = lm->vs->vals[s + k];
+            twin[l] = k < a->count[idx[lm->arg]] ? s + k : SIZE_MAX; /* -0.0 and 0.0: one number, one kind */
         }
     }
     if (!*reachable) return true;
@@ -207,6 +271,11 @@ static bool point_output(Tab *t, const size_t *idx, GridOut *out, bool *reachabl
             if (!lm->width && !lm->has_kind_axis) vals[l] = lm->vs->vals[t->ax[lm->arg].start[idx[lm->arg]] + pick[l]];
         }
         if (t->pos_i >= 0 && t->pos_n >= 0 && vals[t->pos_i].as.i >= vals[t->pos_n].as.i) *reachable = false;
+        if (t->view_leaf >= 0 && t->pos_n >= 0) { /* the index behind a view of it, against the length */
+            const LeafMap *lm = &op->leaf[t->view_leaf];
+            size_t m = t->ax[lm->arg].start[idx[lm->arg]] + pick[t->view_leaf];
+            if (t->view_index[m] >= vals[t->pos_n].as.i) *reachable = false;
+        }
         for (size_t l = 0; l < op->n_leaves && *reachable && t->pos_i >= 0; l++) /* an aggregate at this index */
             if (t->count_at[l] &&
                 !agg_value_possible(p, op->leaf[l].node, vals[l], t->count_at[l][vals[t->pos_i].as.i]))
@@ -214,6 +283,16 @@ static bool point_output(Tab *t, const size_t *idx, GridOut *out, bool *reachabl
         if (!*reachable) return true;
         char msg[160];
         ValueResult r = evaluate(p, op, vals, msg, sizeof msg);
+        if (!kind_twins_agree(t, idx, twin, vals, r))
+            return refuse(p, op, "depends on a distinction its inputs' numerical encoding cannot make: two values "
+                          "equal as numbers and of one kind (-0.0 and 0.0) give different results");
+        if (!rounding_agrees(t, vals, r)) {
+            char v[96];
+            value_format(r.value, v, sizeof v);
+            return refuse(p, op, "is %s or not, depending on how the reference rounds the means it combines (a "
+                          "threshold their exact value meets): lower --max-len, or compare with a margin", v);
+        }
+        if (r.ok && op->kind_of && r.value.kind == VAL_STR) r.ok = false; /* a string: no kind dim is hot */
         if (r.ok && op->kind_of) r.value = value_int(r.value.kind);
         GridOut g = {r.ok, 0, 0, r.ok ? r.value : value_int(0)};
         /* a positional s-op's table is exact and never raises: a point where it raises or leaves
@@ -287,6 +366,24 @@ static void out_change(HiddenBuf *hb, size_t unit, const MlpOp *op, const GridOu
 
 /* The slice of the grid where the gate takes value g (or the whole grid when there is none):
  * its points in ascending projection, and the units of its changes. */
+/* For a leaf that is a free view of indices taking each value at one index only (i + 1, 2 * i):
+ * the index of each member of its value set; NULL otherwise. */
+static const int32_t *view_indices(Plan *p, const LeafMap *lm) {
+    const SopInfo *x = &p->info[lm->node->id];
+    if (!x->pos_free || !x->pos || !x->pos->val || x->pos->dep != POS_I) return NULL;
+    int32_t *at = ARENA_ARRAY(p->arena, int32_t, lm->vs->n ? lm->vs->n : 1);
+    for (size_t m = 0; m < lm->vs->n; m++) at[m] = -1;
+    for (size_t i = 0; i < p->max_len; i++) {
+        size_t m;
+        if (!vs_contains(lm->vs, x->pos->val[pos_at(i + 1, i)], &m)) return NULL;
+        if (at[m] >= 0) return NULL; /* two indices share a value */
+        at[m] = (int32_t)i;
+    }
+    for (size_t m = 0; m < lm->vs->n; m++)
+        if (at[m] < 0) return NULL;
+    return at;
+}
+
 /* Whether point u of input j can occur at index i: every aggregate leaf read through j, with a
  * fixed number of keys at each index, has a member there that is a mean of that many values. */
 static bool point_at_index(const Tab *t, size_t j, size_t u, int64_t i) {
@@ -365,7 +462,7 @@ static bool tabulate_slice(Tab *t, size_t g, HiddenBuf *hb, double *b2) {
             prev = cur;
             prev_p = pk;
         }
-        if (hb->n > p->max_mlp) return true; /* over the limit: emit.c reports it */
+        if (hb->n > hb->stop) return true; /* over a limit: emit.c reports it */
         size_t j = 0; /* odometer over the non-gate inputs' points that occur, the first fastest */
         for (; j < na; j++) {
             if ((int)j == t->gate) continue;
@@ -413,6 +510,35 @@ static void pwl_units(Plan *p, HiddenBuf *hb, LinView x, const double *kx, const
             hb->out_coef[h] = scale * (s - prev);
         }
         prev = s;
+    }
+}
+
+/* A piecewise function of x: pieces linear (pwl_units) or, in a gated MLP, quadratic:
+ *   f(x) = ky_0 + sum_i dS_i ReLU(x - kx_i) + dC_i ReLU(x - kx_i) (x - kx_i),
+ * dS_i and dC_i the changes of slope and curvature at knot i (realfn_piece). Its terms grow
+ * with the range past each knot and cancel: realfn.c bounds their rounding (sum_mag). */
+static void fn_units(Plan *p, HiddenBuf *hb, LinView x, const RealFn *f, double scale, uint32_t out_dim, double *b2) {
+    if (!f->quadratic) {
+        pwl_units(p, hb, x, f->kx, f->ky, f->n_knots, scale, out_dim, b2);
+        return;
+    }
+    b2[out_dim] += scale * f->ky[0];
+    double end_slope = 0, curv = 0;
+    for (size_t i = 0; i + 1 < f->n_knots; i++) {
+        RealPiece q = realfn_piece(f, i);
+        if (q.slope != end_slope) {
+            size_t h = hidden_add(p, hb, x, 1, -f->kx[i]);
+            hb->out_dim[h] = out_dim;
+            hb->out_coef[h] = scale * (q.slope - end_slope);
+        }
+        if (q.curv != curv) {
+            size_t h = hidden_add(p, hb, x, 1, -f->kx[i]);
+            hidden_gate(hb, h, x, -f->kx[i]);
+            hb->out_dim[h] = out_dim;
+            hb->out_coef[h] = scale * (q.curv - curv);
+        }
+        end_slope = q.slope + 2 * q.curv * (f->kx[i + 1] - f->kx[i]);
+        curv = q.curv;
     }
 }
 
@@ -516,7 +642,7 @@ bool mlp_tabulate(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
     if (op->fn == MLP_FN_GATED) return gated_units(p, op, hb);
     if (op->fn == MLP_FN_PWL && op->out_cat) return staircase_units(p, op, hb, b2);
     if (op->fn == MLP_FN_PWL) {
-        pwl_units(p, hb, op->x_view, op->pwl->kx, op->pwl->ky, op->pwl->n_knots, 1, op->out_dim, b2);
+        fn_units(p, hb, op->x_view, op->pwl, 1, op->out_dim, b2);
         return true;
     }
     if (op->fn == MLP_FN_PRODUCT) return product_units(p, op, hb, b2);
@@ -525,7 +651,7 @@ bool mlp_tabulate(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
     t.p = p;
     t.op = op;
     t.gate = -1;
-    t.pos_i = t.pos_n = -1;
+    t.pos_i = t.pos_n = t.view_leaf = -1;
     size_t na = op->n_grid;
     bool approx = false;
     for (size_t l = 0; l < op->n_leaves; l++) {
@@ -535,6 +661,8 @@ bool mlp_tabulate(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
         if (lm->node && lm->node->kind == IR_LENGTH) t.pos_n = (int)l;
         if (!lm->width && !lm->has_kind_axis && lm->node && lm->node->kind == IR_AGGREGATE)
             t.count_at[l] = agg_count_by_index(p, lm->node);
+        if (!lm->width && !lm->has_kind_axis && lm->node && t.view_leaf < 0 && (t.view_index = view_indices(p, lm)))
+            t.view_leaf = (int)l;
     }
     for (size_t j = 0; j < na; j++) {
         if (!build_axis(&t, j, approx)) return false;

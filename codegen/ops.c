@@ -1,10 +1,46 @@
 /* The plan's toolkit: residual dims, heads, MLP ops and checks, and the encodings they give
  * s-ops (internal.h declares them). plan.c, kinds.c and the lowering passes build with these. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/internal.h"
+
+static int cmp_named(const void *a, const void *b) {
+    const IrNode *x = *(const IrNode *const *)a, *y = *(const IrNode *const *)b;
+    int c = strcmp(x->name, y->name);
+    if (!c) c = (x->loc.line > y->loc.line) - (x->loc.line < y->loc.line);
+    if (!c) c = (x->loc.col > y->loc.col) - (x->loc.col < y->loc.col);
+    return c ? c : (x->id > y->id) - (x->id < y->id);
+}
+
+void plan_unique_names(Plan *p, const IrNode *out) {
+    size_t n = 0;
+    const IrNode **v = ARENA_ARRAY(p->arena, const IrNode *, out->id + 1);
+    for (size_t id = 0; id <= out->id; id++)
+        if (p->info[id].reachable && p->info[id].node->name) v[n++] = p->info[id].node;
+    if (n) qsort(v, n, sizeof *v, cmp_named);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && !strcmp(v[j]->name, v[i]->name)) j++;
+        for (size_t k = i; j - i > 1 && k < j; k++) { /* a name several s-ops share: where each is */
+            size_t same = 0, at = 0;
+            for (size_t m = i; m < j; m++)
+                if (v[m]->loc.line == v[k]->loc.line && v[m]->loc.col == v[k]->loc.col) {
+                    if (m < k) at++;
+                    same++;
+                }
+            p->info[v[k]->id].label = same > 1 ? arena_printf(p->arena, "%s@%d:%d#%zu", v[k]->name, v[k]->loc.line,
+                                                              v[k]->loc.col, at + 1)
+                                               : arena_printf(p->arena, "%s@%d:%d", v[k]->name, v[k]->loc.line,
+                                                              v[k]->loc.col);
+        }
+        i = j;
+    }
+}
+
 const char *plan_node_name(Plan *p, const IrNode *n) {
+    if (p->info[n->id].label) return p->info[n->id].label;
     if (n->name) return n->name;
     return arena_printf(p->arena, "%s@%d:%d", ir_kind_name(n->kind), n->loc.line, n->loc.col);
 }
@@ -174,7 +210,8 @@ static bool scalar_arg_value(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u
     leaf->node = a->node;
     double *sc = NULL;
     /* the embedding's one-hot blocks are exact: such an input can gate the others (mlp.c) */
-    bool onehot = a->node->kind == IR_INDICES || (a->node->kind == IR_TOKENS && !p->numeric_tokens);
+    bool onehot = a->node->kind == IR_INDICES || (a->node->kind == IR_TOKENS && !p->numeric_tokens) ||
+                  (a->pos_free && a->has_cat); /* a free view of indices: a sum of its one-hot dims */
     if (a->has_u && via_u) {
         leaf->width = true;
         leaf->vs = &a->vs;
@@ -280,9 +317,11 @@ void plan_dump(Plan *p, const IrNode *out, FILE *f) {
                                               "product",  "quotient", "log-domain product", "gated", "refused"};
             fprintf(f, "  real %s [%g, %g] error %.3g + %.3g|x|", how[x->real->how], x->real->range.lo,
                     x->real->range.hi, x->real->err, x->real->rel);
-            if (x->real->how == REAL_FN || x->real->how == REAL_QUOTIENT)
-                fprintf(f, " (%zu knots, %s error %.3g)", x->real->fn.n_knots, x->real->fn.relative ? "relative" : "absolute",
-                        x->real->fn.err);
+            const RealFn *fns[3] = {&x->real->fn, &x->real->fn_y, &x->real->fn_exp};
+            int nf = x->real->how == REAL_FN || x->real->how == REAL_QUOTIENT ? 1 : x->real->how == REAL_LOGPROD ? 3 : 0;
+            for (int i = 0; i < nf; i++)
+                fprintf(f, " (%zu knots%s, %s error %.3g)", fns[i]->n_knots, fns[i]->quadratic ? " quadratic" : "",
+                        fns[i]->relative ? "relative" : "absolute", fns[i]->err);
         }
         fputc('\n', f);
     }

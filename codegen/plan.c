@@ -364,9 +364,8 @@ static bool plan_real(Plan *p, SopInfo *info) {
         return plan_error(p, info->node, "is real-valued but has no lowering (internal compiler error)");
     SopInfo *x = &p->info[info->node->u.map.args[0]->id], *y = &p->info[info->node->u.map.args[1]->id];
     LinView xv, yv;
-    if (!num_view(p, x, &xv) || !num_view(p, y, &yv)) return false;
     if (r->how == REAL_LOGPROD) { /* ln|x| and ln|y| in one layer, then +-exp of their sum or difference */
-        x = &p->info[r->arg->id];
+        x = &p->info[r->arg->id]; /* what the logs read: a factor, or the real a factor is a function of */
         y = &p->info[r->arg_y->id];
         if (!num_view(p, x, &xv) || !num_view(p, y, &yv)) return false;
         int sx = next_slot(x->time, false), sy = next_slot(y->time, false);
@@ -379,6 +378,7 @@ static bool plan_real(Plan *p, SopInfo *info) {
         info->time = slot;
         return true;
     }
+    if (!num_view(p, x, &xv) || !num_view(p, y, &yv)) return false;
     Ival xr = view_range(x), yr = view_range(y);
     int t = x->time > y->time ? x->time : y->time;
     int fn = MLP_FN_PRODUCT;
@@ -538,6 +538,7 @@ static bool plan_length_guard(Plan *p, const IrNode *out) {
 
 bool plan_build(Plan *p, const IrNode *out) {
     size_t count = (size_t)out->id + 1;
+    plan_unique_names(p, out);
     MapClass *cls = ARENA_ARRAY(p->arena, MapClass, count);
     const SopInfo *indices = &p->info[p->indices->id];
     for (size_t id = 0; id < count; id++) {
@@ -610,8 +611,9 @@ bool plan_build(Plan *p, const IrNode *out) {
         case IR_MAP: ok = plan_map(p, info, cls[id], out); break;
         default: break;
         }
-        if (ok && info->want_cat && !info->has_cat) ok = plan_convert_to_cat(p, info);
+        /* the kind block first: a one-hot made from the number reads it (0 and 0.0) */
         if (ok && info->want_kind) ok = kinds_plan(p, info);
+        if (ok && info->want_cat && !info->has_cat) ok = plan_convert_to_cat(p, info);
         if (ok && info->want_target) ok = plan_target(p, info);
         if (!ok) return false;
         if (p->n_dims > CG_MAX_DIMS) return plan_error(p, n, "needs more residual dims than supported");

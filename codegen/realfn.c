@@ -24,7 +24,11 @@
 
 /* ---- intervals, rounded outward ---- */
 
-static Ival ival(double lo, double hi) { return (Ival){nextafter(lo, -INFINITY), nextafter(hi, INFINITY)}; }
+/* [min, max] of the two bounds, rounded outward (never an inverted interval, whatever order a
+ * caller computes them in) */
+static Ival ival(double lo, double hi) {
+    return (Ival){nextafter(fmin(lo, hi), -INFINITY), nextafter(fmax(lo, hi), INFINITY)};
+}
 static Ival ival_point(double x) { return (Ival){x, x}; }
 static Ival iv_add(Ival a, Ival b) { return ival(a.lo + b.lo, a.hi + b.hi); }
 static Ival iv_sub(Ival a, Ival b) { return ival(a.lo - b.hi, a.hi - b.lo); }
@@ -55,33 +59,41 @@ static Ival iv_pow(Ival a, double e) {
     return ival(fmin(x, y), fmax(x, y));
 }
 
-/* ---- jets: f, f' and f'' over an interval of x ---- */
+/* ---- jets: f and its first three derivatives over an interval of x ---- */
 
 typedef struct Jet {
-    Ival v, d1, d2;
+    Ival v, d1, d2, d3;
 } Jet;
 
-static Jet jet_const(double c) { return (Jet){ival_point(c), ival_point(0), ival_point(0)}; }
+static Jet jet_const(double c) { return (Jet){ival_point(c), ival_point(0), ival_point(0), ival_point(0)}; }
+static Jet jet_identity(Ival X) { return (Jet){X, ival_point(1), ival_point(0), ival_point(0)}; }
 
 static Jet jet_add(Jet a, Jet b, double sb) {
-    Jet r = {iv_add(a.v, iv_scale(b.v, sb)), iv_add(a.d1, iv_scale(b.d1, sb)), iv_add(a.d2, iv_scale(b.d2, sb))};
+    Jet r = {iv_add(a.v, iv_scale(b.v, sb)), iv_add(a.d1, iv_scale(b.d1, sb)), iv_add(a.d2, iv_scale(b.d2, sb)),
+             iv_add(a.d3, iv_scale(b.d3, sb))};
     return r;
 }
 
-static Jet jet_mul(Jet a, Jet b) { /* (ab)' = a'b + ab', (ab)'' = a''b + 2a'b' + ab'' */
+/* Leibniz: (ab)' = a1 b + a b1, (ab)'' = a2 b + 2 a1 b1 + a b2, (ab)''' = a3 b + 3 a2 b1 + 3 a1 b2 + a b3 */
+static Jet jet_mul(Jet a, Jet b) {
     Jet r;
     r.v = iv_mul(a.v, b.v);
     r.d1 = iv_add(iv_mul(a.d1, b.v), iv_mul(a.v, b.d1));
     r.d2 = iv_add(iv_add(iv_mul(a.d2, b.v), iv_scale(iv_mul(a.d1, b.d1), 2)), iv_mul(a.v, b.d2));
+    r.d3 = iv_add(iv_add(iv_mul(a.d3, b.v), iv_scale(iv_mul(a.d2, b.d1), 3)),
+                  iv_add(iv_scale(iv_mul(a.d1, b.d2), 3), iv_mul(a.v, b.d3)));
     return r;
 }
 
-/* g(u) with g' and g'' enclosures over u's value interval: (g u)' = g'(u) u', (g u)'' = g''(u) u'^2 + g'(u) u'' */
-static Jet jet_chain(Jet u, Ival g, Ival g1, Ival g2) {
+/* g(u), with enclosures g1, g2, g3 of g's derivatives over u's values (Faa di Bruno):
+ * (g u)1 = g1 u1, (g u)2 = g2 u1^2 + g1 u2, (g u)3 = g3 u1^3 + 3 g2 u1 u2 + g1 u3 */
+static Jet jet_chain(Jet u, Ival g, Ival g1, Ival g2, Ival g3) {
     Jet r;
     r.v = g;
     r.d1 = iv_mul(g1, u.d1);
     r.d2 = iv_add(iv_mul(g2, iv_mul(u.d1, u.d1)), iv_mul(g1, u.d2));
+    r.d3 = iv_add(iv_add(iv_mul(g3, iv_mul(u.d1, iv_mul(u.d1, u.d1))), iv_scale(iv_mul(g2, iv_mul(u.d1, u.d2)), 3)),
+                  iv_mul(g1, u.d3));
     return r;
 }
 
@@ -140,15 +152,19 @@ static bool affine_in(const Ctx *c, const IrNode *n, double *a, double *b) {
 static bool elem_jet(RealElem e, Ival X, Jet *out) {
     if (e == RE_EXP) {
         Ival v = ival(exp(X.lo), exp(X.hi));
-        *out = (Jet){v, v, v};
+        *out = (Jet){v, v, v, v};
         return isfinite(v.hi);
     }
+    /* ln|x|: 1/x, -1/x^2, 2/x^3 */
+    double a = 2 / (X.lo * X.lo * X.lo), b = 2 / (X.hi * X.hi * X.hi);
     if (X.lo > 0) {
-        *out = (Jet){ival(log(X.lo), log(X.hi)), ival(1 / X.hi, 1 / X.lo), ival(-1 / (X.lo * X.lo), -1 / (X.hi * X.hi))};
+        *out = (Jet){ival(log(X.lo), log(X.hi)), ival(1 / X.hi, 1 / X.lo), ival(-1 / (X.lo * X.lo), -1 / (X.hi * X.hi)),
+                     ival(fmin(a, b), fmax(a, b))};
         return true;
     }
     if (X.hi < 0) {
-        *out = (Jet){ival(log(-X.hi), log(-X.lo)), ival(1 / X.lo, 1 / X.hi), ival(-1 / (X.hi * X.hi), -1 / (X.lo * X.lo))};
+        *out = (Jet){ival(log(-X.hi), log(-X.lo)), ival(1 / X.hi, 1 / X.lo), ival(-1 / (X.hi * X.hi), -1 / (X.lo * X.lo)),
+                     ival(fmin(a, b), fmax(a, b))};
         return true;
     }
     return false;
@@ -217,7 +233,7 @@ static bool mid_truth(Ctx *c, const IrNode *cond, double x) {
 /* The jet of subtree n over X, a piece on which every comparison has one value (decided at the
  * piece's midpoint mid). False (with c->why) where f cannot be bounded. */
 static bool jet_of(Ctx *c, const IrNode *n, Ival X, double mid, Jet *out) {
-    if (n == c->leaf) { *out = (Jet){X, ival_point(1), ival_point(0)}; return true; }
+    if (n == c->leaf) { *out = jet_identity(X); return true; }
     if (n->kind == IR_CONST) {
         if (!value_is_number(n->u.constant)) {
             snprintf(c->why, sizeof c->why, "has a non-numeric constant");
@@ -248,7 +264,7 @@ static bool jet_of(Ctx *c, const IrNode *n, Ival X, double mid, Jet *out) {
     if (!jet_of(c, n->u.map.args[0], X, mid, &a)) return false;
     if (n->u.map.kind == IR_MAP_UNARY) {
         switch (n->u.map.op) {
-        case VOP_NEG: *out = (Jet){iv_neg(a.v), iv_neg(a.d1), iv_neg(a.d2)}; return true;
+        case VOP_NEG: *out = (Jet){iv_neg(a.v), iv_neg(a.d1), iv_neg(a.d2), iv_neg(a.d3)}; return true;
         case VOP_POS: *out = a; return true;
         default: snprintf(c->why, sizeof c->why, "uses %s on a real value", value_op_text(n->u.map.op)); return false;
         }
@@ -266,8 +282,8 @@ static bool jet_of(Ctx *c, const IrNode *n, Ival X, double mid, Jet *out) {
             snprintf(c->why, sizeof c->why, "divides by a value whose range [%g, %g] holds 0", b.v.lo, b.v.hi);
             return false;
         }
-        Ival r = iv_recip(b.v), r2 = iv_mul(r, r);
-        Jet inv = jet_chain(b, r, iv_neg(r2), iv_scale(iv_mul(r2, r), 2));
+        Ival r = iv_recip(b.v), r2 = iv_mul(r, r); /* 1/y: -1/y^2, 2/y^3, -6/y^4 */
+        Jet inv = jet_chain(b, r, iv_neg(r2), iv_scale(iv_mul(r2, r), 2), iv_scale(iv_mul(r2, r2), -6));
         *out = jet_mul(a, inv);
         return true;
     }
@@ -290,7 +306,7 @@ static bool jet_of(Ctx *c, const IrNode *n, Ival X, double mid, Jet *out) {
                 snprintf(c->why, sizeof c->why, "overflows: %g ^ %g", base, b.v.hi);
                 return false;
             }
-            *out = jet_chain(b, g, iv_scale(g, l), iv_scale(g, l * l));
+            *out = jet_chain(b, g, iv_scale(g, l), iv_scale(g, l * l), iv_scale(g, l * l * l));
             return true;
         }
         if (const_exp) { /* u ^ e: e u^(e-1) u', e(e-1) u^(e-2) */
@@ -308,16 +324,18 @@ static bool jet_of(Ctx *c, const IrNode *n, Ival X, double mid, Jet *out) {
                 /* x^e near 0 with 0 < e < 2: f'' unbounded; the value range still bounds pieces */
                 Ival g = iv_pow(a.v, e);
                 Ival inf = {-INFINITY, INFINITY};
-                *out = (Jet){g, inf, inf};
+                *out = (Jet){g, inf, inf, inf};
                 return true;
             }
             Ival g = iv_pow(a.v, e), g1 = iv_scale(iv_pow(a.v, e - 1), e),
-                 g2 = iv_scale(iv_pow(a.v, e - 2), e * (e - 1));
+                 g2 = iv_scale(iv_pow(a.v, e - 2), e * (e - 1)), g3 = iv_scale(iv_pow(a.v, e - 3), e * (e - 1) * (e - 2));
+            if (e == floor(e) && e >= 0 && e < 3) g3 = ival_point(0); /* 1, x, x^2 */
+            if (e == floor(e) && e >= 0 && e < 2) g2 = ival_point(0);
             if (!isfinite(g.lo) || !isfinite(g.hi)) {
                 snprintf(c->why, sizeof c->why, "overflows: a power of values up to %g", iv_mag(a.v));
                 return false;
             }
-            *out = jet_chain(a, g, g1, g2);
+            *out = jet_chain(a, g, g1, g2, g3);
             return true;
         }
         snprintf(c->why, sizeof c->why, "raises a real value to a real power");
@@ -341,20 +359,29 @@ static double chord_bound(Jet j, double a, double b) {
 }
 
 typedef struct Knots {
-    double *x, *y;
+    double *x, *y, *mid; /* mid[i]: f at the middle of the piece ending at knot i (NAN: linear) */
     size_t n, cap;
 } Knots;
 
-static void knot(Plan *p, Knots *k, double x, double y) {
+static void knot(Plan *p, Knots *k, double x, double y, double mid) {
     if (k->n && x <= k->x[k->n - 1]) return; /* a shared endpoint */
     if (k->n == k->cap) {
         size_t cap = k->cap ? k->cap * 2 : 64;
         k->x = arena_grow(p->arena, k->x, k->n, cap, sizeof *k->x);
         k->y = arena_grow(p->arena, k->y, k->n, cap, sizeof *k->y);
+        k->mid = arena_grow(p->arena, k->mid, k->n, cap, sizeof *k->mid);
         k->cap = cap;
     }
     k->x[k->n] = x;
+    k->mid[k->n] = k->n ? mid : NAN;
     k->y[k->n++] = y;
+}
+
+/* The error of the quadratic through f at a, (a + b) / 2 and b: |f'''| / 6 times the largest
+ * |(x - a)(x - m)(x - b)|, which is h^3 / (12 sqrt 3). */
+static double quad_bound(Jet j, double a, double b) {
+    double m3 = fmax(fabs(j.d3.lo), fabs(j.d3.hi)), h = b - a;
+    return isfinite(m3) ? m3 * h * h * h / (72 * sqrt(3.0)) : INFINITY;
 }
 
 /* f at x, evaluated as the reference does, taking the branch of the piece around `side` (a point
@@ -382,7 +409,7 @@ static bool root_jet(Ctx *c, const IrNode *map, Ival X, double mid, Jet *out) {
     if (!map) return elem_jet(c->elem, X, out);
     Jet inner, g;
     if (!jet_of(c, map, X, mid, &inner) || !elem_jet(c->elem, inner.v, &g)) return false;
-    *out = jet_chain(inner, g.v, g.d1, g.d2);
+    *out = jet_chain(inner, g.v, g.d1, g.d2, g.d3);
     return true;
 }
 
@@ -401,20 +428,42 @@ static int dcmp(const void *a, const void *b) {
 }
 
 static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, RealElem elem, Ival X, double tol,
-                            double margin, RealFn *out, char *why, size_t whysize);
+                            double margin, bool quadratic, RealFn *out, char *why, size_t whysize);
+
+/* The error a piecewise function adds at worst: its approximation (at f's largest value if
+ * relative) and the rounding of its MLP's sums. */
+static double fn_cost(const RealFn *f) {
+    double units = (double)f->n_knots * (f->quadratic ? 2 : 1) + 4;
+    return f->err * (f->relative ? fmax(fabs(f->range.lo), fabs(f->range.hi)) : 1) + 4 * units * DBL_EPSILON * f->sum_mag;
+}
+
+/* Quadratic pieces where allowed, unless chords alone do better: a quadratic's terms grow with
+ * the range past its knot, and over a wide range their rounding outweighs the fewer pieces. */
+static bool build_best(Plan *p, const IrNode *map, const IrNode *leaf, RealElem elem, Ival X, double tol, double margin,
+                       bool quadratic, RealFn *out, char *why, size_t whysize) {
+    bool ok = realfn_build_in(p, map, leaf, elem, X, tol, margin, quadratic, out, why, whysize);
+    if (!quadratic || !out->quadratic) return ok;
+    RealFn lin;
+    char w2[256];
+    if (realfn_build_in(p, map, leaf, elem, X, tol, margin, false, &lin, w2, sizeof w2) && (!ok || fn_cost(&lin) < fn_cost(out))) {
+        *out = lin;
+        return true;
+    }
+    return ok;
+}
 
 bool realfn_build_elem(Plan *p, RealElem elem, const IrNode *map, const IrNode *leaf, Ival X, double tol, RealFn *out,
                        char *why, size_t whysize) {
-    return realfn_build_in(p, map, leaf, elem, X, tol, 0, out, why, whysize);
+    return build_best(p, map, leaf, elem, X, tol, 0, p->gated_mlp, out, why, whysize);
 }
 
-bool realfn_build(Plan *p, const IrNode *map, const IrNode *leaf, Ival X, double tol, double margin, RealFn *out,
-                  char *why, size_t whysize) {
-    return realfn_build_in(p, map, leaf, RE_NONE, X, tol, margin, out, why, whysize);
+bool realfn_build(Plan *p, const IrNode *map, const IrNode *leaf, Ival X, double tol, double margin, bool quadratic,
+                  RealFn *out, char *why, size_t whysize) {
+    return build_best(p, map, leaf, RE_NONE, X, tol, margin, quadratic, out, why, whysize);
 }
 
 static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, RealElem elem, Ival X, double tol,
-                            double margin, RealFn *out, char *why, size_t whysize) {
+                            double margin, bool quadratic, RealFn *out, char *why, size_t whysize) {
     Ctx c = {p, leaf, elem, "", NULL, 0, 0};
     memset(out, 0, sizeof *out);
     if (!find_cuts(&c, map, X)) goto fail;
@@ -445,7 +494,7 @@ static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, Real
     out->jump_at = ARENA_ARRAY(p->arena, double, out->n_jumps ? out->n_jumps : 1);
     /* one sign throughout: then chords are held to a relative tolerance and errors propagate
      * relatively (exp, 1 / y), which interval magnitudes would overstate */
-    out->relative = true;
+    out->relative = elem != RE_LN_ABS; /* a log is wanted to an absolute error (its exp's relative) */
     for (size_t i = 0; i + 1 < nb && out->relative; i++) {
         double a = bounds[i] + (i > 0 && jump[i] ? margin : 0), b = bounds[i + 1] - (i + 2 < nb && jump[i + 1] ? margin : 0);
         Jet whole;
@@ -477,14 +526,20 @@ static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, Real
         stack[top++][1] = b;
         double ya;
         if (!root_f(&c, map, a, mid, &ya, NULL)) goto fail;
-        knot(p, &k, a, ya);
+        knot(p, &k, a, ya, NAN); /* the ramp across a jump is linear */
         while (top) {
             double u = stack[top - 1][0], v = stack[top - 1][1];
             Jet j;
             if (!root_jet(&c, map, ival(u, v), mid, &j)) goto fail;
             out->range = iv_hull(out->range, j.v);
             double chord = constant ? 0 : chord_bound(j, u, v);
-            if (out->relative) chord /= fmin(fabs(j.v.lo), fabs(j.v.hi)); /* relative to |f| on the piece */
+            double quad = constant || !quadratic ? INFINITY : quad_bound(j, u, v); /* gated MLPs: quadratics */
+            if (out->relative) { /* relative to |f| on the piece */
+                chord /= fmin(fabs(j.v.lo), fabs(j.v.hi));
+                quad /= fmin(fabs(j.v.lo), fabs(j.v.hi));
+            }
+            bool use_quad = quad < chord;
+            if (use_quad) chord = quad;
             if (chord <= tol / 2 || top == 63 || v - u <= 4 * DBL_EPSILON * fmax(1, fabs(u))) {
                 if (chord > tol / 2) {
                     snprintf(c.why, sizeof c.why, "cannot be approximated within %g near %g (its slope is unbounded there)",
@@ -497,9 +552,11 @@ static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, Real
                     out->log_lip = fmax(out->log_lip, d1 / fmin_abs);
                     out->elasticity = u > 0 || v < 0 ? fmax(out->elasticity, fmax(fabs(u), fabs(v)) * d1 / fmin_abs) : INFINITY;
                 }
-                double yv;
+                double yv, ym = NAN;
                 if (!root_f(&c, map, v, mid, &yv, NULL)) goto fail;
-                knot(p, &k, v, yv);
+                if (use_quad && !root_f(&c, map, (u + v) / 2, mid, &ym, NULL)) goto fail;
+                knot(p, &k, v, yv, ym);
+                out->quadratic = out->quadratic || use_quad;
                 if (k.n > MAX_KNOTS) {
                     snprintf(c.why, sizeof c.why, "needs more than %d linear pieces for the tolerance %g (raise --tol)",
                              MAX_KNOTS, tol);
@@ -517,12 +574,18 @@ static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, Real
     out->n_knots = k.n;
     out->kx = k.x;
     out->ky = k.y;
+    out->kmid = k.mid;
     out->err = worst;
+    /* the MLP's terms (mlp.c's fn_units): a slope change times ReLU(x - k), a curvature change
+     * times ReLU(x - k)^2 */
     out->sum_mag = k.n ? fabs(k.y[0]) : 0;
-    for (size_t i = 0; i + 1 < k.n; i++) { /* as mlp.c's pwl_units sums them */
-        double s = (k.y[i + 1] - k.y[i]) / (k.x[i + 1] - k.x[i]);
-        out->sum_mag += fabs(s - (i ? (k.y[i] - k.y[i - 1]) / (k.x[i] - k.x[i - 1]) : 0)) *
-                        fmax(fabs(X.lo - k.x[i]), fabs(X.hi - k.x[i]));
+    double end_slope = 0, curv = 0;
+    for (size_t i = 0; i + 1 < k.n; i++) {
+        RealPiece q = realfn_piece(out, i);
+        double w = X.hi - k.x[i];
+        out->sum_mag += fabs(q.slope - end_slope) * w + fabs(q.curv - curv) * w * w;
+        end_slope = q.slope + 2 * q.curv * (k.x[i + 1] - k.x[i]);
+        curv = q.curv;
     }
     return true;
 fail:

@@ -102,7 +102,7 @@ typedef struct RealReads {
     const RealInfo *refused;   /* a source that cannot be bounded */
 } RealReads;
 
-static void real_reads(Plan *p, const IrNode *n, RealReads *r) {
+static void real_reads(Plan *p, const IrNode *n, RealReads *r, bool through_affine) {
     for (uint32_t j = 0; j < n->u.map.nargs; j++) {
         const IrNode *a = n->u.map.args[j];
         const SopInfo *x = &p->info[a->id];
@@ -111,8 +111,8 @@ static void real_reads(Plan *p, const IrNode *n, RealReads *r) {
             r->refused = x->real;
             continue;
         }
-        if (a->kind == IR_MAP && (x->real_fn || (x->real && x->real->how == REAL_AFFINE))) {
-            real_reads(p, a, r);
+        if (a->kind == IR_MAP && (x->real_fn || (through_affine && x->real && x->real->how == REAL_AFFINE))) {
+            real_reads(p, a, r, through_affine);
             continue;
         }
         const IrNode **slot = x->real ? &r->leaf : &r->finite;
@@ -167,11 +167,17 @@ static bool affine_map(Plan *p, SopInfo *info) {
     }
 }
 
+/* fn's approximation error as an absolute one */
+static double fn_abs_err(const RealFn *fn) { return fn->err * (fn->relative ? mag(fn->range) : 1); }
+
+/* The terms the MLP of fn sums: a unit per knot, two with quadratics (gated MLPs), and biases. */
+static double fn_units(const RealFn *fn) { return 4 + (double)fn->n_knots * (fn->quadratic ? 2 : 1); }
+
 /* The error of f(x') for the model's x' = x (1 + d) + e (|d| <= b.rel, |e| <= b.abs) and its
  * piecewise-linear f (realfn.c): relative for f of one sign (through log f's slope, or its
  * elasticity for x of one sign), else absolute through f's Lipschitz constant. */
 static Bound fn_bound(const RealFn *fn, Ival X, Bound b, Ival range) {
-    double ops = 4 + (double)fn->n_knots; /* the MLP's sums */
+    double ops = fn_units(fn); /* the MLP's sums */
     double ex = abs_of(b, X);
     if (!fn->relative)
         return (Bound){fn->err + fn->lip * ex + rounding(fmax(mag(range), fn->sum_mag), ops), 0};
@@ -193,7 +199,7 @@ static bool real_function(Plan *p, SopInfo *info, const IrNode *leaf) {
     Ival X = ival_of(xr->range.lo - ex, xr->range.hi + ex);
     RealFn fn;
     char why[256];
-    if (!realfn_build(p, n, leaf, X, p->real_tol, p->real_margin + ex, &fn, why, sizeof why)) {
+    if (!realfn_build(p, n, leaf, X, p->real_tol, p->real_margin + ex, p->gated_mlp, &fn, why, sizeof why)) {
         refuse(p, info, "%s", why);
         return true;
     }
@@ -301,7 +307,7 @@ static bool log_of(Plan *p, const IrNode *a, Ival ra, Bound ba, RealFn *fn, cons
         double et = abs_of(bound_of(t), t->range);
         if (realfn_build_elem(p, RE_LN_ABS, a, x->real->arg, widen(t->range, et), p->real_tol / 4, fn, why, sizeof why)) {
             *src = x->real->arg;
-            *d = fn->err + fn->lip * et + rounding(fmax(mag(fn->range), fn->sum_mag), 4 + (double)fn->n_knots);
+            *d = fn_abs_err(fn) + fn->lip * et + rounding(fmax(mag(fn->range), fn->sum_mag), fn_units(fn));
             return true;
         }
     }
@@ -311,7 +317,7 @@ static bool log_of(Plan *p, const IrNode *a, Ival ra, Bound ba, RealFn *fn, cons
     if (!realfn_build_elem(p, RE_LN_ABS, NULL, NULL, A, p->real_tol / 4, fn, why, sizeof why)) return false;
     *src = a;
     /* ln|x'| - ln|x| = ln(1 + d + e / x), |.| <= -ln(1 - q) */
-    *d = -log1p(-q) + fn->err + rounding(fmax(mag(fn->range), fn->sum_mag), 4 + (double)fn->n_knots);
+    *d = -log1p(-q) + fn_abs_err(fn) + rounding(fmax(mag(fn->range), fn->sum_mag), fn_units(fn));
     return true;
 }
 
@@ -346,7 +352,7 @@ static bool real_log_product(Plan *p, SopInfo *info, bool divide, Ival ra, Bound
     /* exp(u') = exp(u) e^(+-delta), times the exponential's own relative error; the reference
      * rounds its x * y once */
     r->rel = expm1(delta) * (1 + r->fn_exp.err) + r->fn_exp.err + rounding(1, 16);
-    r->err = rounding(r->fn_exp.sum_mag, 4 + (double)r->fn_exp.n_knots);
+    r->err = rounding(r->fn_exp.sum_mag, fn_units(&r->fn_exp));
     info->real = r;
     info->vs.unbounded = true;
     info->vs.numeric = true;
@@ -390,7 +396,8 @@ static bool real_product(Plan *p, SopInfo *info) {
         *recip = *n;
         recip->u.map.args[0] = one;
         char why[256];
-        if (!realfn_build(p, recip, b, Y, p->real_tol, p->real_margin, &r->fn, why, sizeof why)) {
+        /* linear: a gated MLP multiplies its pieces by x (mlp.c) */
+        if (!realfn_build(p, recip, b, Y, p->real_tol, p->real_margin, false, &r->fn, why, sizeof why)) {
             if (logq) info->real = (RealInfo *)logq;
             else refuse(p, info, "%s", why);
             return true;
@@ -583,22 +590,46 @@ bool reals_node(Plan *p, SopInfo *info) {
         return true;
     }
     if (n->kind != IR_MAP) return true;
-    bool direct = false; /* a map of finite-valued functions of reals is finite itself: tabulated */
-    for (uint32_t j = 0; j < n->u.map.nargs; j++) direct = direct || p->info[n->u.map.args[j]->id].real;
-    if (!direct) return true;
+    /* its direct arguments: a map of finite-valued functions of reals is finite itself (tabulated) */
+    const IrNode *real = NULL, *finite = NULL;
+    bool one_real = true, one_finite = true;
+    for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+        const IrNode *a = n->u.map.args[j];
+        if (a->kind == IR_CONST) continue;
+        const IrNode **slot = p->info[a->id].real ? &real : &finite;
+        bool *one = p->info[a->id].real ? &one_real : &one_finite;
+        if (*slot && *slot != a) *one = false;
+        *slot = a;
+    }
+    if (!real) return true;
     RealReads rr = {0};
-    real_reads(p, n, &rr);
+    real_reads(p, n, &rr, false);
     if (rr.refused) {
         info->real = (RealInfo *)rr.refused;
         return true;
     }
-    if (!rr.leaf) return true; /* no real source */
-    if (affine_map(p, info) || (!rr.several && rr.finite && !rr.several_finite && real_gated(p, info, rr.finite, rr.leaf))) {
+    if (affine_map(p, info)) {
         real_cells(p, info);
         return true;
     }
+    /* x * x with gated MLPs: the exact product beats a square by pieces */
+    if (p->gated_mlp && n->u.map.kind == IR_MAP_BINARY && n->u.map.op == VOP_MUL && p->info[n->u.map.args[0]->id].real &&
+        p->info[n->u.map.args[1]->id].real && real_product(p, info))
+        return true;
+    /* a function of one real, its direct argument (y < 0 for y = a - b) or what that is made of
+     * (f(2 t) + t): one MLP; a gate would wait for the comparison's own */
     if (!rr.several && !rr.finite) return real_function(p, info, rr.leaf);
+    RealReads deep = {0};
+    real_reads(p, n, &deep, true);
+    if (!deep.refused && !deep.several && !deep.finite) return real_function(p, info, deep.leaf);
+    if (one_real && finite && one_finite && real_gated(p, info, finite, real)) {
+        real_cells(p, info);
+        return true;
+    }
     if (real_product(p, info)) return true;
-    refuse(p, info, "combines real values in a way the compiler cannot bound (%s)", value_op_text(n->u.map.op));
+    refuse(p, info, "combines real values in a way the compiler cannot bound (%s)",
+           n->u.map.kind == IR_MAP_COND ? "a conditional of several reals"
+           : n->u.map.kind == IR_MAP_BINARY || n->u.map.kind == IR_MAP_UNARY ? value_op_text(n->u.map.op)
+                                                                              : "a lookup");
     return true;
 }

@@ -144,8 +144,10 @@ static IrNode *copy_node(Rewriter *r, const IrNode *n) {
         if (diagonal(n->u.aggregate.selector)) {
             IrNode *d = ir_const(g, n->u.aggregate.default_value, n->loc);
             IrNode *f = diagonal_formula(r, n->u.aggregate.selector);
-            c = f->kind == IR_CONST ? (value_truthy(f->u.constant) ? arg(r, n->u.aggregate.sop) : d)
-                                    : ir_map_cond(g, f, arg(r, n->u.aggregate.sop), d, n->loc);
+            /* never selecting, it is still `x if False else d`: x stays computed, and raises where
+             * the reference's x raises */
+            c = f->kind == IR_CONST && value_truthy(f->u.constant) ? arg(r, n->u.aggregate.sop)
+                                                                   : ir_map_cond(g, f, arg(r, n->u.aggregate.sop), d, n->loc);
         } else {
             c = ir_aggregate(g, arg(r, n->u.aggregate.selector), arg(r, n->u.aggregate.sop), n->u.aggregate.default_value,
                              n->loc);

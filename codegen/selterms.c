@@ -246,7 +246,7 @@ void selector_side(const IrNode *sel, bool keys, Joint *j) {
     }
     const IrNode *x = keys ? sel->u.select.keys : sel->u.select.queries;
     if (x->kind == IR_CONST) return;
-    for (size_t i = 0; i < j->n_members; i++)
+    for (size_t i = 0; i < j->n_members && i < CG_MAX_JOINT; i++) /* past that, only counted */
         if (j->members[i] == x) return;
     if (j->n_members < CG_MAX_JOINT) j->members[j->n_members] = x;
     j->n_members++;

@@ -75,10 +75,11 @@ bool vs_inexact_as_numbers(const ValueSet *vs) {
     for (size_t i = 0; i < vs->n; i++) /* 2^53 + 1 has no float64 */
         if (vs->vals[i].kind == VAL_INT && (vs->vals[i].as.i > (INT64_C(1) << 53) || vs->vals[i].as.i < -(INT64_C(1) << 53)))
             return true;
-    for (size_t i = 1; !vs->approx && i < vs->n; i++)
+    for (size_t i = 1; i < vs->n; i++)
         if (value_is_number(vs->vals[i - 1]) && value_is_number(vs->vals[i])) {
             double a = value_as_double(vs->vals[i - 1]), b = value_as_double(vs->vals[i]);
-            if (a != b && scalar_twins(a, b)) return true;
+            if (!vs->approx && a != b && scalar_twins(a, b)) return true;
+            if (a == 0 && b == 0 && vs->vals[i].kind == VAL_FLOAT && vs->vals[i - 1].kind == VAL_FLOAT) return true; /* -0.0, 0.0 */
         }
     return false;
 }
@@ -886,8 +887,8 @@ const int32_t *agg_count_by_index(Plan *p, const IrNode *agg) {
 
 const char *vs_unbounded_why(Plan *p, const IrNode *n) {
     if (p->numeric_tokens)
-        return "; it depends on real-valued tokens, which compile only where they are copied, averaged, added or "
-               "scaled by constants";
+        return "; it depends on real-valued tokens, which compile where the program computes with them (arithmetic, "
+               "functions, means, products), not where a table, a select or a categorical readout needs their values";
     for (int depth = 0; depth < 64; depth++) { /* down to the first s-op that is unbounded itself */
         const IrNode *next = NULL;
         if (n->kind == IR_AGGREGATE) next = n->u.aggregate.sop;

@@ -77,9 +77,10 @@ static bool check_format(const StFile *f, const char *want, char *err, size_t er
 
 /* ---- tensors ---------------------------------------------------------------------------- */
 
-/* Copies tensor `name` into a fresh matrix. rows/cols of SIZE_MAX accept any extent. */
-static bool get_mat(Arena *a, const StFile *f, const char *name, size_t rows, size_t cols, FutMat *out,
-                    char *err, size_t errsize) {
+/* Copies tensor `name` into a fresh matrix. rows/cols of SIZE_MAX accept any extent >= 1;
+ * empty_hint is added to the message for an extent of 0. */
+static bool get_mat_hint(Arena *a, const StFile *f, const char *name, size_t rows, size_t cols, const char *empty_hint,
+                         FutMat *out, char *err, size_t errsize) {
     const StTensor *t = st_find(f, name);
     if (!t) {
         snprintf(err, errsize, "tensor '%s' missing", name);
@@ -89,8 +90,12 @@ static bool get_mat(Arena *a, const StFile *f, const char *name, size_t rows, si
         snprintf(err, errsize, "tensor '%s' must be a 2-d F64 or F32 matrix", name);
         return false;
     }
-    if ((rows != SIZE_MAX && t->shape[0] != rows) || (cols != SIZE_MAX && t->shape[1] != cols) ||
-        t->shape[0] == 0 || t->shape[1] == 0) {
+    if (t->shape[0] == 0 || t->shape[1] == 0) { /* before the comparison: a free extent of 0 is no match */
+        snprintf(err, errsize, "tensor '%s' has shape [%zu, %zu]: an empty matrix (every extent must be at least 1%s)",
+                 name, t->shape[0], t->shape[1], empty_hint);
+        return false;
+    }
+    if ((rows != SIZE_MAX && t->shape[0] != rows) || (cols != SIZE_MAX && t->shape[1] != cols)) {
         snprintf(err, errsize, "tensor '%s' has shape [%zu, %zu], expected [%zu, %zu]", name, t->shape[0],
                  t->shape[1], rows == SIZE_MAX ? t->shape[0] : rows, cols == SIZE_MAX ? t->shape[1] : cols);
         return false;
@@ -118,6 +123,11 @@ static bool get_mat(Arena *a, const StFile *f, const char *name, size_t rows, si
     }
     *out = m;
     return true;
+}
+
+static bool get_mat(Arena *a, const StFile *f, const char *name, size_t rows, size_t cols, FutMat *out, char *err,
+                    size_t errsize) {
+    return get_mat_hint(a, f, name, rows, cols, "", out, err, errsize);
 }
 
 static bool expect_count(const StFile *f, size_t want, const char *what, char *err, size_t errsize) {
@@ -175,14 +185,15 @@ bool fut_target_parse(Arena *a, const uint8_t *buf, size_t len, FutTarget *out, 
     for (size_t l = 0; l < t.L; l++)
         for (size_t h = 0; h < t.H; h++) {
             FutHead *hd = &t.heads[l * t.H + h];
+            const char *dk = ": a head needs d_k >= 1", *dv = ": a head needs d_v >= 1";
             snprintf(name, sizeof name, "layers.%zu.heads.%zu.w_q", l, h);
-            if (!get_mat(a, &f, name, t.d, SIZE_MAX, &hd->wq, err, errsize)) return false;
+            if (!get_mat_hint(a, &f, name, t.d, SIZE_MAX, dk, &hd->wq, err, errsize)) return false;
             snprintf(name, sizeof name, "layers.%zu.heads.%zu.w_k", l, h);
-            if (!get_mat(a, &f, name, t.d, hd->wq.cols, &hd->wk, err, errsize)) return false;
+            if (!get_mat_hint(a, &f, name, t.d, hd->wq.cols, dk, &hd->wk, err, errsize)) return false;
             snprintf(name, sizeof name, "layers.%zu.heads.%zu.w_v", l, h);
-            if (!get_mat(a, &f, name, t.d, SIZE_MAX, &hd->wv, err, errsize)) return false;
+            if (!get_mat_hint(a, &f, name, t.d, SIZE_MAX, dv, &hd->wv, err, errsize)) return false;
             snprintf(name, sizeof name, "layers.%zu.heads.%zu.w_o", l, h);
-            if (!get_mat(a, &f, name, hd->wv.cols, t.d, &hd->wo, err, errsize)) return false;
+            if (!get_mat_hint(a, &f, name, hd->wv.cols, t.d, dv, &hd->wo, err, errsize)) return false;
         }
     *out = t;
     return fut_target_validate(out, err, errsize);

@@ -111,7 +111,7 @@ bool fut_task_check(const FutBackbone *b, const FutTask *t, size_t inputs, uint6
     FutTarget target;
     fut_task_target(&a, t, &target);
     FutMat E;
-    FutSolveInfo info;
+    FutSolveInfo info = {0};
     bool ok = fut_embed(&a, b, &target, &E, &info, err, errsize);
     r->cond = info.cond;
     FutRng rng;

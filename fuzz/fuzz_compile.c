@@ -6,8 +6,9 @@
  * budget) and compiled (codegen/codegen.h); a compile error is fine, the compiler may refuse.
  * A compiled model is run (runtime/forward.h model_run) against the reference evaluator
  * (ir/eval.h ir_eval) through verify/verify.h on every input of lengths 1..L over the
- * vocabulary (L as large as keeps that under EXHAUSTIVE_LIMIT inputs) and on a few seeded random
- * longer inputs up to max-len, compared exactly and typed (verify_same_atom with the model's
+ * vocabulary (L as large as keeps that under EXHAUSTIVE_LIMIT inputs, fewer for a large model:
+ * CHECK_WORK / its weights, at least MIN_INPUTS) and on a few seeded random longer inputs up to
+ * max-len, compared exactly and typed (verify_same_atom with the model's
  * verify_model_bound): 1, 1.0 and True differ, floats bit for bit. Both raising is agreement;
  * one raising while the other answers is a finding. The model is also written and read back
  * (runtime/model_io.h, what raspcc -o and rasprun do) and the copy checked on random inputs.
@@ -77,7 +78,10 @@ const char *__ubsan_default_options(void) {
 
 enum {
     EXHAUSTIVE_LIMIT = 160, /* inputs of the exhaustive phase */
+    MIN_INPUTS = 12,        /* ... at least, however large the model */
     RANDOM_INPUTS = 6,      /* random inputs longer than the exhaustive length */
+    CHECK_WORK = 100000000, /* inputs x weights per program (keeps a check to a few ms) */
+    WRITE_LIMIT = 4000000,  /* weights of the largest model written and read back */
     MAX_REASONS = 48,
 };
 
@@ -316,6 +320,20 @@ static uint64_t hash_bytes(const uint8_t *d, size_t n) {
     return h;
 }
 
+/* The weights of m, from the shapes (dense). */
+static size_t model_weights(const Model *m) {
+    size_t n = m->token_embed.rows * m->token_embed.cols + m->pos_embed.rows * m->pos_embed.cols;
+    for (size_t l = 0; l < m->n_layers; l++) {
+        const ModelLayer *L = &m->layers[l];
+        for (size_t h = 0; h < L->n_heads; h++) {
+            const ModelHead *H = &L->heads[h];
+            n += H->wq.rows * H->wq.cols + H->wk.rows * H->wk.cols + H->wv.rows * H->wv.cols + H->wo.rows * H->wo.cols;
+        }
+        n += (L->mlp.gated ? 3 : 2) * L->mlp.w1.rows * L->mlp.w1.cols;
+    }
+    return n ? n : 1;
+}
+
 /* Every input of lengths 1..L (when `exhaustive`), then RANDOM_INPUTS random ones of lengths
  * L+1..max_len. */
 static void check_model(const ProgenProgram *p, const Model *m, Workspace *ws, const IrGraph *g, const IrNode *out,
@@ -328,7 +346,9 @@ static void check_model(const ProgenProgram *p, const Model *m, Workspace *ws, c
     Arena a;
     arena_init(&a);
     Value *in = ARENA_ARRAY(&a, Value, m->max_len + 1);
-    size_t L = verify_lengths_within(m->n_vocab, m->max_len, EXHAUSTIVE_LIMIT);
+    size_t limit = CHECK_WORK / model_weights(m);
+    limit = limit < MIN_INPUTS ? MIN_INPUTS : limit > EXHAUSTIVE_LIMIT ? EXHAUSTIVE_LIMIT : limit;
+    size_t L = verify_lengths_within(m->n_vocab, m->max_len, limit);
     VerifyOdometer odo;
     verify_odometer_init(&odo, m->vocab, m->n_vocab, L, &a);
     size_t n;
@@ -450,7 +470,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             } else {
                 st.no_workspace++;
             }
-            if (!found) check_written(&p, &m, &g, out, hash_bytes(data, size));
+            if (!found && model_weights(&m) <= WRITE_LIMIT) check_written(&p, &m, &g, out, hash_bytes(data, size));
             st.check_ms += now_ms() - t1;
         }
         model_free(&m);

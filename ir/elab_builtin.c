@@ -32,6 +32,7 @@ bool elab_select(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
         !elab_as_sop(E, q, e->u.select.queries->loc, "the queries of select", &qn))
         return false;
     *out = mv_node(ir_select(E->g, kn, qn, select_cmp(e->u.select.cmp), e->loc));
+    elab_label(E, out, "plain select");
     return true;
 }
 
@@ -46,15 +47,19 @@ bool elab_aggregate(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
     if (sel.kind != MV_SEL) {
         diag_error(E->diags, e->u.aggregate.selector->loc,
                    "aggregate expects a selector first, got %s", mv_describe(E, sel));
+        /* the original's message names a variable it never defined */
+        elab_fault(E, ELAB_FAULT_EXCEPTION, "name 'selector' is not defined");
         return false;
     }
     if (!elab_as_sop(E, sop, e->u.aggregate.sop->loc, "the aggregated value", &sn)) return false;
     if (def.kind != MV_ATOM) {
         diag_error(E->diags, e->u.aggregate.default_value->loc,
                    "the default of aggregate must be an atom, got %s", mv_describe(E, def));
+        elab_fault(E, ELAB_FAULT_IGNORED, "Expected atom, got: %s", meta_strdesc(E->arena, def, 0));
         return false;
     }
     *out = mv_node(ir_aggregate(E->g, sel.u.node, sn, def.u.atom, e->loc));
+    elab_label(E, out, "s-op");
     return true;
 }
 
@@ -73,6 +78,7 @@ bool elab_range(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
     int64_t a[3] = {0, 0, 1};
     if (n < 1 || n > 3) {
         diag_error(E->diags, e->loc, "range expects 1, 2 or 3 arguments, got %zu", n);
+        elab_fault(E, ELAB_FAULT_IGNORED, "wrong number of inputs to range, expected: 1, 2, or 3, got: %zu", n);
         return false;
     }
     for (size_t i = 0; i < n; i++) {
@@ -81,12 +87,15 @@ bool elab_range(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
         if (!as_int(v, &a[n == 1 ? 1 : i])) {
             diag_error(E->diags, e->u.list.items[i]->loc, "range expects integers, got %s",
                        mv_describe(E, v));
+            elab_fault(E, ELAB_FAULT_IGNORED, "range expects all integer inputs, but got: %s",
+                       meta_strdesc(E->arena, v, 0));
             return false;
         }
     }
     int64_t start = a[0], stop = a[1], step = a[2];
     if (step == 0) {
         diag_error(E->diags, e->loc, "range step must not be zero");
+        elab_fault(E, ELAB_FAULT_EXCEPTION, "range() arg 3 must not be zero");
         return false;
     }
     uint64_t count = 0; /* unsigned differences cannot overflow */
@@ -118,12 +127,16 @@ bool elab_zip(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
         if (lists[i].kind != MV_LIST) {
             diag_error(E->diags, e->u.list.items[i]->loc, "zip expects lists, argument %zu is %s",
                        i + 1, mv_describe(E, lists[i]));
+            elab_fault(E, ELAB_FAULT_IGNORED, "attempting to zip lists, but %zu -th element is not list: %s",
+                       i + 1, meta_strdesc(E->arena, lists[i], 0));
             return false;
         }
         if (lists[i].u.list.count != lists[0].u.list.count) {
             diag_error(E->diags, e->u.list.items[i]->loc,
                        "zip of lists of different lengths (%zu and %zu)",
                        lists[0].u.list.count, lists[i].u.list.count);
+            elab_fault(E, ELAB_FAULT_IGNORED, "attempting to zip lists of length %zu , but %zu -th list has length %zu",
+                       lists[0].u.list.count, i + 1, lists[i].u.list.count);
             return false;
         }
     }
@@ -146,6 +159,8 @@ bool elab_len(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
     if (v.kind != MV_LIST) {
         diag_error(E->diags, e->u.len.arg->loc, "len expects a list, got %s",
                    mv_describe(E, v));
+        elab_fault(E, ELAB_FAULT_IGNORED, "attempting to compute length of non-list: %s",
+                   meta_strdesc(E->arena, v, 0));
         return false;
     }
     *out = mv_atom(value_int((int64_t)v.u.list.count));
@@ -182,21 +197,28 @@ static bool index_sequence(Elab *E, const AstExpr *e, MetaValue obj, MetaValue i
             diag_error(E->diags, e->u.index.object->loc,
                        "indexing a list with an s-op needs a list of atoms, got %s",
                        mv_describe(E, obj));
+            elab_fault(E, ELAB_FAULT_IGNORED, "indexing a list with an s-op needs a list of atoms, got: %s",
+                       meta_strdesc(E->arena, obj, 0));
             return false;
         }
         *out = mv_node(ir_map_index(E->g, idx.u.node, atoms, n, e->loc));
+        elab_label(E, out, "s-op");
         return true;
     }
     int64_t i;
     if (!as_int(idx, &i)) {
         diag_error(E->diags, e->u.index.index->loc, "index into %s has to be an s-op or an integer, got %s",
                    what, mv_describe(E, idx));
+        elab_fault(E, ELAB_FAULT_IGNORED, "index into %s has to be integer, got: %s", what,
+                   meta_strdesc(E->arena, idx, 0));
         return false;
     }
     size_t n = is_str ? strlen(obj.u.atom.as.s) : obj.u.list.count;
     int64_t j = i < 0 ? i + (int64_t)n : i;
     if (j < 0 || (uint64_t)j >= n) {
         diag_error(E->diags, e->u.index.index->loc, "index %lld out of range for %s of length %zu",
+                   (long long)i, what, n);
+        elab_fault(E, ELAB_FAULT_IGNORED, "index %lld out of range for %s of length %zu",
                    (long long)i, what, n);
         return false;
     }
@@ -210,17 +232,23 @@ static bool index_dict(Elab *E, const AstExpr *e, MetaValue d, MetaValue key, Me
         if (!mv_all_atoms(d.u.dict.values, d.u.dict.count)) {
             diag_error(E->diags, e->u.index.object->loc,
                        "indexing a dict with an s-op needs atom values, got %s", mv_describe(E, d));
+            elab_fault(E, ELAB_FAULT_IGNORED, "indexing a dict with an s-op needs atom values, got: %s",
+                       meta_strdesc(E->arena, d, 0));
             return false;
         }
         size_t n = d.u.dict.count;
         Value *vals = ARENA_ARRAY(E->arena, Value, n ? n : 1);
         for (size_t i = 0; i < n; i++) vals[i] = d.u.dict.values[i].u.atom;
         *out = mv_node(ir_map_lookup(E->g, key.u.node, d.u.dict.keys, vals, n, e->loc));
+        elab_label(E, out, "s-op");
         return true;
     }
     if (key.kind != MV_ATOM) {
         diag_error(E->diags, e->u.index.index->loc, "index into dict has to be an s-op or an atom, got %s",
                    mv_describe(E, key));
+        elab_fault(E, ELAB_FAULT_IGNORED,
+                   "index into dict has to be atom (i.e., string, int, float, bool), got: %s",
+                   meta_strdesc(E->arena, key, 0));
         return false;
     }
     if (!elab_charge(E, d.u.dict.count, e->loc)) return false;
@@ -231,21 +259,27 @@ static bool index_dict(Elab *E, const AstExpr *e, MetaValue d, MetaValue key, Me
         }
     }
     diag_error(E->diags, e->u.index.index->loc, "key %s not in dict", mv_describe(E, key));
+    elab_fault(E, ELAB_FAULT_IGNORED, "index [ %s ] not in dict.", meta_strdesc(E->arena, key, 0));
     return false;
 }
 
 /* sop[i]: the value at position i (from the end when negative), at every position. */
-static bool index_sop(Elab *E, const AstExpr *e, IrNode *sop, MetaValue idx, MetaValue *out) {
+static bool index_sop(Elab *E, const AstExpr *e, MetaValue obj, MetaValue idx, MetaValue *out) {
+    IrNode *sop = obj.u.node;
     int64_t i;
     if (!as_int(idx, &i)) {
         diag_error(E->diags, e->u.index.index->loc, "index into an s-op has to be an integer, got %s",
                    mv_describe(E, idx));
+        elab_fault(E, ELAB_FAULT_IGNORED, "index into sequence has to be integer, got: %s",
+                   meta_strdesc(E->arena, idx, 0));
         return false;
     }
     IrNode *where = ir_const(E->g, value_int(i), e->loc);
     if (i < 0) where = ir_map_binary(E->g, VOP_ADD, ir_length(E->g, e->loc), where, e->loc);
     IrNode *sel = ir_select(E->g, ir_indices(E->g, e->loc), where, IR_CMP_EQ, e->loc);
     *out = mv_node(ir_aggregate(E->g, sel, sop, value_int(0), e->loc));
+    if (E->session)
+        elab_label(E, out, arena_printf(E->arena, "%s[%lld]", elab_quickname(E, obj), (long long)i));
     return true;
 }
 
@@ -257,10 +291,13 @@ bool elab_index(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
     if (obj.kind == MV_LIST || (obj.kind == MV_ATOM && obj.u.atom.kind == VAL_STR))
         return index_sequence(E, e, obj, idx, out);
     if (obj.kind == MV_DICT) return index_dict(E, e, obj, idx, out);
-    if (obj.kind == MV_SOP) return index_sop(E, e, obj.u.node, idx, out);
+    if (obj.kind == MV_SOP) return index_sop(E, e, obj, idx, out);
     diag_error(E->diags, e->u.index.object->loc,
                "can only index into a list, dict, string or s-op, got %s",
                mv_describe(E, obj));
+    elab_fault(E, ELAB_FAULT_IGNORED,
+               "can only index into a list, dict, string, or sequence, but instead got: %s",
+               meta_strdesc(E->arena, obj, 0));
     return false;
 }
 
@@ -271,6 +308,8 @@ bool elab_in(Elab *E, MetaValue item, MetaValue container, SrcLoc loc, MetaValue
             !mv_all_atoms(container.u.list.items, container.u.list.count)) {
             diag_error(E->diags, loc, "\"s-op in X\" expects X to be a list of atoms, got %s",
                        mv_describe(E, container));
+            elab_fault(E, ELAB_FAULT_IGNORED, "\"[s-op] in X\" expects X tobe list of atoms, but got non-list: %s",
+                       meta_strdesc(E->arena, container, 0));
             return false;
         }
         Value *atoms;
@@ -297,12 +336,17 @@ bool elab_in(Elab *E, MetaValue item, MetaValue container, SrcLoc loc, MetaValue
         *out = mv_node(ir_map_binary(E->g, VOP_GT, frac, ir_const(E->g, value_int(0), loc), loc));
         return true;
     }
-    if (item.kind == MV_ATOM)
+    if (item.kind == MV_ATOM) {
         diag_error(E->diags, loc, "\"atom in X\" expects X to be a list or an s-op, got %s",
                    mv_describe(E, container));
-    else
+        elab_fault(E, ELAB_FAULT_IGNORED, "\"[atom] in X\" expects X to be list or s-op, but got: %s",
+                   meta_strdesc(E->arena, container, 0));
+    } else {
         diag_error(E->diags, loc, "\"A in X\" expects A to be an s-op or an atom, got %s",
                    mv_kind_name(item.kind));
+        elab_fault(E, ELAB_FAULT_IGNORED, "\"A in X\" expects A to be s-op or atom, but got A: %s",
+                   meta_strdesc(E->arena, item, 0));
+    }
     return false;
 }
 
@@ -314,6 +358,8 @@ static bool call_closure(Elab *E, const AstExpr *e, const Closure *f, MetaValue 
     if (nargs != def->u.def.params.count) {
         diag_error(E->diags, e->loc, "wrong number of arguments for %s: expected %zu, got %zu",
                    def->u.def.name, def->u.def.params.count, nargs);
+        elab_fault(E, ELAB_FAULT_IGNORED, "wrong number of args for %s- expected: %zu, got: %zu.",
+                   def->u.def.name, def->u.def.params.count, nargs);
         return false;
     }
     if (E->call_depth >= ELAB_MAX_CALL_DEPTH) {
@@ -322,17 +368,27 @@ static bool call_closure(Elab *E, const AstExpr *e, const Closure *f, MetaValue 
         return false;
     }
     Env *scope = env_new(E, f->env);
+    if (E->session) scope->name = arena_printf(E->arena, "%s'", f->env->name ? f->env->name : "");
     for (size_t i = 0; i < nargs; i++)
         if (!env_assign(E, scope, def->u.def.params.names[i], args[i], def->u.def.params.locs[i]))
             return false;
     E->call_depth++;
+    const MetaValue *outer_backup = elab_backup_example(E, NULL); /* a body tests on the example */
     bool ok = elab_stmts(E, scope, &def->u.def.body);
     size_t nret = def->u.def.returns.count;
     MetaValue *rets = ARENA_ARRAY(E->arena, MetaValue, nret ? nret : 1);
     for (size_t i = 0; ok && i < nret; i++) ok = elab_expr(E, scope, def->u.def.returns.items[i], &rets[i]);
     E->call_depth--;
+    elab_backup_example(E, outer_backup);
     if (!ok) return false;
     *out = nret == 1 ? rets[0] : mv_list(rets, nret);
+    if (E->session && (out->kind == MV_SOP || out->kind == MV_SEL)) {
+        /* the original renames what a function returns after the call */
+        const char *name = def->u.def.name;
+        for (size_t i = 0; i < nargs; i++)
+            name = arena_printf(E->arena, "%s%s%s", name, i ? " , " : "(", meta_strdesc(E->arena, args[i], 20));
+        elab_rename(E, *out, nargs ? arena_printf(E->arena, "%s)", name) : arena_printf(E->arena, "%s()", name));
+    }
     return true;
 }
 
@@ -342,11 +398,14 @@ static bool application_input(Elab *E, const AstExpr *e, MetaValue in, Value **a
               (in.kind == MV_LIST && mv_all_atoms(in.u.list.items, in.u.list.count));
     if (ok) table_atoms(E, in, atoms, n);
     if (ok && (*n == 0 || *n > ELAB_MAX_APPLY)) ok = false; /* the original rejects empty inputs */
-    if (!ok)
+    if (!ok) {
         diag_error(E->diags, e->u.call.args.items[0]->loc,
                    "applying an s-op or selector expects a non-empty string or list of atoms "
                    "(at most %d), got %s", ELAB_MAX_APPLY,
                    mv_describe(E, in));
+        elab_fault(E, ELAB_FAULT_IGNORED, "Applying unfinished expects iterable input, got: %s",
+                   meta_strdesc(E->arena, in, 0));
+    }
     return ok;
 }
 
@@ -355,6 +414,14 @@ static bool apply_to_input(Elab *E, const AstExpr *e, IrNode *node, MetaValue in
     Value *atoms;
     size_t n;
     IrEvalError err;
+    if (E->session) { /* the original's conversions and errors */
+        E->last_apply = e;
+        E->applied_node = node;
+        E->applied_input = in;
+        if (elab_session_apply_value(E, node, in, out)) return true;
+        diag_error(E->diags, e->loc, "evaluating on this input failed: %s", E->fault.text ? E->fault.text : "");
+        return false;
+    }
     if (!application_input(E, e, in, &atoms, &n)) return false;
     if (!ir_is_selector(node)) {
         Value *res;
@@ -385,31 +452,48 @@ failed: {
 /* call = expr "(" expr, ... ")" */
 bool elab_call(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
     MetaValue callee;
-    if (!elab_expr(E, env, e->u.call.callee, &callee)) return false;
     size_t nargs = e->u.call.args.count;
     MetaValue *args = ARENA_ARRAY(E->arena, MetaValue, nargs ? nargs : 1);
-    for (size_t i = 0; i < nargs; i++)
-        if (!elab_expr(E, env, e->u.call.args.items[i], &args[i])) return false;
+    if (E->session && nargs == 1) {
+        /* as the original: the argument first, the example the callee's s-ops are tested on */
+        if (!elab_expr(E, env, e->u.call.args.items[0], &args[0])) return false;
+        const MetaValue *prev = elab_backup_example(E, &args[0]);
+        bool ok = elab_expr(E, env, e->u.call.callee, &callee);
+        elab_backup_example(E, prev);
+        if (!ok) return false;
+    } else {
+        if (!elab_expr(E, env, e->u.call.callee, &callee)) return false;
+        for (size_t i = 0; i < nargs; i++)
+            if (!elab_expr(E, env, e->u.call.args.items[i], &args[i])) return false;
+    }
     switch (callee.kind) {
     case MV_FUNC: return call_closure(E, e, callee.u.func, args, nargs, out);
     case MV_PRIM: /* selector_width */
         if (nargs != 1 || args[0].kind != MV_SEL) {
             diag_error(E->diags, e->loc, "selector_width expects one selector%s%s",
                        nargs == 1 ? ", got " : "", nargs == 1 ? mv_describe(E, args[0]) : "");
+            if (nargs != 1) /* as the library function of the original would fail */
+                elab_fault(E, ELAB_FAULT_IGNORED, "wrong number of args for selector_width- expected: 1, got: %zu.", nargs);
+            else
+                elab_fault(E, ELAB_FAULT_IGNORED, "Cannot apply and/or between selector and non-selector");
             return false;
         }
         *out = mv_node(ir_selector_width(E->g, args[0].u.node, e->loc));
+        if (E->session)
+            elab_label(E, out, arena_printf(E->arena, "selector_width(%s)", meta_strdesc(E->arena, args[0], 20)));
         return true;
     case MV_SOP:
     case MV_SEL:
         if (nargs != 1) {
             diag_error(E->diags, e->loc, "applying a %s expects one input, got %zu arguments",
                        mv_kind_name(callee.kind), nargs);
+            elab_fault(E, ELAB_FAULT_IGNORED, "wrong number of args for evaluate unfinished- expected: 1, got: %zu.", nargs);
             return false;
         }
         return apply_to_input(E, e, callee.u.node, args[0], out);
     default:
         diag_error(E->diags, e->u.call.callee->loc, "%s is not callable", mv_describe(E, callee));
+        elab_fault(E, ELAB_FAULT_NOT_IMPLEMENTED, "not callable");
         return false;
     }
 }

@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "ir/pyerror.h"
+
 bool elab_as_sop(Elab *E, MetaValue v, SrcLoc loc, const char *what, IrNode **out) {
     if (v.kind == MV_SOP) {
         *out = v.u.node;
@@ -16,11 +18,13 @@ bool elab_as_sop(Elab *E, MetaValue v, SrcLoc loc, const char *what, IrNode **ou
     }
     diag_error(E->diags, loc, "%s must be an s-op or an atom, got %s", what,
                mv_describe(E, v));
+    elab_fault(E, ELAB_FAULT_IGNORED, "%s must be an s-op or an atom, got: %s", what,
+               meta_strdesc(E->arena, v, 0));
     return false;
 }
 
 /* The IR node a built-in name stands for; selector_width stays a callable. */
-static MetaValue materialise_prim(Elab *E, Prim p, SrcLoc loc) {
+static MetaValue materialise_node(Elab *E, Prim p, SrcLoc loc) {
     switch (p) {
     case PRIM_TOKENS_STR: return mv_node(ir_tokens(E->g, IR_TOKENS_STR, loc));
     case PRIM_TOKENS_INT: return mv_node(ir_tokens(E->g, IR_TOKENS_INT, loc));
@@ -28,6 +32,7 @@ static MetaValue materialise_prim(Elab *E, Prim p, SrcLoc loc) {
     case PRIM_TOKENS_BOOL: return mv_node(ir_tokens(E->g, IR_TOKENS_BOOL, loc));
     case PRIM_INDICES: return mv_node(ir_indices(E->g, loc));
     case PRIM_LENGTH: return mv_node(ir_length(E->g, loc));
+    case PRIM_TOKENS_ASIS: return mv_node(ir_tokens(E->g, IR_TOKENS_ASIS, loc));
     case PRIM_SELECTOR_WIDTH: break;
     }
     MetaValue m;
@@ -37,10 +42,17 @@ static MetaValue materialise_prim(Elab *E, Prim p, SrcLoc loc) {
     return m;
 }
 
+static MetaValue materialise_prim(Elab *E, Prim p, SrcLoc loc) {
+    MetaValue m = materialise_node(E, p, loc);
+    m.label = elab_prim_label(E, p);
+    return m;
+}
+
 static bool elab_name(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
     const MetaValue *v = env_lookup(env, e->u.name);
     if (!v) {
         diag_error(E->diags, e->loc, "undefined variable '%s'", e->u.name);
+        elab_fault(E, ELAB_FAULT_IGNORED, "Error: Undefined variable: %s", e->u.name);
         return false;
     }
     *out = v->kind == MV_PRIM ? materialise_prim(E, v->u.prim, e->loc) : *v;
@@ -68,6 +80,8 @@ static bool dict_put(Elab *E, DictBuilder *d, MetaValue key, MetaValue value, Sr
     if (key.kind != MV_ATOM) {
         diag_error(E->diags, loc, "dictionary keys can only be atoms, got %s",
                    mv_describe(E, key));
+        elab_fault(E, ELAB_FAULT_IGNORED, "dictionary keys can only be atoms, but instead got: %s",
+                   meta_strdesc(E->arena, key, 0));
         return false;
     }
     if (!elab_charge(E, d->count, loc)) return false; /* linear search: charge it */
@@ -130,6 +144,12 @@ bool elab_iteration_items(Elab *E, MetaValue it, SrcLoc loc, const char *what, M
     }
     diag_error(E->diags, loc, "%s needs a list or dict to iterate over, got %s", what,
                mv_describe(E, it));
+    if (strcmp(what, "for loop") == 0)
+        elab_fault(E, ELAB_FAULT_IGNORED, "for loop needs to iterate over a list or dict, but got: %s",
+                   meta_strdesc(E->arena, it, 0));
+    else
+        elab_fault(E, ELAB_FAULT_IGNORED, "%s should have got a list or dict to loop over, but got: %s",
+                   what, meta_strdesc(E->arena, it, 0));
     return false;
 }
 
@@ -181,10 +201,16 @@ static bool elab_unary(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
     if (!elab_expr(E, env, e->u.unary.operand, &x)) return false;
     if (x.kind == MV_SEL && op == AST_NOT) {
         *out = mv_node(ir_select_not(E->g, x.u.node, e->loc));
+        elab_label(E, out, "plain select");
         return true;
     }
     if (x.kind == MV_SOP) {
         *out = mv_node(ir_map_unary(E->g, unary_value_op(op), x.u.node, e->loc));
+        if (E->session) {
+            const char *n = elab_quickname(E, x);
+            elab_label(E, out, op == AST_INDICATOR ? arena_printf(E->arena, "I(%s)", n)
+                               : arena_printf(E->arena, "( %s %s )", ast_unary_op_text(op), n));
+        }
         return true;
     }
     /* indicator is only for s-ops, as in the original (it builds an s-op). */
@@ -193,6 +219,8 @@ static bool elab_unary(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
         ValueResult r = value_unary(unary_value_op(op), x.u.atom, msg, sizeof msg);
         if (!r.ok) {
             diag_error(E->diags, e->loc, "%s", r.error);
+            elab_fault(E, ELAB_FAULT_EXCEPTION, "%s",
+                       py_unary_error(E->arena, unary_value_op(op), x.u.atom));
             return false;
         }
         *out = mv_atom(r.value);
@@ -205,6 +233,12 @@ static bool elab_unary(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
     diag_error(E->diags, e->loc, "cannot apply '%s' to %s%s", ast_unary_op_text(op),
                mv_describe(E, x),
                op == AST_INDICATOR ? " (indicator expects an s-op)" : "");
+    if (op == AST_INDICATOR)
+        elab_fault(E, ELAB_FAULT_IGNORED, "indicator operator expects s-op, got: %s",
+                   meta_pystr(E->arena, x));
+    else
+        elab_fault(E, ELAB_FAULT_EXCEPTION, "bad operand type for unary %s: '%s'",
+                   ast_unary_op_text(op), meta_py_type(x));
     return false;
 }
 
@@ -219,10 +253,12 @@ static bool elab_logic(Elab *E, const AstExpr *e, MetaValue a, MetaValue b, Meta
             diag_error(E->diags, e->loc, "cannot apply '%s' between a selector and %s",
                        is_and ? "and" : "or",
                        mv_kind_name(a.kind == MV_SEL ? b.kind : a.kind));
+            elab_fault(E, ELAB_FAULT_IGNORED, "Cannot apply and/or between selector and non-selector");
             return false;
         }
         *out = mv_node(is_and ? ir_select_and(E->g, a.u.node, b.u.node, e->loc)
                               : ir_select_or(E->g, a.u.node, b.u.node, e->loc));
+        elab_label(E, out, "plain select");
         return true;
     }
     if (any_sop) {
@@ -231,6 +267,9 @@ static bool elab_logic(Elab *E, const AstExpr *e, MetaValue a, MetaValue b, Meta
             !elab_as_sop(E, b, e->u.binary.rhs->loc, "operand", &y))
             return false;
         *out = mv_node(ir_map_binary(E->g, is_and ? VOP_AND : VOP_OR, x, y, e->loc));
+        if (E->session)
+            elab_label(E, out, arena_printf(E->arena, "( %s %s %s)", elab_quickname(E, a),
+                                            is_and ? "and" : "or", elab_quickname(E, b)));
         return true;
     }
     bool t = mv_truthy(a);
@@ -280,6 +319,7 @@ static bool elab_arith(Elab *E, const AstExpr *e, MetaValue a, MetaValue b, Meta
     ValueOp vop = binary_value_op(op);
     if (a.kind == MV_SEL || b.kind == MV_SEL) {
         diag_error(E->diags, e->loc, "cannot apply '%s' to selector(s)", ast_binary_op_text(op));
+        elab_fault(E, ELAB_FAULT_IGNORED, "Cannot apply %s to selector(s)", ast_binary_op_text(op));
         return false;
     }
     bool a_seq = a.kind == MV_SOP || a.kind == MV_ATOM, b_seq = b.kind == MV_SOP || b.kind == MV_ATOM;
@@ -289,6 +329,10 @@ static bool elab_arith(Elab *E, const AstExpr *e, MetaValue a, MetaValue b, Meta
             !elab_as_sop(E, b, e->u.binary.rhs->loc, "operand", &y))
             return false;
         *out = mv_node(ir_map_binary(E->g, vop, x, y, e->loc));
+        if (E->session) /* the original names x ^ y by the Python function it calls */
+            elab_label(E, out, arena_printf(E->arena, "( %s %s %s )", elab_quickname(E, a),
+                                            op == AST_POW ? "pow" : ast_binary_op_text(op),
+                                            elab_quickname(E, b)));
         return true;
     }
     if (a.kind == MV_ATOM && b.kind == MV_ATOM) {
@@ -304,6 +348,7 @@ static bool elab_arith(Elab *E, const AstExpr *e, MetaValue a, MetaValue b, Meta
         ValueResult r = value_binary(vop, a.u.atom, b.u.atom, E->arena, msg, sizeof msg);
         if (!r.ok) {
             diag_error(E->diags, e->loc, "%s", r.error);
+            elab_fault(E, ELAB_FAULT_EXCEPTION, "%s", py_binary_error(E->arena, vop, a.u.atom, b.u.atom));
             return false;
         }
         *out = mv_atom(r.value);
@@ -319,6 +364,8 @@ static bool elab_arith(Elab *E, const AstExpr *e, MetaValue a, MetaValue b, Meta
     }
     diag_error(E->diags, e->loc, "cannot apply '%s' to %s and %s", ast_binary_op_text(op),
                mv_kind_name(a.kind), mv_kind_name(b.kind));
+    elab_fault(E, ELAB_FAULT_EXCEPTION, "%s",
+               py_type_error(E->arena, vop, meta_py_type(a), meta_py_type(b)));
     return false;
 }
 
@@ -330,7 +377,16 @@ static bool elab_binary(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
     switch (e->u.binary.op) {
     case AST_AND:
     case AST_OR: return elab_logic(E, e, a, b, out);
-    case AST_IN: return elab_in(E, a, b, e->loc, out);
+    case AST_IN:
+        if (!elab_in(E, a, b, e->loc, out)) return false;
+        if (E->session && a.kind == MV_SOP) { /* the container by its variable name, if any */
+            const AstExpr *c = e->u.binary.rhs;
+            const char *cname = c->kind == AST_NAME ? c->u.name : meta_pystr(E->arena, b);
+            elab_label(E, out, arena_printf(E->arena, "%s in %s", elab_quickname(E, a), cname));
+        } else if (E->session && out->kind == MV_SOP) {
+            elab_label(E, out, "( s-op > 0 )");
+        }
+        return true;
     default: return elab_arith(E, e, a, b, out);
     }
 }
@@ -342,6 +398,7 @@ static bool elab_cond(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
     if (!elab_expr(E, env, e->u.cond.cond, &c)) return false;
     if (c.kind == MV_SEL) {
         diag_error(E->diags, e->u.cond.cond->loc, "the condition of 'if' cannot be a selector");
+        elab_fault(E, ELAB_FAULT_EXCEPTION, "the condition of 'if' cannot be a selector");
         return false;
     }
     if (c.kind != MV_SOP)
@@ -354,6 +411,9 @@ static bool elab_cond(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
         !elab_as_sop(E, f, e->u.cond.else_e->loc, "a branch of an s-op conditional", &fn))
         return false;
     *out = mv_node(ir_map_cond(E->g, c.u.node, tn, fn, e->loc));
+    if (E->session)
+        elab_label(E, out, arena_printf(E->arena, "%s if %s else %s", elab_quickname(E, t),
+                                        elab_quickname(E, c), elab_quickname(E, f)));
     return true;
 }
 
@@ -386,5 +446,6 @@ bool elab_expr(Elab *E, Env *env, const AstExpr *e, MetaValue *out) {
     case AST_CALL: ok = elab_call(E, env, e, out); break;
     }
     E->nesting--;
+    if (ok && E->session) ok = elab_session_after_expr(E, env, e, out);
     return ok;
 }

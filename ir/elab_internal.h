@@ -8,6 +8,8 @@
 #define RASPCC_IR_ELAB_INTERNAL_H
 
 #include "ir/elaborate.h"
+#include "ir/meta.h"
+#include "ir/session.h"
 
 /* Limits that keep hostile programs from hanging or exhausting memory. */
 enum {
@@ -17,62 +19,6 @@ enum {
     ELAB_MAX_STRING = 1 << 20,     /* bytes of one string built by + */
     ELAB_MAX_APPLY = 1024,         /* length of an input an s-op is applied to in the program */
     ELAB_DEFAULT_STEPS = 10000000, /* units of work (expressions, iterations, elements built) */
-};
-
-typedef enum MvKind {
-    MV_ATOM,  /* u.atom */
-    MV_LIST,  /* u.list (also the tuple a function with several return values yields) */
-    MV_DICT,  /* u.dict: atom keys in insertion order */
-    MV_FUNC,  /* u.func: a closure */
-    MV_SOP,   /* u.node, not a selector */
-    MV_SEL,   /* u.node, a selector */
-    MV_PRIM,  /* u.prim: a built-in name, materialised when looked up */
-} MvKind;
-
-/* The built-in names of the root environment. */
-typedef enum Prim {
-    PRIM_TOKENS_STR, PRIM_TOKENS_INT, PRIM_TOKENS_FLOAT, PRIM_TOKENS_BOOL,
-    PRIM_INDICES, PRIM_LENGTH,
-    PRIM_SELECTOR_WIDTH, /* the only native function */
-} Prim;
-
-typedef struct MetaValue MetaValue;
-typedef struct Closure Closure;
-typedef struct Env Env;
-
-struct MetaValue {
-    MvKind kind;
-    union {
-        Value atom;
-        struct { MetaValue *items; size_t count; } list;
-        struct { Value *keys; MetaValue *values; size_t count; } dict;
-        const Closure *func;
-        IrNode *node;
-        Prim prim;
-    } u;
-};
-
-/* A `def`: its AST and the environment it was defined in (lexical scoping). */
-struct Closure {
-    const AstStmt *def; /* AST_STMT_DEF */
-    Env *env;
-};
-
-typedef struct EnvEntry {
-    const char *name;
-    MetaValue value;
-    SrcLoc loc; /* of the last assignment */
-} EnvEntry;
-
-/* A scope. Lookups walk `parent`; assignments write this scope. A scope created by `load`
- * also writes every public name (not starting with '_') into `export_to`, as the original
- * REPL's file environments do. */
-struct Env {
-    Env *parent;
-    Env *export_to;
-    bool protect_outer; /* the program's top scope: prelude and built-in names are reserved */
-    EnvEntry *entries;  /* in order of first assignment */
-    size_t count, cap;
 };
 
 /* A file being loaded, for cycle detection. */
@@ -106,7 +52,35 @@ typedef struct Elab {
     IrNode *last_sop;
     const ElabSite *sites; /* the resolved overrides */
     size_t n_sites;
+    /* Sessions (ir/session.h) only; NULL / unused in batch elaboration. */
+    ElabSession *session;
+    ElabFault fault;               /* the first fault of the statement running */
+    const AstExpr *last_apply;     /* the last call expression that applied an s-op/selector */
+    IrNode *applied_node;          /* ... what it applied, to what */
+    MetaValue applied_input;
 } Elab;
+
+/* ---- session.c: what sessions add (all are no-ops without E->session) ---- */
+/* Records how the original reports the error being raised (kept: the first of a statement). */
+void elab_fault(Elab *E, ElabFaultKind kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Gives v (an s-op or selector just made) a label: `name`, or the original's placeholder when
+ * the name is longer than 30 characters. */
+void elab_label(Elab *E, MetaValue *v, const char *name);
+/* Renames the object v holds (the original's setname). */
+void elab_rename(Elab *E, MetaValue v, const char *name);
+/* The name the original uses for v inside a composed name: an s-op's label, an atom's str(). */
+const char *elab_quickname(Elab *E, MetaValue v);
+/* The label of a built-in (one object per session, as in the original). */
+MvLabel *elab_prim_label(Elab *E, Prim p);
+/* After e evaluated to *v in env: the original's test of a new s-op or selector on the running
+ * example (false + fault when it fails there), then `out` = *v in console and file scopes. */
+bool elab_session_after_expr(Elab *E, Env *env, const AstExpr *e, MetaValue *v);
+/* The example new s-ops are tested on while a one-argument call's callee is evaluated. */
+const MetaValue *elab_backup_example(Elab *E, const MetaValue *arg);
+/* Applies an s-op or selector to an input the original's way (ElabSession's apply). */
+bool elab_session_apply_value(Elab *E, IrNode *node, MetaValue input, MetaValue *out);
+/* Reserved in sessions besides the built-ins and the library (out, range, zip, len, get). */
+bool elab_session_reserved(const Elab *E, const char *name);
 
 /* ---- elab_value.c: meta-values and environments ---- */
 MetaValue mv_atom(Value v);
@@ -126,6 +100,8 @@ Env *env_new(Elab *E, Env *parent);
 const MetaValue *env_lookup(const Env *env, const char *name);
 /* Binds name in env (and its export target); false + diagnostic for a reserved name. */
 bool env_assign(Elab *E, Env *env, const char *name, MetaValue v, SrcLoc loc);
+/* Binds `out` in env, which no program may assign (sessions). */
+void env_set_out(Elab *E, Env *env, MetaValue v);
 
 /* Counts one unit of work (or `units`, for work proportional to a size); false + diagnostic
  * once the program's budget is spent. */
@@ -163,6 +139,11 @@ const AstExpr *elab_override_for(const Elab *E, const AstStmt *s, size_t index);
 const char *elab_overrides_source(Elab *E, const SourceFile *file);
 
 /* ---- elaborate.c ---- */
+bool elab_stmt(Elab *E, Env *env, const AstStmt *s);
+/* Binds the built-in names in a new root scope (E->root). */
+void elab_bind_root(Elab *E);
+/* Elaborates the prelude into E->prelude. */
+bool elab_prelude(Elab *E);
 bool elab_stmts(Elab *E, Env *env, const AstStmtList *stmts);
 /* Binds `names` to v: one name takes v whole; several unpack a list of the same length. */
 bool elab_bind_names(Elab *E, Env *env, const AstNameList *names, MetaValue v, SrcLoc loc);

@@ -173,7 +173,11 @@ static bool check_reserved(Elab *E, const Env *env, const char *name, SrcLoc loc
     if (!reserved && env->protect_outer && strcmp(name, "tokens") != 0 && env->parent &&
         env_lookup(env->parent, name))
         reserved = true;
-    if (reserved) diag_error(E->diags, loc, "cannot assign to reserved name '%s'", name);
+    if (!reserved && elab_session_reserved(E, name)) reserved = true;
+    if (reserved) {
+        diag_error(E->diags, loc, "cannot assign to reserved name '%s'", name);
+        elab_fault(E, ELAB_FAULT_IGNORED, "Error: Cannot set reserved name: %s", name);
+    }
     return !reserved;
 }
 
@@ -197,6 +201,20 @@ bool env_assign(Elab *E, Env *env, const char *name, MetaValue v, SrcLoc loc) {
         }
     }
     return true;
+}
+
+void env_set_out(Elab *E, Env *env, MetaValue v) {
+    EnvEntry *e = env_find_local(env, "out");
+    if (e) {
+        e->value = v;
+        return;
+    }
+    if (env->count == env->cap) {
+        size_t cap = env->cap ? env->cap * 2 : 8;
+        env->entries = arena_grow(E->arena, env->entries, env->count, cap, sizeof(EnvEntry));
+        env->cap = cap;
+    }
+    env->entries[env->count++] = (EnvEntry){"out", v, (SrcLoc){0}};
 }
 
 bool elab_step(Elab *E, SrcLoc loc) { return elab_charge(E, 1, loc); }

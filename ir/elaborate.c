@@ -11,6 +11,10 @@ bool elab_bind_names(Elab *E, Env *env, const AstNameList *names, MetaValue v, S
     if (v.kind != MV_LIST || v.u.list.count != names->count) {
         diag_error(E->diags, loc, "expected %zu values to unpack, got %s", names->count,
                    mv_describe(E, v));
+        if (v.kind == MV_LIST)
+            elab_fault(E, ELAB_FAULT_IGNORED, "expected %zu values, but got: %zu", names->count, v.u.list.count);
+        else
+            elab_fault(E, ELAB_FAULT_EXCEPTION, "object of type '%s' has no len()", meta_py_type(v));
         return false;
     }
     for (size_t i = 0; i < names->count; i++)
@@ -28,6 +32,11 @@ static bool elab_assign(Elab *E, Env *env, const AstStmt *s) {
     }
     MetaValue v = n == 1 ? vals[0] : mv_list(vals, n);
     if (!elab_bind_names(E, env, &s->u.assign.targets, v, s->loc)) return false;
+    if (E->session) { /* the original renames each assigned s-op or selector */
+        const AstNameList *t = &s->u.assign.targets;
+        for (size_t i = 0; i < t->count; i++)
+            elab_rename(E, t->count == 1 ? v : v.u.list.items[i], t->names[i]);
+    }
     if (env == E->top) { /* remember the default output: the last s-op the program assigned */
         const AstNameList *t = &s->u.assign.targets;
         for (size_t i = 0; i < t->count; i++) {
@@ -90,6 +99,7 @@ static bool elab_load(Elab *E, Env *env, const AstStmt *s) {
     SourceFile *file = source_read_file(E->arena, path, &why);
     if (!file) {
         diag_error(E->diags, s->loc, "cannot load \"%s\": %s", rel, why);
+        elab_fault(E, ELAB_FAULT_IGNORED, "could not find file: %s.rasp", rel);
         return false;
     }
     AstProgram prog;
@@ -107,7 +117,7 @@ static bool elab_load(Elab *E, Env *env, const AstStmt *s) {
     return ok;
 }
 
-static bool elab_stmt(Elab *E, Env *env, const AstStmt *s) {
+bool elab_stmt(Elab *E, Env *env, const AstStmt *s) {
     switch (s->kind) {
     case AST_STMT_EXPR: {
         MetaValue v;
@@ -157,7 +167,7 @@ static void bind_prim(Elab *E, const char *name, Prim p) {
     env_assign(E, E->root, name, v, (SrcLoc){0});
 }
 
-static void bind_root(Elab *E) {
+void elab_bind_root(Elab *E) {
     E->root = env_new(E, NULL);
     bind_prim(E, "tokens_str", PRIM_TOKENS_STR);
     bind_prim(E, "tokens_int", PRIM_TOKENS_INT);
@@ -171,7 +181,7 @@ static void bind_root(Elab *E) {
     env_assign(E, E->root, "False", mv_atom(value_bool(false)), (SrcLoc){0});
 }
 
-static bool elab_prelude(Elab *E) {
+bool elab_prelude(Elab *E) {
     SourceFile *file = source_from_string(E->arena, "<prelude>", rasp_prelude_source);
     AstProgram prog;
     if (!parse_program(E->arena, file, &prog, E->diags)) return false;
@@ -203,7 +213,7 @@ bool elaborate_program(IrGraph *g, const AstProgram *prog, const ElabOptions *op
     E.diags = diags;
     E.base_dir = opt->base_dir;
     E.max_steps = opt->max_steps ? opt->max_steps : ELAB_DEFAULT_STEPS;
-    bind_root(&E);
+    elab_bind_root(&E);
     /* Builtins are bound; from here assignments to them are reserved. */
     E.prelude = env_new(&E, E.root);
     E.top = env_new(&E, E.prelude);

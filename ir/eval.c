@@ -2,7 +2,11 @@
  * nodes the requested output depends on. */
 #include "ir/eval.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 bool ir_convert_token(IrTokenType type, Value in, Value *out, char *errbuf, size_t errsize) {
@@ -27,6 +31,83 @@ bool ir_convert_token(IrTokenType type, Value in, Value *out, char *errbuf, size
     return false;
 }
 
+/* Python's int() of a string: optional blanks and sign, decimal digits with single underscores
+ * between them. */
+static bool python_int_literal(const char *s, int64_t *out) {
+    while (isspace((unsigned char)*s)) s++;
+    bool neg = *s == '-';
+    if (*s == '-' || *s == '+') s++;
+    if (!isdigit((unsigned char)*s)) return false;
+    __int128 v = 0;
+    for (; *s; s++) {
+        if (*s == '_' && isdigit((unsigned char)s[1]) && isdigit((unsigned char)s[-1])) continue;
+        if (!isdigit((unsigned char)*s)) break;
+        v = v * 10 + (*s - '0');
+        if (v > (__int128)INT64_MAX + 1) return false;
+    }
+    while (isspace((unsigned char)*s)) s++;
+    if (*s) return false;
+    v = neg ? -v : v;
+    if (v > INT64_MAX) return false;
+    *out = (int64_t)v;
+    return true;
+}
+
+bool ir_convert_token_python(IrTokenType type, Value in, Arena *arena, Value *out, char *errbuf,
+                             size_t errsize) {
+    char text[96];
+    if (type == IR_TOKENS_ASIS) {
+        *out = in;
+        return true;
+    }
+    switch (type) {
+    case IR_TOKENS_STR:
+        if (in.kind == VAL_STR) { *out = in; return true; }
+        if (in.kind == VAL_BOOL) { *out = value_str(in.as.b ? "True" : "False"); return true; }
+        value_format(in, text, sizeof text); /* ints and floats print as Python's str() */
+        *out = value_str(arena_strdup(arena, text));
+        return true;
+    case IR_TOKENS_INT:
+        if (in.kind == VAL_INT) { *out = in; return true; }
+        if (in.kind == VAL_BOOL) { *out = value_int(in.as.b); return true; }
+        if (in.kind == VAL_FLOAT) {
+            if (isnan(in.as.f)) { snprintf(errbuf, errsize, "cannot convert float NaN to integer"); return false; }
+            if (isinf(in.as.f)) { snprintf(errbuf, errsize, "cannot convert float infinity to integer"); return false; }
+            double t = trunc(in.as.f);
+            if (t < -9.2233720368547758e18 || t >= 9.2233720368547758e18) {
+                snprintf(errbuf, errsize, "integer overflow converting %g", in.as.f);
+                return false;
+            }
+            *out = value_int((int64_t)t);
+            return true;
+        }
+        {
+            int64_t i;
+            if (python_int_literal(in.as.s, &i)) { *out = value_int(i); return true; }
+        }
+        snprintf(errbuf, errsize, "invalid literal for int() with base 10: '%.60s'", in.as.s);
+        return false;
+    case IR_TOKENS_FLOAT:
+        if (in.kind != VAL_STR) { *out = value_float(value_as_double(in)); return true; }
+        {
+            const char *s = in.as.s;
+            char *end;
+            errno = 0;
+            double d = strtod(s, &end);
+            bool hex = strchr(s, 'x') || strchr(s, 'X');
+            while (end != s && isspace((unsigned char)*end)) end++;
+            if (end != s && !*end && !hex) { *out = value_float(d); return true; }
+        }
+        snprintf(errbuf, errsize, "could not convert string to float: '%.60s'", in.as.s);
+        return false;
+    case IR_TOKENS_BOOL:
+        *out = value_bool(value_truthy(in));
+        return true;
+    }
+    snprintf(errbuf, errsize, "unknown token type");
+    return false;
+}
+
 typedef struct EvalState {
     const IrGraph *g;
     const Value *input;
@@ -34,11 +115,13 @@ typedef struct EvalState {
     Arena *scratch;
     void **results; /* per node id: Value[n] for s-ops, bool[n*n] for selectors, NULL if unused */
     IrEvalError *err;
+    bool python_tokens;
 } EvalState;
 
 static bool fail(EvalState *st, const IrNode *node, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static bool fail(EvalState *st, const IrNode *node, const char *fmt, ...) {
     st->err->loc = node->loc;
+    st->err->node = node;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(st->err->message, sizeof st->err->message, fmt, ap);
@@ -57,6 +140,9 @@ static bool check_uniform(EvalState *st, const IrNode *node, const Value *v) {
     for (size_t i = 1; i < st->n; i++) {
         if ((v[i].kind == VAL_STR) != (v[0].kind == VAL_STR)) {
             char d[96];
+            st->err->fault = IR_FAULT_MIXED;
+            st->err->values = v;
+            st->err->n = st->n;
             return fail(st, node, "%s mixes value types (%s at position 0, %s at position %zu)",
                         node_desc(node, d, sizeof d), value_kind_name(v[0].kind),
                         value_kind_name(v[i].kind), i);
@@ -106,6 +192,9 @@ static bool eval_aggregate(EvalState *st, const IrNode *node, Value *out) {
         else if (count == 1) out[q] = vals[last];
         else if (!numeric) {
             char d[96];
+            st->err->fault = IR_FAULT_AVERAGE;
+            st->err->values = vals;
+            st->err->n = n;
             return fail(st, node, "aggregate of %s averages %zu non-numeric values at position %zu",
                         node_desc(node->u.aggregate.sop, d, sizeof d), count, q);
         } else out[q] = mean_of(vals, row, n, count);
@@ -118,10 +207,18 @@ static bool eval_sop(EvalState *st, const IrNode *node, Value *out) {
     char msg[200];
     switch (node->kind) {
     case IR_TOKENS:
-        for (size_t i = 0; i < n; i++)
-            if (!ir_convert_token(node->u.token_type, st->input[i], &out[i], msg, sizeof msg))
+        for (size_t i = 0; i < n; i++) {
+            bool ok = st->python_tokens
+                          ? ir_convert_token_python(node->u.token_type, st->input[i], st->scratch, &out[i], msg, sizeof msg)
+                          : ir_convert_token(node->u.token_type, st->input[i], &out[i], msg, sizeof msg);
+            if (!ok) {
+                st->err->fault = IR_FAULT_TOKEN;
+                st->err->args[0] = st->input[i];
+                st->err->nargs = 1;
                 return fail(st, node, "%s", msg);
-        return true;
+            }
+        }
+        return node->u.token_type == IR_TOKENS_ASIS ? check_uniform(st, node, out) : true;
     case IR_INDICES:
         for (size_t i = 0; i < n; i++) out[i] = value_int((int64_t)i);
         return true;
@@ -138,7 +235,12 @@ static bool eval_sop(EvalState *st, const IrNode *node, Value *out) {
             Value in[3];
             for (uint32_t a = 0; a < node->u.map.nargs; a++) in[a] = args[a][i];
             ValueResult r = ir_map_apply(node, in, st->scratch, msg, sizeof msg);
-            if (!r.ok) return fail(st, node, "%s (at position %zu)", r.error, i);
+            if (!r.ok) {
+                st->err->fault = IR_FAULT_MAP;
+                memcpy(st->err->args, in, sizeof in);
+                st->err->nargs = node->u.map.nargs;
+                return fail(st, node, "%s (at position %zu)", r.error, i);
+            }
             out[i] = r.value;
         }
         return check_uniform(st, node, out);
@@ -170,7 +272,13 @@ static bool eval_selector(EvalState *st, const IrNode *node, bool *out) {
         for (size_t q = 0; q < n; q++)
             for (size_t k = 0; k < n; k++) {
                 ValueResult r = ir_cmp_apply(node->u.select.cmp, keys[k], queries[q], msg, sizeof msg);
-                if (!r.ok) return fail(st, node, "select: %s (key %zu, query %zu)", r.error, k, q);
+                if (!r.ok) {
+                    st->err->fault = IR_FAULT_SELECT;
+                    st->err->args[0] = keys[k];
+                    st->err->args[1] = queries[q];
+                    st->err->nargs = 2;
+                    return fail(st, node, "select: %s (key %zu, query %zu)", r.error, k, q);
+                }
                 out[q * n + k] = r.value.as.b;
             }
         return true;
@@ -220,8 +328,8 @@ static void mark_needed(const IrGraph *g, const IrNode *out, bool *needed) {
 }
 
 static bool run(const IrGraph *g, const IrNode *out, const Value *input, size_t n, Arena *scratch,
-                IrEvalError *err, void ***results) {
-    EvalState st = {g, input, n, scratch, NULL, err};
+                const IrEvalOptions *opt, IrEvalError *err, void ***results) {
+    EvalState st = {g, input, n, scratch, NULL, err, opt && opt->python_tokens};
     memset(err, 0, sizeof *err);
     size_t count = (size_t)out->id + 1;
     bool *needed = ARENA_ARRAY(scratch, bool, count);
@@ -246,7 +354,7 @@ static bool run(const IrGraph *g, const IrNode *out, const Value *input, size_t 
 
 bool ir_eval_nodes(const IrGraph *g, const bool *wanted, size_t count, const Value *input, size_t n, Arena *scratch,
                    void **results, bool *failed) {
-    EvalState st = {g, input, n, scratch, results, NULL};
+    EvalState st = {g, input, n, scratch, results, NULL, false};
     IrEvalError err;
     st.err = &err;
     for (size_t id = 0; id < count; id++) {
@@ -290,7 +398,7 @@ bool ir_eval(const IrGraph *g, const IrNode *out, const Value *input, size_t n, 
         snprintf(err->message, sizeof err->message, "expected an s-op, got a selector");
         return false;
     }
-    if (!run(g, out, input, n, scratch, err, &results)) return false;
+    if (!run(g, out, input, n, scratch, NULL, err, &results)) return false;
     *result = results[out->id];
     return true;
 }
@@ -304,7 +412,15 @@ bool ir_eval_selector(const IrGraph *g, const IrNode *sel, const Value *input, s
         snprintf(err->message, sizeof err->message, "expected a selector, got an s-op");
         return false;
     }
-    if (!run(g, sel, input, n, scratch, err, &results)) return false;
+    if (!run(g, sel, input, n, scratch, NULL, err, &results)) return false;
     *matrix = results[sel->id];
+    return true;
+}
+
+bool ir_eval_with(const IrGraph *g, const IrNode *out, const Value *input, size_t n, Arena *scratch,
+                  const IrEvalOptions *opt, void **result, IrEvalError *err) {
+    void **results;
+    if (!run(g, out, input, n, scratch, opt, err, &results)) return false;
+    *result = results[out->id];
     return true;
 }

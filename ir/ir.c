@@ -333,8 +333,9 @@ const char *ir_cmp_text(IrCmp c) {
 }
 
 const char *ir_token_type_name(IrTokenType t) {
-    static const char *const names[] = {"tokens_str", "tokens_int", "tokens_float", "tokens_bool"};
-    return names[t];
+    static const char *const names[] = {"tokens_str", "tokens_int", "tokens_float", "tokens_bool",
+                                        "tokens_asis"};
+    return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "tokens_?";
 }
 
 static void dump_table(FILE *out, const Value *t, size_t n) {

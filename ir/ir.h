@@ -47,6 +47,10 @@ typedef enum IrKind {
 
 /* How the input atoms become `tokens`. */
 typedef enum IrTokenType { IR_TOKENS_STR, IR_TOKENS_INT, IR_TOKENS_FLOAT, IR_TOKENS_BOOL } IrTokenType;
+/* The original's tokens_asis (the input atoms unconverted), which only interactive sessions
+ * (ir/session.h) bind. Outside the enum so that the compiler, which has no vocabulary for it,
+ * needs no case for it: a session refuses to compile a graph that reads it. */
+#define IR_TOKENS_ASIS ((IrTokenType)4)
 
 /* The comparison of a select: selected when `key CMP query`. */
 typedef enum IrCmp { IR_CMP_EQ, IR_CMP_NE, IR_CMP_LT, IR_CMP_GT, IR_CMP_LE, IR_CMP_GE } IrCmp;

@@ -49,11 +49,20 @@ static bool find_line(const SourceFile *f, int line, const char **start, size_t 
     return true;
 }
 
-void diag_render(FILE *out, const Diag *d) {
-    static const char *const sev_name[] = {"error", "warning", "note"};
+/* ANSI SGR sequences, as GCC and Clang colour their diagnostics. */
+#define SGR_BOLD "\033[1m"
+#define SGR_RESET "\033[m"
+static const char *const sev_name[] = {"error", "warning", "note"};
+static const char *const sev_color[] = {"\033[1;31m", "\033[1;35m", "\033[1;36m"};
+
+void diag_render_styled(FILE *out, const Diag *d, DiagStyle style) {
     char where[512];
     srcloc_format(d->loc, where, sizeof where);
-    fprintf(out, "%s: %s: %s\n", where, sev_name[d->severity], d->message);
+    if (style.color)
+        fprintf(out, SGR_BOLD "%s:" SGR_RESET " %s%s:" SGR_RESET " %s\n", where, sev_color[d->severity],
+                sev_name[d->severity], d->message);
+    else
+        fprintf(out, "%s: %s: %s\n", where, sev_name[d->severity], d->message);
     const char *line;
     size_t len;
     if (!d->loc.file || d->loc.line <= 0 || !find_line(d->loc.file, d->loc.line, &line, &len))
@@ -61,12 +70,21 @@ void diag_render(FILE *out, const Diag *d) {
     if (len > 200) len = 200;
     fprintf(out, "  %.*s\n  ", (int)len, line);
     for (int c = 1; c < d->loc.col && (size_t)c <= len; c++) fputc(line[c - 1] == '\t' ? '\t' : ' ', out);
-    fputs("^\n", out);
+    fputs(style.color ? "\033[1;32m^" SGR_RESET "\n" : "^\n", out);
 }
 
-void diag_render_all(FILE *out, const DiagList *d) {
-    for (size_t i = 0; i < d->count; i++) diag_render(out, &d->items[i]);
+void diag_render(FILE *out, const Diag *d) { diag_render_styled(out, d, (DiagStyle){0}); }
+
+void diag_render_from(FILE *out, const DiagList *d, size_t from, DiagStyle style) {
+    bool shown = true; /* whether the diagnostic a note belongs to was shown */
+    for (size_t i = from; i < d->count; i++) {
+        const Diag *g = &d->items[i];
+        if (g->severity != DIAG_NOTE) shown = !style.quiet || g->severity == DIAG_ERROR;
+        if (shown) diag_render_styled(out, g, style);
+    }
 }
+
+void diag_render_all(FILE *out, const DiagList *d) { diag_render_from(out, d, 0, (DiagStyle){0}); }
 
 SourceFile *source_from_string(Arena *a, const char *name, const char *text) {
     SourceFile *f = ARENA_NEW(a, SourceFile);
@@ -82,6 +100,12 @@ SourceFile *source_read_file(Arena *a, const char *path, const char **why) {
         *why = strerror(errno);
         return NULL;
     }
+    SourceFile *f = source_read_stream(a, fp, path, why);
+    fclose(fp);
+    return f;
+}
+
+SourceFile *source_read_stream(Arena *a, FILE *fp, const char *name, const char **why) {
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
     if (!buf) abort();
@@ -96,9 +120,7 @@ SourceFile *source_read_file(Arena *a, const char *path, const char **why) {
         len += got;
         if (got == 0) break;
     }
-    bool failed = ferror(fp);
-    fclose(fp);
-    if (failed) {
+    if (ferror(fp)) {
         free(buf);
         *why = "read error";
         return NULL;
@@ -109,7 +131,7 @@ SourceFile *source_read_file(Arena *a, const char *path, const char **why) {
         return NULL;
     }
     SourceFile *f = ARENA_NEW(a, SourceFile);
-    f->name = arena_strdup(a, path);
+    f->name = arena_strdup(a, name);
     f->text = arena_strndup(a, buf, len);
     f->len = len;
     free(buf);

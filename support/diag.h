@@ -51,11 +51,24 @@ static inline bool diag_has_errors(const DiagList *d) { return d->error_count > 
 /* Renders one diagnostic: "file:line:col: error: msg\n  source line\n  ^\n". */
 void diag_render(FILE *out, const Diag *d);
 void diag_render_all(FILE *out, const DiagList *d);
+
+/* How a tool renders: in colour as compilers do (the location bold, "error:" bold red,
+ * "warning:" bold magenta, "note:" bold cyan, the caret bold green; support/term.h
+ * term_use_color decides), and `quiet` (-q) leaves out warnings and the notes that follow them
+ * (errors and their notes are always shown). */
+typedef struct DiagStyle {
+    bool color, quiet;
+} DiagStyle;
+void diag_render_styled(FILE *out, const Diag *d, DiagStyle style);
+/* Items [from, d->count) of the list. */
+void diag_render_from(FILE *out, const DiagList *d, size_t from, DiagStyle style);
 /* "file:line:col" (or "<unknown>") into buf. */
 void srcloc_format(SrcLoc loc, char *buf, size_t size);
 
 /* Reads a whole file into the arena as a SourceFile. Returns NULL and sets *why on failure. */
 SourceFile *source_read_file(Arena *a, const char *path, const char **why);
+/* The same from an open stream (standard input for a program given as "-"), named `name`. */
+SourceFile *source_read_stream(Arena *a, FILE *fp, const char *name, const char **why);
 SourceFile *source_from_string(Arena *a, const char *name, const char *text);
 
 #endif

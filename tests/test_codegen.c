@@ -212,7 +212,17 @@ static const Case cases[] = {
      "bal = round((indices + 1) * (aggregate(up, indicator(tokens == \"(\")) - aggregate(up, indicator(tokens == \")\"))));\n"
      "bad = aggregate(up, indicator(bal < 0)) > 0; r = \"F\" if bad else (\"T\" if bal == 0 else \"P\");",
      "r", "()", 26, 8, 2},
+    {"a nested conditional of mixed kinds: its kind block read from the tokens, one layer",
+     "tokens = tokens_int; r = True if tokens == 1 else (1 if tokens == 2 else 1.0);", "r", "-5..5", 4, 3, 1},
+    {"a cyclic shift: the query index gated by the free view i + 1", "r = aggregate(select(indices, (indices + 1) % length, ==), tokens);",
+     "r", "abc", 64, 3, 2},
     /* fuzz_compile findings */
+    {"a never-selecting diagonal aggregate still raises where its source does",
+     "x = aggregate(select(tokens, tokens, ==), tokens); r = aggregate(select(indices, indices, ==) and select(indices, indices, >), x);",
+     "r", "a", 3, 3, -1},
+    {"a string read with a kind block: no kind dim is hot for it",
+     "w1 = aggregate(select(indices, indices, ==) or select(indices, 1, <), 0) if indices != length - 1 else tokens; r = w1 if indices else w1;",
+     "r", "ab", 5, 5, -1},
     {"a per-length readout at lengths where the output always raises",
      "x4 = [3, 1, 2][[0.5, 2, True][length]]; r = indices * aggregate(select(length, indices, >), x4 or tokens);", "r",
      "a", 5, 5, -1},
@@ -235,6 +245,26 @@ START_TEST(test_differential) {
     size_t n = verify_all(c, k->verify_len);
     ck_assert_uint_gt(n, 0);
     compiled_free(c);
+}
+END_TEST
+
+/* Sizes that once were far larger (outsider findings): an upper bound on the hidden units of
+ * each layer's MLP, well above what the compiler gives today. */
+START_TEST(test_sizes) {
+    static const struct { const char *src, *vocab; size_t max_len, hidden; } k[] = {
+        {"r = aggregate(select(indices, (indices + 1) % length, ==), tokens);", "abc", 64, 400},  /* was 8054 */
+        {"r = aggregate(select(indices, (indices + length - 2) % length, ==), tokens);", "abc", 64, 600},
+        {"r = count(tokens, \"a\");", "abc", 64, 5000}, /* refused before; 4044 today */
+    };
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+        Compiled *c = compile_src(k[i].src, "r", k[i].vocab, k[i].max_len);
+        ck_assert_msg(c->ok, "%zu: %s", i, compiled_first_error(c));
+        for (size_t l = 0; l < c->model.n_layers; l++)
+            ck_assert_msg(c->model.layers[l].mlp.w1.cols <= k[i].hidden, "%zu: layer %zu has %zu hidden units", i, l,
+                          c->model.layers[l].mlp.w1.cols);
+        ck_assert_uint_gt(verify_all(c, 3), 0);
+        compiled_free(c);
+    }
 }
 END_TEST
 
@@ -382,6 +412,12 @@ START_TEST(test_compile_errors) {
         {"tokens = tokens_int; r = aggregate(select(indices, indices, <=), tokens + 9007199254740992);", "0..3",
          "where float64 stops being exact", 3},
         {"tokens = tokens_int; r = aggregate(select(indices, indices, <=), tokens * -0.0);", "-3..3", "-0.0 and 0.0", 3},
+        /* fuzz_compile: more than four s-ops on one side of a joint selector (once reads past the members) */
+        {"w8 = tokens if indices else tokens; s6 = select(\"\", w8, <); "
+         "s4 = s6 and select(indices, length, <) and select(0, w8 == w8, ==);\n"
+         "s3 = s4 and select(tokens, tokens, <) and (select(indices, indices, <) and select(0, indices, ==));\n"
+         "s1 = select(aggregate(s3 and s6 and select(indices, indices, ==), tokens, \"\"), tokens, <) or (s3 or s6); "
+         "r = aggregate(s1, w8);", "a", "too many different s-ops", 3},
         /* fuzz_compile: five s-ops on one side of a joint selector (once an out-of-bounds write) */
         {"s5 = select_next_identical(tokens); s6 = select(indices, (length / 2), <) and select(0, length, ==);\n"
          "s4 = (s5 or select(indices, 0, ==)) and (s6 or select(indices, indices, ==)); r = aggregate(not s4, tokens);",
@@ -435,6 +471,8 @@ START_TEST(test_real_tokens) {
         "tokens = tokens_float; r = aggregate(select(indices, indices, <=), tokens) * length;",
         "tokens = tokens_float; r = round(tokens * 2) + (tokens > 1);",
         "tokens = tokens_float; r = (tokens + 4) ^ 0.5 - 1 / (tokens + 4);",
+        "tokens = tokens_float; a = aggregate(select(indices, 0, ==), tokens); b = aggregate(select(indices, 1, ==), tokens);\n"
+        "r = 0 * tokens + ((a * b + b * b) if indices == 2 else 0);",
     };
     for (size_t p = 0; p < 2 * sizeof progs / sizeof *progs; p++) {
         Arena a;
@@ -519,6 +557,7 @@ static Suite *suite(void) {
     tcase_add_test(u, test_layout_independent_of_names);
     tcase_add_test(u, test_file_round_trip);
     tcase_add_test(u, test_real_tokens);
+    tcase_add_test(u, test_sizes);
     suite_add_tcase(s, u);
     return s;
 }

@@ -10,6 +10,8 @@
 #include "ir/elaborate.h"
 #include "ir/eval.h"
 #include "ir/input.h"
+#include "ir/session.h"
+#include "parser/parser.h"
 
 typedef struct Fix {
     Arena arena;
@@ -505,6 +507,185 @@ START_TEST(test_override_errors) {
 }
 END_TEST
 
+
+/* ---- sessions (ir/session.h) ---- */
+
+typedef struct Sess {
+    Arena arena;
+    IrGraph g;
+    DiagList diags;
+    ElabSession *s;
+    ElabOutcome o;
+} Sess;
+
+static Sess *sess_new(void) {
+    Sess *t = calloc(1, sizeof *t);
+    arena_init(&t->arena);
+    ir_graph_init(&t->g, &t->arena);
+    diag_init(&t->diags, &t->arena);
+    t->s = elab_session_new(&t->g, &t->diags, NULL);
+    return t;
+}
+
+static void sess_free(Sess *t) {
+    arena_free(&t->arena);
+    free(t);
+}
+
+/* Runs one statement in `scope` (the console when NULL); its outcome in t->o. */
+static bool run_in(Sess *t, Env *scope, const char *src) {
+    AstProgram prog;
+    SourceFile *file = source_from_string(&t->arena, "<stmt>", src);
+    ck_assert(parse_program(&t->arena, file, &prog, &t->diags));
+    ck_assert_uint_eq(prog.stmts.count, 1);
+    elab_session_run(t->s, scope ? scope : elab_session_console(t->s), prog.stmts.items[0], &t->o);
+    return t->o.ok;
+}
+
+static bool run(Sess *t, const char *src) { return run_in(t, NULL, src); }
+
+/* The label of the only value the last statement named. */
+static const char *named_label(Sess *t) {
+    ck_assert_uint_eq(t->o.n_named, 1);
+    MetaValue v = t->o.named[0].value;
+    ck_assert(v.kind == MV_SOP || v.kind == MV_SEL);
+    ck_assert_ptr_nonnull(v.label);
+    return v.label->name;
+}
+
+/* An s-op's values on an input, Python-style (tokens converted as the original does). */
+static const char *apply_text(Sess *t, MetaValue sop, MetaValue input) {
+    void *res;
+    size_t n;
+    ElabFault f;
+    if (!elab_session_apply(t->s, sop.u.node, input, &t->arena, &res, &n, &f))
+        return arena_printf(&t->arena, "ERR %d: %s", (int)f.kind, f.text);
+    MetaValue *items = ARENA_ARRAY(&t->arena, MetaValue, n);
+    for (size_t i = 0; i < n; i++) items[i] = (MetaValue){.kind = MV_ATOM, .u.atom = ((Value *)res)[i]};
+    return meta_pystr(&t->arena, (MetaValue){.kind = MV_LIST, .u.list = {items, n}});
+}
+
+START_TEST(test_session_keeps_scope) {
+    Sess *t = sess_new();
+    ck_assert(run(t, "a = indices + 4;"));
+    ck_assert_str_eq(t->o.named[0].name, "a");
+    ck_assert(run(t, "b = a * 2;"));
+    ck_assert_str_eq(named_label(t), "b");
+    const MetaValue *b = elab_session_lookup(elab_session_console(t->s), "b");
+    ck_assert_ptr_nonnull(b);
+    ck_assert_str_eq(apply_text(t, *b, (MetaValue){.kind = MV_ATOM, .u.atom = value_str("abc")}), "[8, 10, 12]");
+    /* a failed statement binds nothing, and the session goes on */
+    ck_assert(!run(t, "c = g;"));
+    ck_assert_int_eq(t->o.fault.kind, ELAB_FAULT_IGNORED);
+    ck_assert_str_eq(t->o.fault.text, "Error: Undefined variable: g");
+    ck_assert_ptr_null(elab_session_lookup(elab_session_console(t->s), "c"));
+    ck_assert(run(t, "c = b;"));
+    sess_free(t);
+}
+END_TEST
+
+START_TEST(test_session_labels) {
+    Sess *t = sess_new();
+    ck_assert(run(t, "indices + 4;"));
+    ck_assert_str_eq(t->o.named[0].name, "out");
+    ck_assert_str_eq(named_label(t), "( indices + 4 )");
+    ck_assert(run(t, "select(tokens, tokens, ==);"));
+    ck_assert_str_eq(named_label(t), "plain select");
+    ck_assert(run(t, "def f(s, c) { return s == c; }"));
+    ck_assert_int_eq(t->o.named[0].value.kind, MV_FUNC);
+    ck_assert(run(t, "f(tokens, \"a\");"));
+    ck_assert_str_eq(named_label(t), "f(tokens , \"a\")");
+    /* names longer than 30 characters become the original's placeholder */
+    ck_assert(run(t, "(indices + indices) * (indices + indices);"));
+    ck_assert_str_eq(named_label(t), "s-op");
+    /* assignment renames the object, whichever name holds it */
+    ck_assert(run(t, "x = indices - 1;"));
+    ck_assert(run(t, "l = [x];"));
+    ck_assert(run(t, "y = x;"));
+    ck_assert(run(t, "l;"));
+    ck_assert_str_eq(t->o.named[0].value.u.list.items[0].label->name, "y");
+    sess_free(t);
+}
+END_TEST
+
+START_TEST(test_session_out_and_reserved) {
+    Sess *t = sess_new();
+    ck_assert(run(t, "3 + 4;"));
+    ck_assert(run(t, "out;"));
+    ck_assert_str_eq(t->o.named[0].name, "out");
+    ck_assert_int_eq(t->o.named[0].value.u.atom.as.i, 7);
+    const char *reserved[] = {"out = 1;", "range = 1;", "length = 1;", "tokens_asis = 1;", "sort = 1;"};
+    for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++) {
+        ck_assert(!run(t, reserved[i]));
+        ck_assert_int_eq(t->o.fault.kind, ELAB_FAULT_IGNORED);
+        ck_assert(strncmp(t->o.fault.text, "Error: Cannot set reserved name: ", 33) == 0);
+    }
+    ck_assert(!run(t, "tokens = tokens_int;")); /* int("h") fails on the example "hello" */
+    ck_assert_str_eq(t->o.fault.text, "invalid literal for int() with base 10: 'h'");
+    elab_session_set_example(t->s, (MetaValue){.kind = MV_ATOM, .u.atom = value_str("12")});
+    ck_assert(run(t, "tokens = tokens_int;")); /* tokens may be rebound */
+    sess_free(t);
+}
+END_TEST
+
+START_TEST(test_session_tests_on_example) {
+    Sess *t = sess_new();
+    /* the original builds the s-op, tests it on "hello", and fails the statement */
+    ck_assert(!run(t, "x = 1 / tokens;"));
+    ck_assert_int_eq(t->o.fault.kind, ELAB_FAULT_EXCEPTION);
+    ck_assert_str_eq(t->o.fault.text, "unsupported operand type(s) for /: 'int' and 'str'");
+    ck_assert(!run(t, "aggregate(select(1, 1, ==), tokens);"));
+    ck_assert_str_eq(t->o.fault.text,
+                     "asked to average multiple values, but they are non-numbers: ['h', 'e', 'l', 'l', 'o']");
+    /* a one-argument call tests its callee on the argument instead */
+    ck_assert(run(t, "(tokens_int + 1)([1, 2]);"));
+    ck_assert(t->o.applied);
+    ck_assert(!run(t, "tokens_asis([\"a\", 3]);"));
+    ck_assert_int_eq(t->o.fault.kind, ELAB_FAULT_IGNORED);
+    ck_assert_str_eq(t->o.fault.text, "attempted to create sequence with vals of different types:\n\t\t ['a', 3]");
+    elab_session_set_example(t->s, (MetaValue){.kind = MV_ATOM, .u.atom = value_str("12")});
+    ck_assert(run(t, "y = 1 / tokens_int;"));
+    sess_free(t);
+}
+END_TEST
+
+START_TEST(test_session_python_tokens) {
+    Sess *t = sess_new();
+    MetaValue items[3];
+    for (int i = 0; i < 3; i++) items[i] = (MetaValue){.kind = MV_ATOM, .u.atom = value_int(i)};
+    MetaValue ex = {.kind = MV_LIST, .u.list = {items, 3}};
+    elab_session_set_example(t->s, ex);
+    const char *names[] = {"tokens_str", "tokens_bool", "tokens_float", "tokens_asis", "indices"};
+    const char *want[] = {"['0', '1', '2']", "[False, True, True]", "[0.0, 1.0, 2.0]", "[0, 1, 2]", "[0, 1, 2]"};
+    for (int i = 0; i < 5; i++) {
+        ck_assert(run(t, arena_printf(&t->arena, "%s;", names[i])));
+        ck_assert_str_eq(apply_text(t, t->o.named[0].value, ex), want[i]);
+    }
+    ck_assert(run(t, "tokens_int;"));
+    ck_assert_str_eq(apply_text(t, t->o.named[0].value, (MetaValue){.kind = MV_ATOM, .u.atom = value_str("1h")}),
+                     "ERR 2: invalid literal for int() with base 10: 'h'");
+    sess_free(t);
+}
+END_TEST
+
+START_TEST(test_session_file_scope) {
+    Sess *t = sess_new();
+    ck_assert(run(t, "f = 10;"));
+    Env *file = elab_session_file_scope(t->s, elab_session_console(t->s), "lib");
+    ck_assert(!run_in(t, file, "a = f;")); /* a file starts from the base, not the console */
+    ck_assert_str_eq(t->o.fault.text, "Error: Undefined variable: f");
+    ck_assert(run_in(t, file, "a = length;"));
+    ck_assert(run_in(t, file, "_b = 3;"));
+    ck_assert(run_in(t, file, "def g(x) { return x; }"));
+    Env *console = elab_session_console(t->s);
+    ck_assert_ptr_nonnull(elab_session_lookup(console, "a"));
+    ck_assert_ptr_nonnull(elab_session_lookup(console, "g"));
+    ck_assert_ptr_null(elab_session_lookup(console, "_b"));
+    ck_assert_str_eq(elab_session_lookup(console, "g")->u.func->env->name, "lib");
+    sess_free(t);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("elaborate");
     TCase *tc = tcase_create("core");
@@ -529,6 +710,12 @@ int main(void) {
     tcase_add_test(tc, test_load);
     tcase_add_test(tc, test_overrides);
     tcase_add_test(tc, test_override_errors);
+    tcase_add_test(tc, test_session_keeps_scope);
+    tcase_add_test(tc, test_session_labels);
+    tcase_add_test(tc, test_session_out_and_reserved);
+    tcase_add_test(tc, test_session_tests_on_example);
+    tcase_add_test(tc, test_session_python_tokens);
+    tcase_add_test(tc, test_session_file_scope);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

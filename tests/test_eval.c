@@ -460,11 +460,44 @@ START_TEST(test_frac_prevs) {
 }
 END_TEST
 
+/* The original's conversions of an input for each token type: Python's str/int/float/bool. */
+START_TEST(test_convert_token_python) {
+    Arena a;
+    arena_init(&a);
+    char msg[128];
+    Value out;
+    ck_assert(ir_convert_token_python(IR_TOKENS_INT, value_str(" 12 "), &a, &out, msg, sizeof msg));
+    ck_assert(out.kind == VAL_INT && out.as.i == 12);
+    ck_assert(ir_convert_token_python(IR_TOKENS_INT, value_str("-1_000"), &a, &out, msg, sizeof msg));
+    ck_assert(out.kind == VAL_INT && out.as.i == -1000);
+    ck_assert(ir_convert_token_python(IR_TOKENS_INT, value_float(-2.7), &a, &out, msg, sizeof msg));
+    ck_assert(out.kind == VAL_INT && out.as.i == -2);
+    ck_assert(!ir_convert_token_python(IR_TOKENS_INT, value_str("1.5"), &a, &out, msg, sizeof msg));
+    ck_assert_str_eq(msg, "invalid literal for int() with base 10: '1.5'");
+    ck_assert(ir_convert_token_python(IR_TOKENS_FLOAT, value_str("1e3"), &a, &out, msg, sizeof msg));
+    ck_assert(out.kind == VAL_FLOAT && out.as.f == 1000.0);
+    ck_assert(!ir_convert_token_python(IR_TOKENS_FLOAT, value_str("h"), &a, &out, msg, sizeof msg));
+    ck_assert_str_eq(msg, "could not convert string to float: 'h'");
+    ck_assert(ir_convert_token_python(IR_TOKENS_BOOL, value_str("0"), &a, &out, msg, sizeof msg));
+    ck_assert(out.kind == VAL_BOOL && out.as.b); /* a non-empty string is true */
+    ck_assert(ir_convert_token_python(IR_TOKENS_BOOL, value_float(0.0), &a, &out, msg, sizeof msg));
+    ck_assert(out.kind == VAL_BOOL && !out.as.b);
+    ck_assert(ir_convert_token_python(IR_TOKENS_STR, value_bool(true), &a, &out, msg, sizeof msg));
+    ck_assert_str_eq(out.as.s, "True");
+    ck_assert(ir_convert_token_python(IR_TOKENS_STR, value_float(1.5), &a, &out, msg, sizeof msg));
+    ck_assert_str_eq(out.as.s, "1.5");
+    ck_assert(ir_convert_token_python(IR_TOKENS_ASIS, value_int(7), &a, &out, msg, sizeof msg));
+    ck_assert(out.kind == VAL_INT && out.as.i == 7);
+    arena_free(&a);
+}
+END_TEST
+
 static Suite *eval_suite(void) {
     Suite *s = suite_create("eval");
     TCase *tc = tcase_create("primitives");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_convert_token);
+    tcase_add_test(tc, test_convert_token_python);
     tcase_add_test(tc, test_tokens_node);
     tcase_add_test(tc, test_indices_length_const);
     tcase_add_test(tc, test_select_every_comparison);

@@ -10,6 +10,7 @@
 #include "fut/io.h"
 #include "fut/selftest.h"
 #include "fut/tasks.h"
+#include "runtime/safetensors.h"
 
 static double run_selftest(FutKind kind, size_t L, size_t H, size_t d, bool res, bool causal, FutSelftestResult *r) {
     FutSelftestOptions o = {.kind = kind, .L = L, .H = H, .d = d, .residual = res, .causal = causal, .trials = 2,
@@ -49,7 +50,8 @@ START_TEST(test_widths) {
 }
 END_TEST
 
-/* The worked example of docs/fut.md: one layer, one head, E = [Q_1 | K_1 | O] = [A | I | B]. */
+/* The worked example of docs/fut.md: one layer, one head, E = [K_1 | Q_1 | O] = [I | A | B], and the
+ * backbone it states: R_K, R_Q, U select the blocks, R_V is the mask diag(0, 0, 0, 0, 1, 1). */
 START_TEST(test_one_layer_blocks) {
     Arena a;
     arena_init(&a);
@@ -65,6 +67,14 @@ START_TEST(test_one_layer_blocks) {
     ck_assert(fut_embed(&a, &b, &t, &E, NULL, err, sizeof err));
     FutProgram p;
     ck_assert(fut_program_from_target(&a, &t, 1, 1, 2, false, &p, err, sizeof err));
+    for (size_t i = 0; i < 6; i++)
+        for (size_t j = 0; j < 6; j++) ck_assert(FUT_AT(b.rv[0], i, j) == (i == j && i >= 4 ? 1.0 : 0.0));
+    for (size_t i = 0; i < 6; i++)
+        for (size_t c = 0; c < 2; c++) {
+            ck_assert(FUT_AT(b.rk[0], i, c) == (i == c ? 1.0 : 0.0));
+            ck_assert(FUT_AT(b.rq[0], i, c) == (i == 2 + c ? 1.0 : 0.0));
+            ck_assert(FUT_AT(b.u, i, c) == (i == 4 + c ? 1.0 : 0.0));
+        }
     /* block order of the layout: level 0 = [K | Q_0], level 1 = [O] */
     for (size_t i = 0; i < 2; i++)
         for (size_t j = 0; j < 2; j++) {
@@ -257,6 +267,41 @@ START_TEST(test_files) {
 }
 END_TEST
 
+/* A one-head target file whose w_q/w_k (or w_v/w_o) have an inner extent of 0: refused with a
+ * message that says so, not a shape "mismatch" between two equal shapes. */
+static void check_empty_head(bool empty_dk, const char *want) {
+    Arena a;
+    arena_init(&a);
+    double w[9] = {0};
+    size_t dk = empty_dk ? 0 : 3, dv = empty_dk ? 3 : 0;
+    StTensor t[4] = {
+        {.name = "layers.0.heads.0.w_q", .dtype = ST_F64, .ndim = 2, .shape = {3, dk}, .data = w, .nbytes = 24 * dk},
+        {.name = "layers.0.heads.0.w_k", .dtype = ST_F64, .ndim = 2, .shape = {3, dk}, .data = w, .nbytes = 24 * dk},
+        {.name = "layers.0.heads.0.w_v", .dtype = ST_F64, .ndim = 2, .shape = {3, dv}, .data = w, .nbytes = 24 * dv},
+        {.name = "layers.0.heads.0.w_o", .dtype = ST_F64, .ndim = 2, .shape = {dv, 3}, .data = w, .nbytes = 24 * dv},
+    };
+    StMeta meta[] = {{"format", "raspfut-target"}, {"version", "1"}, {"layers", "1"}, {"heads", "1"},
+                     {"width", "3"}, {"residual", "false"}, {"causal", "false"}};
+    StFile f = {t, 4, meta, sizeof meta / sizeof *meta};
+    uint8_t *buf;
+    size_t len;
+    char err[512];
+    ck_assert_msg(st_serialize(&f, &buf, &len, err, sizeof err), "%s", err);
+    FutTarget u;
+    ck_assert(!fut_target_parse(&a, buf, len, &u, err, sizeof err));
+    ck_assert_msg(strcmp(err, want) == 0, "got '%s'", err);
+    free(buf);
+    arena_free(&a);
+}
+
+START_TEST(test_empty_head) {
+    check_empty_head(true, "tensor 'layers.0.heads.0.w_q' has shape [3, 0]: an empty matrix (every extent must be at "
+                           "least 1: a head needs d_k >= 1)");
+    check_empty_head(false, "tensor 'layers.0.heads.0.w_v' has shape [3, 0]: an empty matrix (every extent must be at "
+                            "least 1: a head needs d_v >= 1)");
+}
+END_TEST
+
 static void check_task(const FutTask *task, FutKind kind, size_t d, bool residual) {
     Arena a;
     arena_init(&a);
@@ -315,6 +360,7 @@ int main(void) {
     tcase_add_test(tc, test_padding);
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_files);
+    tcase_add_test(tc, test_empty_head);
     tcase_add_test(tc, test_match2);
     tcase_add_test(tc, test_parity);
     suite_add_tcase(s, tc);

@@ -1,9 +1,11 @@
 #!/bin/sh
 # `make demo`: the main job end to end. Compile the RASP paper's reverse into transformer
 # weights, run the weights alone, and check them against the reference evaluator on every input.
+#   sh tools/demo.sh [BINDIR [EXAMPLES]]   (default bin and rasp_examples; make install-check
+#                                           runs it on the installed tools and examples)
 set -eu
-bin=bin
-prog=rasp_examples/reverse.rasp
+bin=${1:-bin}
+prog=${2:-rasp_examples}/reverse.rasp
 model=$(mktemp -d)/reverse.bin
 trap 'rm -rf "$(dirname "$model")"' EXIT
 

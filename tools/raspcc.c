@@ -1,23 +1,22 @@
 /* raspcc: the command-line driver. Loads and elaborates a RASP program, then either evaluates
- * an output s-op on inputs with the reference evaluator (--eval) or compiles it into a model
- * file (-o). Every decision belongs to a stage; this file only parses flags and prints. */
-#include <math.h>
+ * an output s-op on inputs with the reference evaluator (--eval), compiles it into a model file
+ * (-o; driver/compile.h does the work), draws it (--dot, viz/dot.h), or compiles the programs of
+ * a manifest (--batch, driver/batch.h). Every decision belongs to a stage; this file only parses
+ * flags and prints. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
+#include <unistd.h>
 
-#include "codegen/codegen.h"
+#include "driver/batch.h"
+#include "driver/compile.h"
 #include "fut/from_model.h"
 #include "fut/io.h"
-#include "ir/elaborate.h"
 #include "ir/eval.h"
 #include "ir/input.h"
 #include "parser/parser.h"
-#include "runtime/forward.h"
-#include "runtime/model_io.h"
-#include "verify/verify.h"
+#include "support/term.h"
+#include "viz/dot.h"
 
 #define RASPCC_VERSION "0.1"
 
@@ -26,8 +25,10 @@ static const char usage_text[] =
     "  raspcc PROGRAM.rasp --eval [-D NAME=VALUE ...] [--output NAME] [--json] [--inputs FILE | INPUT ...]\n"
     "  raspcc PROGRAM.rasp -o MODEL.bin [-D NAME=VALUE ...] [--output NAME] [--vocab V] [--max-len N]\n"
     "                      [--range LO..HI] [--tol T] [--margin M] [--mlp relu|gated]\n"
-    "                      [--stats [--json]] [--no-selfcheck]\n"
+    "                      [--stats [--json]] [--no-selfcheck] [--dot [FILE]]\n"
     "                      [--fut-target T.bin [--beta B] [--fut-embed INPUT]]\n"
+    "  raspcc PROGRAM.rasp --dot [FILE] --vocab V ...     (the s-op graph, without -o: no model file)\n"
+    "  raspcc --batch MANIFEST.jsonl [--vocab V] [--max-len N] [-D NAME=VALUE] ...\n"
     "  raspcc PROGRAM.rasp --dump-ir [-D NAME=VALUE ...] | --dump-ast\n"
     "  raspcc --help | --version\n";
 
@@ -35,9 +36,9 @@ static const char help_text[] =
     "\n"
     "Compiles RASP programs (Weiss et al. 2021) into transformer weights.\n"
     "\n"
-    "The program is elaborated first (the prelude, then the file); errors are reported as\n"
-    "FILE:LINE:COL with the source line. The output s-op is --output NAME, or by default the\n"
-    "last s-op the program assigns at top level.\n"
+    "The program is elaborated first (the prelude, then the file; PROGRAM - reads standard input);\n"
+    "errors are reported as FILE:LINE:COL with the source line. The output s-op is --output NAME,\n"
+    "or by default the last s-op the program assigns at top level.\n"
     "\n"
     "Evaluation (reference evaluator):\n"
     "  --eval           evaluate the output on each input and print one line per input\n"
@@ -45,19 +46,22 @@ static const char help_text[] =
     "                   failed (the message names FILE:LINE:COL of the failing operation)\n"
     "  --inputs FILE    read inputs from FILE, one a line (empty lines skipped; - = stdin)\n"
     "  INPUT            an input on the command line: \"abc\" (characters), [1, -2, 3.5, True]\n"
-    "                   (atoms), or a bare word abc (its characters)\n"
+    "                   (atoms), or a bare word abc (its characters); after --, an INPUT may\n"
+    "                   start with '-'\n"
     "  Without --json, results print as the REPL does: [o, l, l, e, h], bools as T/F, floats\n"
     "  rounded to 3 places.\n"
     "\n"
     "Compilation:\n"
-    "  -o MODEL.bin     write the compiled transformer\n"
+    "  -o MODEL.bin     write the compiled transformer (-o - writes it to standard output, which\n"
+    "                   must then be a file or a pipe: raspcc P.rasp -o - | rasprun - INPUT)\n"
     "  --vocab V        token values: \"abc\" (characters), \"a,b,c\" (comma list), \"0..9\" (int\n"
     "                   range) or a JSON list '[\"a\", \",\", \"?\"]' (strings for tokens_str,\n"
     "                   integers for tokens_int, numbers for tokens_float, true/false for\n"
     "                   tokens_bool); a V starting with '[' is always a JSON list\n"
     "  --max-len N      longest input (default 8)\n"
     "  --range LO..HI   numeric tokens lie in [LO, HI]\n"
-    "  --tol T          the error bound wanted at a real-valued output (default 1e-6): the\n"
+    "  --tol T          the error bound wanted at a real-valued output (default 1e-6, with\n"
+    "                   --mlp gated 1e-9): the\n"
     "                   compiler proves |model - program| <= error_bound + error_rel |value|\n"
     "                   (--stats) with error_bound + error_rel <= T where it can, choosing how\n"
     "                   finely to approximate each function of real values\n"
@@ -74,8 +78,15 @@ static const char help_text[] =
     "                   (file_bytes), the error bound of a real-valued output (error_bound and\n"
     "                   its relative part error_rel; 0: the output is exact), the number of\n"
     "                   margin checks (margin_checks) and\n"
-    "                   what the self-check checked (--json: one JSON object)\n"
+    "                   what the self-check checked (--json: one JSON object); without -o,\n"
+    "                   compile and check only\n"
     "  --no-selfcheck   write the model without checking it first (see below)\n"
+    "  --dot [FILE]     write the program's s-op graph in Graphviz dot to FILE (standard output\n"
+    "                   without FILE, or with -): each s-op with its operation and where the\n"
+    "                   compiled model computes it (embedding, layer L head H, layer L MLP, or\n"
+    "                   inside its readers when it has no residual dims of its own), grouped by\n"
+    "                   layer; render with `dot -Tsvg`. FILE follows --dot only after PROGRAM\n"
+    "                   (or write --dot=FILE)\n"
     "  --fut-target T.bin  also (or, without -o, only) write the model as a raspfut-target\n"
     "                   (docs/fut.md, \"From a compiled RASP program\"): needs a program that\n"
     "                   compiles to attention layers only (exit 2 naming the layer with an MLP)\n"
@@ -83,6 +94,25 @@ static const char help_text[] =
     "                   hard attention does not select get relative weight <= exp(-B/2))\n"
     "  --fut-embed INPUT  print the model's embedding X of INPUT (BOS row first) in the row\n"
     "                   syntax of `raspfut run`\n"
+    "  At most one output may go to standard output when one of them is binary or a graph\n"
+    "  (-o -, --fut-target -, --dot to standard output).\n"
+    "\n"
+    "Many programs:\n"
+    "  --batch MANIFEST compile every program of MANIFEST (JSON Lines, - = stdin) in one process\n"
+    "                   and print one JSON result line for each, in order. A manifest line is an\n"
+    "                   object whose keys are the options above without their dashes: \"program\"\n"
+    "                   (a file) or \"source\" (its text, named \"name\"), \"model\" (the file to\n"
+    "                   write; absent: none), \"output\", \"vocab\" (a string or a JSON list),\n"
+    "                   \"max-len\", \"range\", \"tol\", \"margin\", \"mlp\", \"max-mlp\", \"max-bytes\"\n"
+    "                   (strings or numbers), \"defines\" ({\"N\": 3} for -D N=3), \"no-selfcheck\"\n"
+    "                   (true/false) and \"id\" (echoed). Compile flags given beside --batch are\n"
+    "                   defaults for every line; paths are relative to the current directory.\n"
+    "                   A result: {\"line\", \"id\", \"program\", \"output\",\n"
+    "                   \"model\" (the file written or null), \"status\" (raspcc's exit status for\n"
+    "                   that program alone), \"stats\" (as --stats --json, or null), \"messages\"\n"
+    "                   (every diagnostic: severity, message, file, line, col)}. Exit 0 when\n"
+    "                   every line compiled, 1 when some did not, 2 when the manifest cannot be\n"
+    "                   read\n"
     "\n"
     "Other:\n"
     "  -D NAME=VALUE    the program's first top-level assignment to NAME (exit 2 if it has none)\n"
@@ -95,35 +125,39 @@ static const char help_text[] =
     "  --dump-plan      with the compilation flags: print how each s-op is computed (value set\n"
     "                   size, encoding, layer); writes the model only with -o\n"
     "  --dump-ast       print the parsed program\n"
+    "  -q, --quiet      print only errors on stderr: no warnings, notes or progress\n"
+    "  -v, --verbose    say on stderr what each step did and how long it took\n"
     "  --help, --version\n"
     "\n"
-    "An option with a value is written --opt VALUE or --opt=VALUE.\n"
+    "An option with a value is written --opt VALUE or --opt=VALUE; -- ends the options.\n"
+    "On a terminal, raspcc shows progress on stderr (a long compile, the self-check, --batch) and\n"
+    "colours its diagnostics; in a pipe or a file it does neither, and NO_COLOR=1 turns colour off.\n"
     "\n"
     "Self-check: before writing anything, raspcc runs the compiled model in memory against the\n"
     "reference evaluator on the program stored in it (as `rasprun --check` would): every input\n"
     "of the lengths 1..L whose inputs number at most 2000 in all (for at most 0.5 s), then 500\n"
     "random inputs (seed 1) of lengths up to --max-len, stopping after 1 s of wall-clock time in\n"
-    "all and at the first disagreement. --stats says what it checked. Comparison is exact and typed (1, 1.0 and True differ). A disagreement is an\n"
-    "internal compiler error: raspcc prints the input and both answers, writes no file and exits\n"
-    "with status 3. A real-valued output agrees within the model's bound (--stats gives\n"
-    "the largest error seen); an input the model refuses within the margin of a comparison of\n"
-    "real values is counted (--stats: inside the margin), not a disagreement.\n"
+    "all and at the first disagreement. --stats says what it checked. Comparison is exact and\n"
+    "typed (1, 1.0 and True differ). A disagreement is an internal compiler error: raspcc prints\n"
+    "the input and both answers, writes no file and exits with status 3. A real-valued output\n"
+    "agrees within the model's bound (--stats gives the largest error seen); an input the model\n"
+    "refuses within the margin of a comparison of real values is counted (--stats: inside the\n"
+    "margin), not a disagreement.\n"
     "\n"
-    "Exit status: 0 success; 1 some input failed to evaluate (--eval); 2 bad usage, a bad program\n"
-    "or a failed compilation; 3 internal compiler error (the self-check found the compiled model\n"
-    "disagreeing with the program).\n";
+    "Exit status: 0 success; 1 some input failed to evaluate (--eval) or some program of a\n"
+    "--batch failed; 2 bad usage, a bad program or a failed compilation; 3 internal compiler\n"
+    "error (the self-check found the compiled model disagreeing with the program).\n";
 
 typedef struct Options {
     const char *program;
-    const char *output;
-    bool eval, json, stats, dump_ir, dump_ast, dump_plan, no_selfcheck;
+    bool eval, json, stats, dump_ir, dump_ast, dump_plan, no_selfcheck, quiet, verbose;
     const char *inputs_file;
     const char **inputs; /* positional inputs */
     size_t n_inputs;
-    const char *model_path;
-    const char *vocab, *max_len, *range, *max_mlp, *max_bytes;
+    const char *dot;     /* --dot: the file, "-" for standard output; NULL: not asked */
+    const char *batch;   /* --batch MANIFEST */
     const char *fut_target, *beta, *fut_embed;
-    const char *tol, *margin, *mlp;
+    CompileRequest req;  /* the program, output, model path and compile flags */
     ElabOverride *defines; /* -D NAME=VALUE, in order; names malloc'ed */
     size_t n_defines;
 } Options;
@@ -159,15 +193,54 @@ static bool parse_define(const char *s, ElabOverride *d) {
     return true;
 }
 
+/* The option's value slot, or NULL when `a` takes no value. */
+static const char **value_slot(Options *o, const char *a) {
+    CompileRequest *r = &o->req;
+    static const char *const names[] = {"--output", "--inputs", "-o", "--vocab", "--max-len", "--range", "--max-mlp",
+                                        "--max-bytes", "--fut-target", "--beta", "--fut-embed", "--tol", "--margin",
+                                        "--mlp", "--batch"};
+    const char **slots[] = {&r->output, &o->inputs_file, &r->model_path, &r->vocab, &r->max_len, &r->range,
+                            &r->max_mlp, &r->max_bytes, &o->fut_target, &o->beta, &o->fut_embed, &r->tol,
+                            &r->margin, &r->mlp, &o->batch};
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+        if (!strcmp(a, names[k])) return slots[k];
+    return NULL;
+}
+
+/* The flag's bool, or NULL when `a` is not a flag. */
+static bool *flag_slot(Options *o, const char *a) {
+    static const char *const names[] = {"--eval", "--json", "--stats", "--dump-ir", "--dump-ast", "--dump-plan",
+                                        "--no-selfcheck", "-q", "--quiet", "-v", "--verbose"};
+    bool *slots[] = {&o->eval, &o->json, &o->stats, &o->dump_ir, &o->dump_ast, &o->dump_plan,
+                     &o->req.no_selfcheck, &o->quiet, &o->quiet, &o->verbose, &o->verbose};
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+        if (!strcmp(a, names[k])) return slots[k];
+    return NULL;
+}
+
+static void positional(Options *o, const char *a) {
+    if (!o->program && !o->batch) o->program = a;
+    else o->inputs[o->n_inputs++] = a;
+}
+
 /* Returns -1 when the options are complete, else the exit status to stop with. */
 static int parse_args(int argc, char **argv, Options *o) {
     o->inputs = calloc((size_t)argc, sizeof *o->inputs);
     o->defines = calloc((size_t)argc, sizeof *o->defines);
     if (!o->inputs || !o->defines) return 2;
+    bool options_done = false;
     for (int i = 1; i < argc; i++) {
         char name[64];
         const char *a = argv[i];
-        if (a[0] == '-' && a[1] == 'D') { /* -D NAME=VALUE or -DNAME=VALUE, as a C compiler takes it */
+        if (options_done || a[0] != '-' || a[1] == '\0') { /* "-" alone: standard input */
+            positional(o, a);
+            continue;
+        }
+        if (!strcmp(a, "--")) {
+            options_done = true;
+            continue;
+        }
+        if (a[1] == 'D') { /* -D NAME=VALUE or -DNAME=VALUE, as a C compiler takes it */
             const char *def = a[2] ? a + 2 : i + 1 < argc ? argv[++i] : NULL;
             if (!def) return usage_error("%s", "-D needs NAME=VALUE");
             if (!parse_define(def, &o->defines[o->n_defines]))
@@ -175,103 +248,101 @@ static int parse_args(int argc, char **argv, Options *o) {
             o->n_defines++;
             continue;
         }
+        if (a[1] == 'o' && a[2]) { /* -oFILE */
+            o->req.model_path = a + 2;
+            continue;
+        }
         const char *inline_value = split_inline(a, name, sizeof name);
         if (inline_value) a = name;
-        const char **value = NULL;
-        if (strcmp(a, "--output") == 0) value = &o->output;
-        else if (strcmp(a, "--inputs") == 0) value = &o->inputs_file;
-        else if (strcmp(a, "-o") == 0) value = &o->model_path;
-        else if (strcmp(a, "--vocab") == 0) value = &o->vocab;
-        else if (strcmp(a, "--max-len") == 0) value = &o->max_len;
-        else if (strcmp(a, "--range") == 0) value = &o->range;
-        else if (strcmp(a, "--max-mlp") == 0) value = &o->max_mlp;
-        else if (strcmp(a, "--max-bytes") == 0) value = &o->max_bytes;
-        else if (strcmp(a, "--fut-target") == 0) value = &o->fut_target;
-        else if (strcmp(a, "--beta") == 0) value = &o->beta;
-        else if (strcmp(a, "--fut-embed") == 0) value = &o->fut_embed;
-        else if (strcmp(a, "--tol") == 0) value = &o->tol;
-        else if (strcmp(a, "--margin") == 0) value = &o->margin;
-        else if (strcmp(a, "--mlp") == 0) value = &o->mlp;
+        const char **value = value_slot(o, a);
         if (value) {
             if (inline_value) *value = inline_value;
             else if (i + 1 >= argc) return usage_error("option '%s' needs a value", a);
             else *value = argv[++i];
             continue;
         }
+        if (!strcmp(a, "--dot")) { /* an optional FILE: --dot=FILE, or after the program --dot FILE */
+            o->dot = inline_value ? inline_value : "-";
+            if (!inline_value && i + 1 < argc && o->program &&
+                (!strcmp(argv[i + 1], "-") || (argv[i + 1][0] != '-' && !o->eval)))
+                o->dot = argv[++i];
+            continue;
+        }
+        bool *flag = flag_slot(o, a);
         if (inline_value) {
-            bool known = !strcmp(a, "--help") || !strcmp(a, "--version") || !strcmp(a, "--eval") ||
-                         !strcmp(a, "--json") || !strcmp(a, "--stats") || !strcmp(a, "--dump-ir") ||
-                         !strcmp(a, "--dump-ast") || !strcmp(a, "--dump-plan") || !strcmp(a, "--no-selfcheck");
+            bool known = flag || !strcmp(a, "--help") || !strcmp(a, "--version");
             return usage_error(known ? "option '%s' takes no value" : "unknown option '%s'", a);
         }
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        if (flag) {
+            *flag = true;
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             printf("%s%s", usage_text, help_text);
             return 0;
-        } else if (strcmp(a, "--version") == 0) {
+        } else if (!strcmp(a, "--version")) {
             printf("raspcc %s\n", RASPCC_VERSION);
             return 0;
-        } else if (strcmp(a, "--eval") == 0) o->eval = true;
-        else if (strcmp(a, "--json") == 0) o->json = true;
-        else if (strcmp(a, "--stats") == 0) o->stats = true;
-        else if (strcmp(a, "--dump-ir") == 0) o->dump_ir = true;
-        else if (strcmp(a, "--dump-ast") == 0) o->dump_ast = true;
-        else if (strcmp(a, "--dump-plan") == 0) o->dump_plan = true;
-        else if (strcmp(a, "--no-selfcheck") == 0) o->no_selfcheck = true;
-        else if (a[0] == '-' && a[1] == '-') return usage_error("unknown option '%s'", a);
-        else if (!o->program) o->program = a;
-        else o->inputs[o->n_inputs++] = a;
+        } else {
+            return usage_error("unknown option '%s' (an input starting with '-' goes after --)", a);
+        }
+    }
+    CompileRequest *r = &o->req;
+    r->program = o->program;
+    r->defines = o->defines;
+    r->n_defines = o->n_defines;
+    if (o->quiet && o->verbose) return usage_error("%s", "-q and -v contradict each other");
+    if (o->batch) {
+        if (o->program || o->n_inputs) return usage_error("%s", "--batch takes its programs from the manifest, not the command line");
+        if (o->eval || o->dump_ir || o->dump_ast || o->dump_plan || o->dot || r->model_path || o->fut_target ||
+            o->stats || o->json || o->inputs_file)
+            return usage_error("%s", "--batch goes with compile flags only (--vocab, --max-len, --range, --tol, "
+                               "--margin, --mlp, --max-mlp, --max-bytes, --output, -D, --no-selfcheck, -q, -v)");
+        return -1;
     }
     if (!o->program) return usage_error("%s", "no program given");
-    int modes = o->eval + (o->model_path || o->fut_target || o->dump_plan) + (o->dump_ir || o->dump_ast);
-    if (modes == 0) return usage_error("%s", "nothing to do: give --eval, -o MODEL, --dump-ir or --dump-ast");
+    bool compile = r->model_path || o->fut_target || o->dump_plan || o->dot || o->stats;
+    int modes = o->eval + compile + (o->dump_ir || o->dump_ast);
+    if (modes == 0) return usage_error("%s", "nothing to do: give --eval, -o MODEL, --dot, --stats, --dump-ir or --dump-ast");
     if ((o->beta || o->fut_embed) && !o->fut_target) return usage_error("%s", "--beta and --fut-embed go with --fut-target");
-    if (modes > 1) return usage_error("%s", "--eval, -o and --dump-* are separate modes");
+    if (modes > 1) return usage_error("%s", "--eval, compilation (-o, --dot, --stats) and --dump-* are separate modes");
     if (!o->eval && (o->inputs_file || o->n_inputs))
         return usage_error("%s", "inputs are only for --eval");
     if (o->inputs_file && o->n_inputs) return usage_error("%s", "give --inputs FILE or inputs, not both");
-    if (o->eval && (o->vocab || o->max_len || o->range || o->tol || o->margin || o->mlp || o->max_mlp ||
-                    o->max_bytes || o->stats || o->fut_target || o->no_selfcheck))
+    if (o->eval && (r->vocab || r->max_len || r->range || r->tol || r->margin || r->mlp || r->max_mlp ||
+                    r->max_bytes || r->no_selfcheck))
         return usage_error("%s", "--vocab, --max-len, --range, --tol, --margin, --mlp, --max-mlp, --max-bytes, "
                            "--stats, --no-selfcheck and --fut-target are for compilation (-o)");
     if (o->dump_ast && o->n_defines)
         return usage_error("%s", "-D goes with --eval, -o or --dump-ir (--dump-ast only parses)");
     if (o->json && !o->eval && !o->stats) return usage_error("%s", "--json goes with --eval or --stats");
+    if (!strcmp(o->program, "-") && o->inputs_file && !strcmp(o->inputs_file, "-"))
+        return usage_error("%s", "the program and --inputs cannot both be standard input");
+    /* standard output: one binary or graph output alone */
+    bool model_out = r->model_path && !strcmp(r->model_path, "-"), fut_out = o->fut_target && !strcmp(o->fut_target, "-");
+    bool dot_out = o->dot && !strcmp(o->dot, "-");
+    int to_stdout = model_out + fut_out + dot_out + o->stats + o->dump_plan + (o->fut_embed != NULL);
+    if ((model_out || fut_out || dot_out) && to_stdout > 1)
+        return usage_error("%s", "only one output can go to standard output when it is a model or a graph (-o -, "
+                           "--fut-target -, --dot): write the others to files");
     return -1;
 }
 
 /* Prints the program's AST (parse only). */
-static int dump_ast(Arena *arena, const char *path) {
+static int dump_ast(Arena *arena, const char *path, DiagStyle style) {
     const char *why = "";
-    SourceFile *file = source_read_file(arena, path, &why);
+    bool in = !strcmp(path, "-");
+    SourceFile *file = in ? source_read_stream(arena, stdin, "<stdin>", &why) : source_read_file(arena, path, &why);
     if (!file) {
-        fprintf(stderr, "raspcc: cannot read %s: %s\n", path, why);
+        fprintf(stderr, "raspcc: cannot read %s: %s\n", in ? "the program from standard input" : path, why);
         return 2;
     }
     DiagList diags;
     diag_init(&diags, arena);
     AstProgram prog;
     bool ok = parse_program(arena, file, &prog, &diags);
-    diag_render_all(stderr, &diags);
+    diag_render_from(stderr, &diags, 0, style);
     if (!ok) return 2;
     ast_print_program(stdout, &prog);
     return 0;
-}
-
-/* The s-op to evaluate or compile; NULL after printing why. */
-static IrNode *choose_output(const ElabResult *r, const char *name, const char **chosen) {
-    IrNode *n = name ? elab_find_output(r, name) : r->last_sop;
-    *chosen = name ? name : r->last_name;
-    if (n) return n;
-    if (name) fprintf(stderr, "raspcc: '%s' is not a top-level s-op of the program", name);
-    else fprintf(stderr, "raspcc: the program defines no s-op to output");
-    if (r->count == 0) {
-        fprintf(stderr, " (it has none)\n");
-        return NULL;
-    }
-    fprintf(stderr, "; available outputs:");
-    for (size_t i = 0; i < r->count; i++) fprintf(stderr, " %s", r->sops[i].name);
-    fprintf(stderr, "\n");
-    return NULL;
 }
 
 static void print_json_string(FILE *out, const char *s) {
@@ -356,131 +427,18 @@ static int eval_mode(const IrGraph *g, const IrNode *out, const Options *o) {
     return all_ok ? 0 : 1;
 }
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-/* Prints a per-layer list: "[a, b, c]". */
-static void print_layer_list(const Model *m, bool heads) {
-    putchar('[');
-    for (size_t l = 0; l < m->n_layers; l++)
-        printf("%s%zu", l ? ", " : "", heads ? m->layers[l].n_heads : m->layers[l].mlp.w1.cols);
-    putchar(']');
-}
-
-/* The self-check before a model is written (verify/verify.h): every input of the lengths whose
- * inputs number at most SELFCHECK_EXHAUSTIVE in all (within the first half of the time budget),
- * then SELFCHECK_RANDOM seeded random inputs up to the maximum length, within SELFCHECK_SECONDS of
- * wall-clock time in all, stopping at the first mismatch. --help states these numbers. */
-enum { SELFCHECK_EXHAUSTIVE = 2000, SELFCHECK_RANDOM = 500, SELFCHECK_SEED = 1 };
-#define SELFCHECK_SECONDS 1.0
-
-typedef struct Selfcheck {
-    bool ran;
-    VerifySampleResult res;
-} Selfcheck;
-
-/* A double in JSON: the shortest %g form that reads back as the same double. */
-static void print_json_double(double v) {
-    char buf[32];
-    for (int digits = 15; digits <= 17; digits++) {
-        snprintf(buf, sizeof buf, "%.*g", digits, v);
-        if (strtod(buf, NULL) == v) break;
+/* A serialized file to `path`, or standard output for "-". */
+static bool write_bytes(const char *path, const uint8_t *buf, size_t len, char *err, size_t errsize) {
+    if (strcmp(path, "-") != 0) return fut_write_file(path, buf, len, err, errsize);
+    if (isatty(STDOUT_FILENO)) {
+        snprintf(err, errsize, "standard output is a terminal; redirect it to a file or a pipe");
+        return false;
     }
-    fputs(buf, stdout);
-}
-
-/* How many margin checks the model makes (one per checked comparison of real values). */
-static size_t margin_checks(const Model *m) {
-    size_t n = 0;
-    for (size_t i = 0; i < m->n_checks; i++) n += m->checks[i].kind == MODEL_CHECK_MARGIN;
-    return n;
-}
-
-/* The selfcheck line of --stats: "1234 inputs (all up to length 3, 500 random up to 16), 0
- * mismatches, 0.4 s", with ", J inside the margin" for a model with margin checks (or J > 0) and
- * ", largest error E (bound B)" for a real-valued output, as rasprun --verify says them. */
-static void print_selfcheck_text(const Model *m, const Selfcheck *sc) {
-    const VerifySampleResult *r = &sc->res;
-    if (!sc->ran) {
-        puts("skipped");
-        return;
+    if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0) {
+        snprintf(err, errsize, "cannot write to standard output");
+        return false;
     }
-    printf("%zu input%s (", r->inputs, r->inputs == 1 ? "" : "s");
-    if (r->exhaustive_len) printf("all up to length %zu, ", r->exhaustive_len);
-    printf("%zu random up to %zu", r->random, r->random_max_len);
-    if (r->timed_out) printf("; stopped at the %g s budget", SELFCHECK_SECONDS);
-    else if (r->exhaustive_cut) printf("; all-inputs phase cut at %g s", SELFCHECK_SECONDS / 2);
-    printf("), %zu mismatch%s, ", r->mismatches, r->mismatches == 1 ? "" : "es");
-    if (r->margins || verify_model_has_margins(m)) printf("%zu inside the margin, ", r->margins);
-    double bound = verify_model_bound(m);
-    if (bound > 0) printf("largest error %.2g (bound %g), ", r->max_error, bound);
-    printf("%.2f s\n", r->seconds);
-}
-
-static void print_selfcheck_json(const Selfcheck *sc) {
-    const VerifySampleResult *r = &sc->res;
-    if (!sc->ran) {
-        fputs("null", stdout);
-        return;
-    }
-    printf("{\"inputs\": %zu, \"exhaustive_len\": %zu, \"random\": %zu, \"random_max_len\": %zu, \"mismatches\": %zu, "
-           "\"errors_agreed\": %zu, \"inside_margin\": %zu, \"max_error\": ",
-           r->inputs, r->exhaustive_len, r->random, r->random_max_len, r->mismatches, r->errors_agreed, r->margins);
-    print_json_double(r->max_error);
-    printf(", \"exhaustive_cut\": %s, \"timed_out\": %s, \"seconds\": %.3f}", r->exhaustive_cut ? "true" : "false",
-           r->timed_out ? "true" : "false", r->seconds);
-}
-
-/* file_bytes < 0: no model file was written. error_bound is verify_model_bound: 0 for an exact
- * output (every output but a real-valued one); both formats always show it and margin_checks. */
-static void print_stats(const Model *m, double compile_ms, long long file_bytes, const Selfcheck *sc, bool json) {
-    if (json) {
-        printf("{\"layers\": %zu, \"heads\": ", m->n_layers);
-        print_layer_list(m, true);
-        printf(", \"residual_width\": %zu, \"mlp_hidden\": ", m->d_model);
-        print_layer_list(m, false);
-        printf(", \"params\": %zu, \"nonzero_params\": %zu, \"compile_ms\": %.3f, \"file_bytes\": ",
-               model_param_count(m), model_nonzero_count(m), compile_ms);
-        if (file_bytes >= 0) printf("%lld", file_bytes);
-        else fputs("null", stdout);
-        fputs(", \"error_bound\": ", stdout);
-        print_json_double(verify_model_bound(m));
-        fputs(", \"error_rel\": ", stdout);
-        print_json_double(verify_model_rel(m));
-        printf(", \"margin_checks\": %zu, \"selfcheck\": ", margin_checks(m));
-        print_selfcheck_json(sc);
-        puts("}");
-        return;
-    }
-    printf("layers:          %zu\nheads:           ", m->n_layers);
-    print_layer_list(m, true);
-    printf("\nresidual_width:  %zu\nmlp_hidden:      ", m->d_model);
-    print_layer_list(m, false);
-    printf("\nparams:          %zu\nnonzero_params:  %zu\ncompile_ms:      %.3f\n",
-           model_param_count(m), model_nonzero_count(m), compile_ms);
-    if (file_bytes >= 0) printf("file_bytes:      %lld\n", file_bytes);
-    printf("error_bound:     %g\nerror_rel:       %g\nmargin_checks:   %zu\nselfcheck:       ", verify_model_bound(m),
-           verify_model_rel(m), margin_checks(m));
-    print_selfcheck_text(m, sc);
-}
-
-/* Parses "LO..HI" into two numbers (either may be negative: "-3..3"). */
-static bool parse_range(const char *s, double *lo, double *hi) {
-    const char *dots = strstr(s + (*s == '-'), "..");
-    if (!dots || dots == s) return false;
-    char buf[64], *end;
-    size_t n = (size_t)(dots - s);
-    if (n >= sizeof buf) return false;
-    memcpy(buf, s, n);
-    buf[n] = '\0';
-    *lo = strtod(buf, &end);
-    if (*end) return false;
-    const char *h = dots + 2;
-    *hi = strtod(h, &end);
-    return end != h && *end == '\0' && *lo <= *hi;
+    return true;
 }
 
 /* --fut-target: the compiled model as a raspfut-target file, and --fut-embed's rows. */
@@ -500,7 +458,7 @@ static bool export_fut(const Model *m, const Options *o) {
     uint8_t *buf = NULL;
     size_t len = 0;
     bool ok = fut_target_from_model(&a, m, beta, &t, err, sizeof err) &&
-              fut_target_serialize(&t, &buf, &len, err, sizeof err) && fut_write_file(o->fut_target, buf, len, err, sizeof err);
+              fut_target_serialize(&t, &buf, &len, err, sizeof err) && write_bytes(o->fut_target, buf, len, err, sizeof err);
     free(buf);
     if (!ok) fprintf(stderr, "raspcc: cannot export %s as a FUT target: %s\n", o->fut_target, err);
     if (ok && o->fut_embed) {
@@ -516,213 +474,93 @@ static bool export_fut(const Model *m, const Options *o) {
     return ok;
 }
 
-static const char *dir_of(Arena *a, const char *path) {
-    const char *slash = strrchr(path, '/');
-    if (!slash) return ".";
-    return slash == path ? "/" : arena_strndup(a, path, (size_t)(slash - path));
+/* --dot: the s-op graph with the compiled model's placement. */
+static bool write_dot(const CompileJob *j, const char *path) {
+    bool out = !strcmp(path, "-");
+    FILE *f = out ? stdout : fopen(path, "w");
+    if (!f) {
+        perror(path);
+        return false;
+    }
+    viz_write_dot(f, &j->graph, j->output, &j->model);
+    bool ok = fflush(f) == 0 && !ferror(f);
+    if (!out) ok = (fclose(f) == 0) && ok;
+    if (!ok) fprintf(stderr, "raspcc: cannot write %s\n", out ? "the graph to standard output" : path);
+    return ok;
 }
 
-/* Compares the in-memory model with a fresh elaboration of the program stored in it (exactly as
- * rasprun --check does, `load` relative to the program's directory). Returns 0 when they agree
- * (or the model cannot be run here: a warning), 3 after reporting an internal compiler error. */
-static int selfcheck(const Model *m, const char *base_dir, Selfcheck *sc) {
-    char err[1024];
-    Workspace ws;
-    if (!workspace_init(&ws, m, err, sizeof err)) {
-        fprintf(stderr, "raspcc: warning: self-check skipped: %s\n", err);
-        return 0;
+/* -o, --dot, --stats, --fut-target: one compile job, then what it is for. */
+static int compile_mode(CompileJob *j, const Options *o, CompileRequest *r) {
+    r->plan_out = o->dump_plan ? stdout : NULL;
+    if (!compile_job_compile(j, r)) {
+        if (j->usage) fprintf(stderr, "%s(raspcc --help for details)\n", usage_text);
+        return j->status;
     }
-    int rc = 0;
-    VerifyReference ref;
-    if (!verify_reference_load(&ref, m, base_dir, stderr, err, sizeof err)) {
-        fprintf(stderr, "raspcc: internal compiler error: %s\n", err);
-        rc = 3;
-    } else {
-        VerifyPair pair = {.model = m, .ws = &ws, .ref = &ref, .bound = verify_model_bound(m)};
-        VerifySampleOptions so = {0};
-        so.exhaustive_len = m->max_len;
-        so.exhaustive_limit = SELFCHECK_EXHAUSTIVE;
-        so.random = SELFCHECK_RANDOM;
-        so.random_max_len = m->max_len;
-        so.seed = SELFCHECK_SEED;
-        so.max_seconds = SELFCHECK_SECONDS;
-        so.exhaustive_seconds = SELFCHECK_SECONDS / 2; /* the rest for long random inputs */
-        sc->ran = true;
-        if (!verify_sample(&pair, &so, &sc->res)) {
-            fprintf(stderr, "raspcc: internal compiler error: the compiled model disagrees with the program on %s\n",
-                    sc->res.first_mismatch ? sc->res.first_mismatch : "an input (no memory for the report)");
-            rc = 3;
-        }
-        verify_reference_free(&ref);
-    }
-    if (rc)
-        fprintf(stderr, "raspcc: while compiling %s (output %s%s%s); no file written (--no-selfcheck writes "
-                "it unchecked)\n", m->program_name, m->output_name, *m->compile_flags ? ", " : "", m->compile_flags);
-    workspace_free(&ws);
-    return rc;
-}
-
-/* A flag value as it would be typed in a shell: bare when it is plain, else single-quoted. */
-static const char *shell_word(Arena *a, const char *s) {
-    if (*s && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.,_-+=") == strlen(s)) return s;
-    size_t n = 2;
-    for (const char *c = s; *c; c++) n += *c == '\'' ? 4 : 1;
-    char *out = arena_alloc(a, n + 1), *o = out;
-    *o++ = '\'';
-    for (const char *c = s; *c; c++) {
-        if (*c == '\'') { memcpy(o, "'\\''", 4); o += 4; }
-        else *o++ = *c;
-    }
-    *o++ = '\'';
-    *o = '\0';
-    return out;
-}
-
-/* The flags that shaped the model, as a shell would take them (Model.compile_flags, shown by
- * rasprun --info): "--vocab abc --max-len 8 -D N=3". */
-static const char *compile_flags(Arena *a, const Options *o) {
-    static const char *const flag[] = {"--vocab", "--max-len", "--range", "--tol", "--margin", "--mlp"};
-    const char *value[] = {o->vocab, o->max_len, o->range, o->tol, o->margin, o->mlp};
-    const char *s = "";
-    for (size_t k = 0; k < sizeof flag / sizeof *flag; k++)
-        if (value[k]) s = arena_printf(a, "%s%s%s %s", s, *s ? " " : "", flag[k], shell_word(a, value[k]));
-    for (size_t k = 0; k < o->n_defines; k++) {
-        const char *def = arena_printf(a, "%s=%s", o->defines[k].name, o->defines[k].value);
-        s = arena_printf(a, "%s%s-D %s", s, *s ? " " : "", shell_word(a, def));
-    }
-    return s;
-}
-
-/* --tol, --margin and --mlp into co; the exit status of a usage error, or -1. */
-static int real_options(const Options *o, CodegenOptions *co) {
-    const char *given[2] = {o->tol, o->margin};
-    double *out[2] = {&co->real_tol, &co->real_margin};
-    for (int k = 0; k < 2; k++) {
-        if (!given[k]) continue;
-        char *end;
-        double v = strtod(given[k], &end);
-        if (*end || end == given[k] || !isfinite(v) || v <= 0)
-            return usage_error(k ? "--margin needs a positive finite number, got '%s'"
-                                 : "--tol needs a positive finite number, got '%s'", given[k]);
-        *out[k] = v;
-    }
-    if (o->mlp && strcmp(o->mlp, "relu") != 0 && strcmp(o->mlp, "gated") != 0)
-        return usage_error("--mlp needs relu or gated, got '%s'", o->mlp);
-    co->gated_mlp = o->mlp && strcmp(o->mlp, "gated") == 0;
-    return -1;
-}
-
-/* program_text: the program as the model stores it (ElabResult.source: -D values written in). */
-static int compile_mode(const IrGraph *g, const IrNode *out, const char *out_name, const SourceFile *src,
-                        const char *program_text, const Options *o, Arena *arena) {
-    CodegenOptions co = {0};
-    co.vocab_spec = o->vocab;
-    if (o->max_len) {
-        char *end;
-        long v = strtol(o->max_len, &end, 10);
-        if (*end || end == o->max_len || v <= 0 || v > 100000)
-            return usage_error("--max-len needs a positive integer, got '%s'", o->max_len);
-        co.max_len = (size_t)v;
-    }
-    const char *limits[2] = {o->max_mlp, o->max_bytes};
-    size_t *limit_out[2] = {&co.max_mlp, &co.max_bytes};
-    for (int k = 0; k < 2; k++) {
-        if (!limits[k]) continue;
-        char *end;
-        unsigned long long v = strtoull(limits[k], &end, 10);
-        if (*end || end == limits[k] || *limits[k] == '-' || v == 0)
-            return usage_error("%s needs a positive integer", k ? "--max-bytes" : "--max-mlp");
-        *limit_out[k] = (size_t)v;
-    }
-    if (o->range) {
-        if (!parse_range(o->range, &co.range_lo, &co.range_hi))
-            return usage_error("--range needs LO..HI with LO <= HI, got '%s'", o->range);
-        co.have_range = true;
-    }
-    int bad = real_options(o, &co);
-    if (bad >= 0) return bad;
-    if (o->dump_plan) co.plan_out = stdout;
-    co.program_source = program_text;
-    co.program_name = src->name;
-    co.compile_flags = compile_flags(arena, o);
-    DiagList diags;
-    diag_init(&diags, arena);
-    Model m;
-    model_init(&m);
-    double t0 = now_ms();
-    bool ok = codegen_compile(g, out, out_name, &co, &m, &diags);
-    double ms = now_ms() - t0;
-    diag_render_all(stderr, &diags);
-    int rc = ok ? 0 : 2;
-    Selfcheck sc = {0};
-    if (rc == 0 && !o->no_selfcheck) rc = selfcheck(&m, dir_of(arena, src->name), &sc);
-    char err[512];
-    long long file_bytes = -1;
-    if (rc == 0 && o->model_path) {
-        struct stat st;
-        if (!model_write(&m, o->model_path, err, sizeof err)) {
-            fprintf(stderr, "raspcc: %s\n", err);
-            rc = 2;
-        } else if (stat(o->model_path, &st) == 0) {
-            file_bytes = (long long)st.st_size;
-        }
-    }
-    if (rc == 0 && o->fut_target) { /* the attention computation, numbers only (no kind block) */
+    if (o->fut_target) { /* the attention computation, numbers only (no kind block) */
         Model f;
         model_init(&f);
+        CodegenOptions co = j->options;
         co.numbers_only = true;
+        co.plan_out = NULL;
         DiagList fd;
-        diag_init(&fd, arena);
-        bool fok = codegen_compile(g, out, out_name, &co, &f, &fd);
-        diag_render_all(stderr, &fd);
-        if (!fok || !export_fut(&f, o)) rc = 2;
+        diag_init(&fd, &j->arena);
+        bool fok = codegen_compile(&j->graph, j->output, j->output_name, &co, &f, &fd);
+        diag_render_from(stderr, &fd, 0, r->style);
+        bool exported = fok && export_fut(&f, o);
         model_free(&f);
+        if (!exported) return 2;
     }
-    if (rc == 0 && o->stats) print_stats(&m, ms, file_bytes, &sc, o->json);
-    verify_sample_result_free(&sc.res);
-    model_free(&m);
-    return rc;
+    if (o->dot && !write_dot(j, o->dot)) return 2;
+    if (o->stats) compile_job_print_stats(stdout, j, o->json);
+    return 0;
 }
 
-static int run(const Options *o, Arena *arena) {
-    if (o->dump_ast) return dump_ast(arena, o->program);
-    const char *why = "";
-    SourceFile *src = source_read_file(arena, o->program, &why);
-    if (!src) {
-        fprintf(stderr, "raspcc: cannot read %s: %s\n", o->program, why);
-        return 2;
+static int run(Options *o) {
+    CompileRequest *r = &o->req;
+    r->messages = stderr;
+    r->style = (DiagStyle){term_use_color(stderr), o->quiet};
+    r->tool = "raspcc";
+    r->verbose = o->verbose;
+    r->progress = term_is_tty(stderr) && !o->quiet;
+    if (o->batch) {
+        bool in = !strcmp(o->batch, "-");
+        FILE *manifest = in ? stdin : fopen(o->batch, "r");
+        if (!manifest) {
+            fprintf(stderr, "raspcc: cannot open the manifest %s\n", o->batch);
+            return 2;
+        }
+        BatchSummary sum;
+        double t0 = term_now();
+        batch_run(manifest, stdout, r, r->progress ? stderr : NULL, &sum);
+        if (!in) fclose(manifest);
+        if (o->verbose)
+            fprintf(stderr, "raspcc: batch: %zu program%s, %zu failed (%.2f s)\n", sum.programs,
+                    sum.programs == 1 ? "" : "s", sum.failed, term_now() - t0);
+        return sum.failed ? 1 : 0;
     }
-    IrGraph g;
-    ir_graph_init(&g, arena);
-    DiagList diags;
-    diag_init(&diags, arena);
-    ElabOptions eo = {0};
-    eo.base_dir = dir_of(arena, o->program);
-    eo.overrides = o->defines;
-    eo.n_overrides = o->n_defines;
-    ElabResult r;
-    bool ok = rasp_load_program(&g, NULL, src->text, src->name, &eo, &r, &diags);
-    diag_render_all(stderr, &diags);
-    if (!ok) return 2;
-    if (o->dump_ir) {
-        ir_dump(stdout, &g);
-        return 0;
+    if (o->dump_ast) {
+        Arena arena;
+        arena_init(&arena);
+        int rc = dump_ast(&arena, o->program, r->style);
+        arena_free(&arena);
+        return rc;
     }
-    const char *name;
-    IrNode *out = choose_output(&r, o->output, &name);
-    if (!out) return 2;
-    return o->eval ? eval_mode(&g, out, o) : compile_mode(&g, out, name, src, r.source, o, arena);
+    CompileJob j;
+    compile_job_init(&j);
+    int rc = 2;
+    if (!compile_job_load(&j, r)) rc = j.status;
+    else if (o->dump_ir) rc = (ir_dump(stdout, &j.graph), 0);
+    else if (!compile_job_output(&j, r)) rc = j.status;
+    else if (o->eval) rc = eval_mode(&j.graph, j.output, o);
+    else rc = compile_mode(&j, o, r);
+    compile_job_free(&j);
+    return rc;
 }
 
 int main(int argc, char **argv) {
     Options o = {0};
     int status = parse_args(argc, argv, &o);
-    if (status < 0) {
-        Arena arena;
-        arena_init(&arena);
-        status = run(&o, &arena);
-        arena_free(&arena);
-    }
+    if (status < 0) status = run(&o);
     free(o.inputs);
     for (size_t i = 0; i < o.n_defines; i++) free((char *)o.defines[i].name);
     free(o.defines);

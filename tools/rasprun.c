@@ -1,6 +1,7 @@
 /* rasprun: runs a compiled model (model.bin) on inputs, optionally checking every result
  * against the reference evaluator on the program stored inside the model. It prints exactly
- * what `raspcc PROGRAM --eval` prints. Exit: 0 fine, 1 an input failed or mismatched (with
+ * what `raspcc PROGRAM --eval` prints; --trace and --trace-png show the residual stream layer by
+ * layer (viz/trace.h, viz/heatmap.h). Exit: 0 fine, 1 an input failed or mismatched (with
  * --check, an input the model refuses inside the margin of a comparison is a note, not a
  * failure), 2 bad usage or a bad model file. */
 #include <math.h>
@@ -14,13 +15,17 @@
 #include "ir/input.h"
 #include "runtime/forward.h"
 #include "runtime/model_io.h"
+#include "support/term.h"
 #include "verify/verify.h"
+#include "viz/heatmap.h"
+#include "viz/trace.h"
 
 #define RASPRUN_VERSION "0.1"
 #define VERIFY_LIMIT 10000000 /* exhaustive --verify refuses more inputs than this */
 
 static const char usage_text[] =
     "usage: rasprun MODEL.bin [--json] [--check] [--inputs FILE | INPUT ...]\n"
+    "       rasprun MODEL.bin --trace [--trace-png FILE] [--inputs FILE | INPUT ...]\n"
     "       rasprun MODEL.bin --verify [--max-len N | --random K] [--seed S]\n"
     "       rasprun MODEL.bin --info | --bench K\n"
     "       rasprun --help | --version\n";
@@ -31,7 +36,10 @@ static const char help_text[] =
     "line per input, exactly as `raspcc PROGRAM --eval` does: [o, l, l, e, h] (REPL style) or,\n"
     "with --json, a JSON array or {\"error\": \"...\"} for an input that fails.\n"
     "\n"
+    "  MODEL.bin       the model file, or - to read it from standard input\n"
+    "                  (raspcc P.rasp -o - ... | rasprun - INPUT)\n"
     "  --inputs FILE   one input literal a line (\"-\" for stdin): \"hello\", [1, 2, 3], hello\n"
+    "  INPUT           an input on the command line; after --, an INPUT may start with '-'\n"
     "  --check         also evaluate the program stored in the model with the reference\n"
     "                  evaluator and report every disagreement on stderr (exit 1 if any)\n"
     "  --verify        compare model and reference on every input over the vocabulary of every\n"
@@ -40,10 +48,22 @@ static const char help_text[] =
     "                  agreed' (a progress bar on stderr when it is a terminal), then ', J inside\n"
     "                  the margin' for a model with margin checks and '; largest error E (bound B)'\n"
     "                  for a real-valued output with an error bound\n"
+    "  --trace         print, for each input, the residual stream after the embedding and after\n"
+    "                  each layer, decoded by s-op from the model's residual labels: a row per\n"
+    "                  s-op holding something (a one-hot block shows its value, '.' when empty,\n"
+    "                  {v w, ...} when mixed; a number block its number), a column per position\n"
+    "                  (BOS first); '+' marks the rows that layer wrote. Then the output, or the\n"
+    "                  error, as rasprun prints it\n"
+    "  --trace-png FILE  write the trace of the one input given as a PNG heatmap to FILE (- =\n"
+    "                  stdout): a panel per stage (embedding, layer 0, ...), a row per residual\n"
+    "                  dim (labelled), a column per position; red > 0, blue < 0, each row scaled\n"
+    "                  by its largest |value|. With or without --trace\n"
     "  --info          print the model's configuration and parameter counts\n"
     "  --bench K       time K forward passes at the maximum length, with and without the sparse\n"
     "                  weight plans\n"
     "  --dense         run plain dense products instead of the sparse plans\n"
+    "  -q, --quiet     print only errors on stderr (no notes, summaries or progress)\n"
+    "  -v, --verbose   say on stderr what was loaded and how long each step took\n"
     "\n"
     "--check and --verify compare exactly and typed: the kinds must match (1, 1.0 and True are\n"
     "different answers), strings byte for byte, floats bit for bit (-0.0 differs from 0.0; NaN\n"
@@ -57,13 +77,15 @@ static const char help_text[] =
     "'rasprun: check: ...' (the --verify counts) ends stderr for a model with margin checks or an\n"
     "error bound.\n"
     "\n"
-    "An option with a value is written --opt VALUE or --opt=VALUE.\n"
+    "An option with a value is written --opt VALUE or --opt=VALUE; -- ends the options. Progress\n"
+    "shows on stderr only when it is a terminal (and not with -q).\n"
     "Exit status: 0 fine; 1 an input failed or disagreed; 2 bad usage or a bad model file.\n";
 
 typedef struct Options {
     const char *model, *inputs_file, **inputs;
     size_t n_inputs;
-    bool json, check, verify, info, dense, have_max_len;
+    bool json, check, verify, info, dense, have_max_len, trace, quiet, verbose;
+    const char *trace_png; /* --trace-png FILE, "-" for standard output */
     size_t max_len, random, bench;
     uint64_t seed;
 } Options;
@@ -76,6 +98,8 @@ typedef struct Runner {
     VerifyPair pair;
     size_t mismatches;
     VerifyCounts counts; /* --check: every input compared */
+    Progress bar;        /* --verify, on a terminal */
+    bool write_failed;   /* --trace-png could not write its file */
 } Runner;
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -107,14 +131,29 @@ static const char *split_inline(const char *a, char *buf, size_t size) {
 static int parse_args(int argc, char **argv, Options *o) {
     memset(o, 0, sizeof *o);
     o->inputs = calloc((size_t)argc, sizeof *o->inputs);
+    bool options_done = false;
     for (int i = 1; i < argc; i++) {
         char name[64];
         const char *a = argv[i];
+        if (options_done || a[0] != '-' || a[1] == '\0') { /* "-" alone: standard input */
+            if (!o->model) o->model = a;
+            else o->inputs[o->n_inputs++] = a;
+            continue;
+        }
+        if (!strcmp(a, "--")) {
+            options_done = true;
+            continue;
+        }
         const char *value = split_inline(a, name, sizeof name);
         if (value) a = name;
         bool takes_value = strcmp(a, "--inputs") == 0 || strcmp(a, "--max-len") == 0 || strcmp(a, "--random") == 0 ||
-                           strcmp(a, "--seed") == 0 || strcmp(a, "--bench") == 0;
-        if (value && !takes_value) return usage_error("option '%s' takes no value", a);
+                           strcmp(a, "--seed") == 0 || strcmp(a, "--bench") == 0 || strcmp(a, "--trace-png") == 0;
+        if (value && !takes_value) {
+            bool known = !strcmp(a, "--json") || !strcmp(a, "--check") || !strcmp(a, "--verify") || !strcmp(a, "--info") ||
+                         !strcmp(a, "--dense") || !strcmp(a, "--trace") || !strcmp(a, "--quiet") ||
+                         !strcmp(a, "--verbose") || !strcmp(a, "--help") || !strcmp(a, "--version");
+            return usage_error(known ? "option '%s' takes no value" : "unknown option '%s'", a);
+        }
         if (takes_value && !value) {
             if (i + 1 >= argc) return usage_error("option '%s' needs a value", a);
             value = argv[++i];
@@ -126,7 +165,11 @@ static int parse_args(int argc, char **argv, Options *o) {
         else if (strcmp(a, "--verify") == 0) o->verify = true;
         else if (strcmp(a, "--info") == 0) o->info = true;
         else if (strcmp(a, "--dense") == 0) o->dense = true;
+        else if (strcmp(a, "--trace") == 0) o->trace = true;
+        else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) o->quiet = true;
+        else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) o->verbose = true;
         else if (strcmp(a, "--inputs") == 0) o->inputs_file = value;
+        else if (strcmp(a, "--trace-png") == 0) o->trace_png = value;
         else if (takes_value) {
             size_t v = 0;
             if (!parse_size(value, &v)) return usage_error("option %s needs a non-negative integer", a);
@@ -134,23 +177,29 @@ static int parse_args(int argc, char **argv, Options *o) {
             else if (strcmp(a, "--random") == 0) o->random = v;
             else if (strcmp(a, "--bench") == 0) o->bench = v;
             else o->seed = v;
-        } else if (a[0] == '-' && a[1] == '-') {
-            return usage_error("unknown option '%s'", a);
-        } else if (!o->model) {
-            o->model = a;
         } else {
-            o->inputs[o->n_inputs++] = a;
+            return usage_error("unknown option '%s' (an input starting with '-' goes after --)", a);
         }
     }
     if (!o->model) return usage_error("%s", "no model given");
-    int modes = o->verify + o->info + (o->bench > 0);
-    if (modes > 1) return usage_error("%s", "--verify, --info and --bench are separate modes");
-    if (modes && (o->inputs_file || o->n_inputs || o->check || o->json))
+    if (o->quiet && o->verbose) return usage_error("%s", "-q and -v contradict each other");
+    bool tracing = o->trace || o->trace_png;
+    int modes = o->verify + o->info + (o->bench > 0) + tracing;
+    if (modes > 1) return usage_error("%s", "--verify, --info, --bench and --trace are separate modes");
+    if ((modes && !tracing) && (o->inputs_file || o->n_inputs || o->check || o->json))
         return usage_error("%s", "inputs, --check and --json go with running inputs, not --verify/--info/--bench");
+    if (tracing && (o->check || o->json)) return usage_error("%s", "--check and --json do not go with --trace");
     if (!o->verify && (o->have_max_len || o->random)) return usage_error("%s", "--max-len and --random go with --verify");
     if (o->have_max_len && o->random) return usage_error("%s", "give --max-len N or --random K, not both");
-    if (!modes && !o->inputs_file && !o->n_inputs) return usage_error("%s", "no inputs: give --inputs FILE or INPUT ...");
+    if ((!modes || tracing) && !o->inputs_file && !o->n_inputs)
+        return usage_error("%s", "no inputs: give --inputs FILE or INPUT ...");
     if (o->inputs_file && o->n_inputs) return usage_error("%s", "give --inputs FILE or inputs, not both");
+    if (o->trace_png && (o->inputs_file || o->n_inputs != 1))
+        return usage_error("%s", "--trace-png draws one input: give exactly one INPUT");
+    if (o->trace_png && o->trace && !strcmp(o->trace_png, "-"))
+        return usage_error("%s", "--trace prints to standard output: give --trace-png a file");
+    if (!strcmp(o->model, "-") && o->inputs_file && !strcmp(o->inputs_file, "-"))
+        return usage_error("%s", "the model and --inputs cannot both be standard input");
     return -1;
 }
 
@@ -216,7 +265,7 @@ static bool run_one(Runner *r, const Options *o, const char *text) {
         }
         if (v == VERIFY_MARGIN) { /* the model declined to answer: a note, not a failure */
             r->counts.margins++;
-            report_margin(&oc);
+            if (!o->quiet) report_margin(&oc);
             margin = true;
         }
     } else if (ok) {
@@ -237,34 +286,95 @@ static bool run_one(Runner *r, const Options *o, const char *text) {
     return (ok || margin) && agree;
 }
 
-static int run_inputs(Runner *r, const Options *o) {
+/* Calls each(r, o, text) on every input (the command line's, or the file's non-blank lines);
+ * true when every call did; false with *status 2 when the file cannot be opened. */
+static bool for_each_input(Runner *r, const Options *o, bool (*each)(Runner *, const Options *, const char *),
+                           int *status) {
     bool all_ok = true;
     if (!o->inputs_file) {
-        for (size_t i = 0; i < o->n_inputs; i++) all_ok &= run_one(r, o, o->inputs[i]);
-    } else {
-        FILE *f = strcmp(o->inputs_file, "-") == 0 ? stdin : fopen(o->inputs_file, "r");
-        if (!f) {
-            fprintf(stderr, "rasprun: cannot open inputs file %s\n", o->inputs_file);
-            return 2;
-        }
-        char *line = NULL;
-        size_t cap = 0;
-        while (getline(&line, &cap, f) > 0) {
-            if (strspn(line, " \t\r\n") == strlen(line)) continue;
-            all_ok &= run_one(r, o, line);
-        }
-        free(line);
-        if (f != stdin) fclose(f);
+        for (size_t i = 0; i < o->n_inputs; i++) all_ok &= each(r, o, o->inputs[i]);
+        return all_ok;
     }
+    FILE *f = strcmp(o->inputs_file, "-") == 0 ? stdin : fopen(o->inputs_file, "r");
+    if (!f) {
+        fprintf(stderr, "rasprun: cannot open inputs file %s\n", o->inputs_file);
+        *status = 2;
+        return false;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    while (getline(&line, &cap, f) > 0) {
+        if (strspn(line, " \t\r\n") == strlen(line)) continue;
+        all_ok &= each(r, o, line);
+    }
+    free(line);
+    if (f != stdin) fclose(f);
+    return all_ok;
+}
+
+static int run_inputs(Runner *r, const Options *o) {
+    int status = 1;
+    bool all_ok = for_each_input(r, o, run_one, &status);
+    if (status == 2) return 2;
     if (o->check && r->mismatches)
         fprintf(stderr, "rasprun: %zu mismatch%s with the reference evaluator\n", r->mismatches,
                 r->mismatches == 1 ? "" : "es");
-    if (o->check && (r->pair.bound > 0 || r->counts.margins || verify_model_has_margins(&r->model))) {
+    if (o->check && !o->quiet && (r->pair.bound > 0 || r->counts.margins || verify_model_has_margins(&r->model))) {
         char line[256];
         r->counts.mismatches = r->mismatches;
         verify_format_summary(&r->model, r->pair.bound, &r->counts, line, sizeof line);
         fprintf(stderr, "rasprun: check: %s\n", line);
     }
+    return all_ok ? 0 : 1;
+}
+
+/* ---- --trace, --trace-png ---- */
+
+/* One input's trace: printed (--trace) and drawn (--trace-png). False when the model could not
+ * take the input or did not answer. */
+static bool trace_one(Runner *r, const Options *o, const char *text) {
+    Arena a;
+    arena_init(&a);
+    char err[VERIFY_MSG_SIZE];
+    Value *in;
+    size_t n;
+    VizTrace t = {0};
+    ResidualLayout L;
+    residual_layout(&a, &r->model, &L);
+    bool ok = input_parse(&a, text, &in, &n, err, sizeof err) && viz_trace_run(&r->model, &r->ws, in, n, &a, &t, err, sizeof err);
+    if (!ok) {
+        if (o->trace) printf("error: %s\n", err);
+        else fprintf(stderr, "rasprun: %s\n", err);
+    } else {
+        if (o->trace) viz_trace_print(stdout, &r->model, &L, &t, in);
+        ok = t.ok;
+        if (o->trace_png) {
+            bool to_stdout = !strcmp(o->trace_png, "-");
+            FILE *f = to_stdout ? stdout : fopen(o->trace_png, "wb");
+            bool drawn = f && viz_heatmap_write(f, &r->model, &L, &t, in, err, sizeof err);
+            if (f && !to_stdout && fclose(f) != 0 && drawn) {
+                snprintf(err, sizeof err, "write error");
+                drawn = false;
+            }
+            if (!f) snprintf(err, sizeof err, "cannot open it");
+            if (!drawn) {
+                fprintf(stderr, "rasprun: --trace-png %s: %s\n", o->trace_png, err);
+                r->write_failed = true;
+            } else if (o->verbose) {
+                fprintf(stderr, "rasprun: wrote %s\n", to_stdout ? "the picture to standard output" : o->trace_png);
+            }
+        }
+    }
+    fflush(stdout);
+    viz_trace_free(&t);
+    arena_free(&a);
+    return ok;
+}
+
+static int trace_inputs(Runner *r, const Options *o) {
+    int status = 1;
+    bool all_ok = for_each_input(r, o, trace_one, &status);
+    if (status == 2 || r->write_failed) return 2;
     return all_ok ? 0 : 1;
 }
 
@@ -277,15 +387,9 @@ static void on_mismatch(void *ctx, const VerifyOutcome *oc) {
     if (r->mismatches++ < MAX_REPORTS) report_mismatch(oc);
 }
 
-/* A progress bar on a terminal only (stderr is a tty); quiet in pipes and logs. */
 static void on_progress(void *ctx, size_t done, size_t total) {
-    (void)ctx;
-    if (total == 0) return;
-    size_t step = total / 100 ? total / 100 : 1;
-    if (done % step != 0 && done != total) return;
-    int pct = (int)(100.0 * (double)done / (double)total), bar = pct / 2;
-    fprintf(stderr, "\r[%.*s%*s] %3d%%", bar, "##################################################", 50 - bar, "", pct);
-    if (done == total) fputc('\n', stderr);
+    Runner *r = ctx;
+    progress_update(&r->bar, done, total);
 }
 
 static int verify(Runner *r, const Options *o) {
@@ -294,7 +398,8 @@ static int verify(Runner *r, const Options *o) {
     so.keep_going = true;
     so.bound = r->pair.bound;
     so.on_mismatch = on_mismatch;
-    so.on_progress = isatty(2) ? on_progress : NULL;
+    progress_start(&r->bar, stderr, term_is_tty(stderr) && !o->quiet, "");
+    so.on_progress = on_progress;
     so.ctx = r;
     if (o->random) {
         so.random = o->random;
@@ -320,6 +425,10 @@ static int verify(Runner *r, const Options *o) {
     }
     VerifySampleResult res;
     verify_sample(&r->pair, &so, &res);
+    progress_end(&r->bar);
+    if (o->verbose)
+        fprintf(stderr, "rasprun: verify: %zu inputs in %.2f s (%.0f inputs/s)\n", res.inputs, res.seconds,
+                res.seconds > 0 ? (double)res.inputs / res.seconds : 0.0);
     VerifyCounts c = {res.inputs, res.mismatches, res.errors_agreed, res.margins, res.max_error};
     char line[256];
     verify_format_summary(m, r->pair.bound, &c, line, sizeof line);
@@ -417,6 +526,28 @@ static int bench(Runner *r, size_t k) {
     return 0;
 }
 
+/* The model file, or standard input for "-". */
+static bool read_model(const char *path, Model *m, char *err, size_t errsize) {
+    if (strcmp(path, "-") != 0) return model_read(path, m, err, errsize);
+    size_t len = 0, cap = 1 << 16;
+    uint8_t *buf = malloc(cap);
+    if (!buf) abort();
+    size_t got;
+    while ((got = fread(buf + len, 1, cap - len, stdin)) > 0) {
+        len += got;
+        if (len == cap) {
+            uint8_t *nb = realloc(buf, cap *= 2);
+            if (!nb) abort();
+            buf = nb;
+        }
+    }
+    bool ok = !ferror(stdin);
+    if (!ok) snprintf(err, errsize, "cannot read the model from standard input");
+    else ok = model_read_buffer(buf, len, m, err, errsize);
+    free(buf);
+    return ok;
+}
+
 int main(int argc, char **argv) {
     Options o;
     int rc = parse_args(argc, argv, &o);
@@ -427,11 +558,16 @@ int main(int argc, char **argv) {
     Runner r;
     memset(&r, 0, sizeof r);
     char err[1024];
-    if (!model_read(o.model, &r.model, err, sizeof err)) {
+    double t0 = term_now();
+    if (!read_model(o.model, &r.model, err, sizeof err)) {
         fprintf(stderr, "rasprun: %s\n", err);
         free(o.inputs);
         return 2;
     }
+    if (o.verbose)
+        fprintf(stderr, "rasprun: loaded %s: output %s, residual width %zu, %zu layers, %zu parameters (%.1f ms)\n",
+                strcmp(o.model, "-") ? o.model : "the model from standard input", r.model.output_name,
+                r.model.d_model, r.model.n_layers, model_param_count(&r.model), (term_now() - t0) * 1e3);
     rc = 2;
     if (!workspace_init(&r.ws, &r.model, err, sizeof err)) {
         fprintf(stderr, "rasprun: %s\n", err);
@@ -445,6 +581,7 @@ int main(int argc, char **argv) {
     else if (o.bench) rc = bench(&r, o.bench);
     else if (need_ref && !load_reference(&r)) rc = 2;
     else if (o.verify) rc = verify(&r, &o);
+    else if (o.trace || o.trace_png) rc = trace_inputs(&r, &o);
     else rc = run_inputs(&r, &o);
     if (need_ref) verify_reference_free(&r.ref);
     workspace_free(&r.ws);

@@ -55,9 +55,20 @@ uint64_t verify_rng_next(uint64_t *state) {
 }
 
 Value verify_random_real(const Model *m, uint64_t *state) {
+    double lo = m->token_lo, hi = m->token_hi;
     double u = (double)(verify_rng_next(state) >> 11) / 9007199254740992.0; /* [0, 1) in 2^-53 steps */
-    double v = round((m->token_lo + u * (m->token_hi - m->token_lo)) * 1000.0) / 1000.0;
-    return value_float(fmin(fmax(v, m->token_lo), m->token_hi));
+    double v = lo + u * (hi - lo);
+    switch (verify_rng_next(state) % 8) {
+    case 0: v = verify_rng_next(state) % 2 ? lo : hi; break;           /* an end of the range */
+    case 1: if (lo <= 0 && hi >= 0) v = verify_rng_next(state) % 2 ? 0.0 : -0.0; break;
+    case 2: case 3: { /* a short decimal, as a user types it: thresholds like 0.5 and 1 are hit */
+        double step = pow(10, floor(log10((hi - lo) / 1000)));
+        if (step > 0 && isfinite(step)) v = round(v / step) * step;
+        break;
+    }
+    default: break; /* full precision */
+    }
+    return value_float(fmin(fmax(v, lo), hi));
 }
 
 size_t verify_random_input(const Model *m, size_t max_len, uint64_t *state, Value *in) {

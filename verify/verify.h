@@ -32,7 +32,7 @@
  * Inputs (inputs.c): the odometer enumerates every input over the vocabulary of lengths 1..L,
  * length by length, each length in lexicographic order of vocabulary ids; random inputs have a
  * uniform length in 1..max_len and uniform tokens (for real-valued tokens: uniform in the
- * model's range, rounded to 3 decimals), from splitmix64 seeded by the caller, so a seed always
+ * model's range: see verify_random_real), from splitmix64 seeded by the caller, so a seed always
  * gives the same inputs.
  *
  * Nothing here prints unless given a FILE; nothing aborts except on out-of-memory. */
@@ -92,8 +92,9 @@ bool verify_odometer_next(VerifyOdometer *o, Value *in, size_t *n);
 
 /* splitmix64: the next pseudo-random number of the stream `state`. */
 uint64_t verify_rng_next(uint64_t *state);
-/* A real token for m (numeric_tokens): uniform in [token_lo, token_hi], rounded to 3 decimals
- * (as a user would type it) and kept inside the range. */
+/* A real token for m (numeric_tokens) in [token_lo, token_hi]: uniform at full precision (half
+ * of the draws), a short decimal on a grid a thousandth of the range (a quarter: thresholds such
+ * as 0.5 are hit), an end of the range or a signed zero. */
 Value verify_random_real(const Model *m, uint64_t *state);
 /* A random input for m written into in (room for m->max_len atoms): length uniform in
  * 1..max_len (max_len 0 or above m->max_len: m->max_len), tokens as above. Returns its length
