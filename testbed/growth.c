@@ -55,6 +55,11 @@ TbGrowthFit tb_growth_fit(const double *n, const double *y, size_t k) {
         if (g != TB_GROWTH_CONST && fit[g].b == 0) fit[g].error = INFINITY; /* not growing */
         if (best.cls == TB_GROWTH_TOO_FEW || fit[g].error < best.error) best = fit[g];
     }
+    /* Flat up to the last n, then a jump: one point carries no growth class (any steep f fits
+     * it), so that is the constant fit, flagged by its error. */
+    bool flat_before_last = k > 3;
+    for (size_t i = 1; i + 1 < k; i++) flat_before_last = flat_before_last && y[i] == y[0];
+    if (flat_before_last) best = fit[TB_GROWTH_CONST];
     for (int g = TB_GROWTH_CONST; g < (int)best.cls; g++) /* the simplest within the tie margin */
         if (fit[g].error <= best.error + TB_GROWTH_TIE) {
             best = fit[g];

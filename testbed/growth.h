@@ -5,8 +5,9 @@
  * A fit's error is its largest deviation relative to the largest measurement. The answer is the
  * class with the smallest error, or a simpler one whose error is within TB_GROWTH_TIE of it
  * (n log n and n differ by 3% over 8..256, so "within tolerance" alone would not tell them
- * apart); it fits when its error is at most TB_GROWTH_TOL. Three measurements at least; fewer
- * say "too few". */
+ * apart); it fits when its error is at most TB_GROWTH_TOL. Measurements that are flat but for
+ * the last (a jump when the compiler changes strategy at the largest n) get the constant class,
+ * which then does not fit. Three measurements at least; fewer say "too few". */
 #ifndef RASPCC_TESTBED_GROWTH_H
 #define RASPCC_TESTBED_GROWTH_H
 

@@ -144,7 +144,8 @@ static const char *selects_text(const TbClassification *c, char *buf, size_t siz
     return buf;
 }
 
-/* Per task: the last completed result, the first stopped one and the lowest accuracy. */
+/* Per task: the last completed result, the first stopped one, the one whose classification is
+ * shown (the last completed, else the first) and the lowest accuracy. */
 typedef struct TaskSummary {
     const TbResult *last_done, *stopped, *any;
     double min_accuracy;
@@ -154,7 +155,8 @@ static TaskSummary summarize(const TbResult **o, size_t count, const char *task)
     TaskSummary s = {NULL, NULL, NULL, 1.0};
     for (size_t i = 0; i < count; i++) {
         if (strcmp(o[i]->task, task) != 0) continue;
-        s.any = o[i];
+        /* the classification comes from a child that finished (one killed at a limit has none) */
+        if (!s.any || o[i]->stage == TB_STAGE_DONE) s.any = o[i];
         if (o[i]->stage == TB_STAGE_DONE) {
             s.last_done = o[i];
             if (accuracy(o[i]) < s.min_accuracy) s.min_accuracy = accuracy(o[i]);

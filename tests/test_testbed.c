@@ -356,6 +356,10 @@ START_TEST(test_growth) {
     TbGrowthFit f = tb_growth_fit(n, y, 6);
     ck_assert(f.cls != TB_GROWTH_CONST); /* 4 -> 5 is 20% of the largest: not constant */
     ck_assert_int_eq(tb_growth_fit(n, y, 2).cls, TB_GROWTH_TOO_FEW);
+    double jump[] = {2, 2, 2, 2, 2, 3}; /* one point carries no growth: ~constant, not n^3 */
+    f = tb_growth_fit(n, jump, 6);
+    ck_assert_int_eq(f.cls, TB_GROWTH_CONST);
+    ck_assert(!f.fits);
     double dec[] = {9, 8, 7}; /* decreasing: the constant fit, flagged as not fitting */
     f = tb_growth_fit(n, dec, 3);
     ck_assert_int_eq(f.cls, TB_GROWTH_CONST);
@@ -395,6 +399,14 @@ START_TEST(test_csv) {
     tb_write_stops_csv(f, r, 2);
     fclose(f);
     ck_assert_str_eq(buf, "task,n,stage,reason\nparity,32,compile,\"x.rasp:1:1: error: \"\"too\"\" big\"\n");
+    free(buf);
+    /* a child killed at a limit classified nothing: the summary shows the finished one's class */
+    r[0].classification.cls = TB_CLASS_CONTENT;
+    r[1].stage = TB_STAGE_LIMIT;
+    f = open_memstream(&buf, &len);
+    tb_write_summary(f, r, 2);
+    fclose(f);
+    ck_assert_msg(strstr(buf, "content-dependent") && !strstr(buf, "counting"), "%s", buf);
     free(buf);
 }
 END_TEST
