@@ -47,7 +47,7 @@ CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 # What every binary links: BLAS/LAPACK (runtime, fut), libpng (viz/heatmap.c, rasprun
 # --trace-png) and libedit (repl/, the rasp REPL's line editing).
-BLAS_LIBS    := -llapacke -lopenblas -lpng -lm
+BLAS_LIBS    := -llapacke -lopenblas -lpng -lm -pthread
 EDIT_LIBS    := -ledit
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 

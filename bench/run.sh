@@ -10,13 +10,23 @@
 #       non-zero parameters, compile_ms (the compiler's own timer) and the wall-clock time of
 #       the whole raspcc process (which also writes the model file);
 #   rasprun M.bin --bench K
-#       microseconds per forward pass of one sequence of the maximum length, with the sparse
-#       weight plans (rasprun's default) and with plain dense products; K is calibrated with a
-#       first --bench 1 so that the sparse measurement takes at least BENCH_MIN_S (0.2) seconds.
+#       microseconds per sequence of the maximum length (K random ones), run batched as
+#       --inputs and --verify run them and one input per call; the format they run in (float32
+#       where rasprun shows it safe, else float64: rasprun --info); the floating-point operations one
+#       sequence needs (2 per stored non-zero weight and residual row, the biases and means:
+#       runtime/forward.h model_forward_flops; and each head's scores, 2 x keys per non-zero
+#       query entry, counted as they run), GFLOP/s, and the peak of one core measured by rasprun
+#       (an FMA loop in that format); the FLOP bound is MFLOP / peak. Times are CPU
+#       time of the process (the machine is shared). K is calibrated with a first --bench 1 so
+#       that the batched measurement takes at least BENCH_MIN_S (0.2) seconds.
 # Every process runs with OPENBLAS_NUM_THREADS=1, a timeout of BENCH_TIMEOUT seconds (120) and an
 # address-space limit of BENCH_MEM_GB GiB (12). A configuration that fails prints what happened
 # in its row: "refused: <first error line>", "timeout (120 s)", "failed (exit N): ...".
 # Environment: BENCH_ONLY="reverse:8 dyck2:20" runs just those configurations (both tables).
+# RASP_ORIGINAL=DIR (a checkout of the original RASP interpreter; RASP_PYTHON, default
+# /usr/bin/python3, must have Debian's python3-antlr4) adds the original's ms per sequence on
+# ORIGINAL_COUNT (20; 5 at length 256) random inputs of the max length to Table 1
+# (bench/python_original.py), and the speed-up of the batched run over it.
 bin=${1:-bin}
 [ -x "$bin/raspcc" ] && [ -x "$bin/rasprun" ] || { echo "bench: $bin/raspcc or $bin/rasprun not built" >&2; exit 2; }
 OPENBLAS_NUM_THREADS=1
@@ -29,6 +39,9 @@ TIMEOUT = float(os.environ.get("BENCH_TIMEOUT", "120"))
 MEM_GB = float(os.environ.get("BENCH_MEM_GB", "12"))
 MIN_S = float(os.environ.get("BENCH_MIN_S", "0.2"))
 ONLY = set(os.environ.get("BENCH_ONLY", "").split())
+ORIGINAL = os.environ.get("RASP_ORIGINAL")
+RASP_PYTHON = os.environ.get("RASP_PYTHON", "/usr/bin/python3")
+ORIGINAL_COUNT = int(os.environ.get("ORIGINAL_COUNT", "20"))
 # Layer counts of the RASP paper's analysis (Weiss et al. 2021), the targets.
 PAPER_LAYERS = {"reverse": 2, "hist": 1, "sort": 2, "sort_freq": 3, "dyck1": 2, "dyck2": 4, "dyck3": 4}
 # tracr (DeepMind) on this kind of machine, as quoted in our issue tracker: max len -> figures.
@@ -74,6 +87,25 @@ def header(prog):
     m = re.search(r"vocab:\s*(\S+)", line)
     return m.group(1) if m else None
 
+def header_output(prog):
+    m = re.search(r"output:\s*(\S+)", open(prog).readline())
+    return m.group(1) if m else None
+
+def vocab_list(v):
+    """The header's vocabulary as python_original.py takes it: comma-separated atoms."""
+    m = re.fullmatch(r"(-?\d+)\.\.(-?\d+)", v)
+    return ",".join(str(i) for i in range(int(m.group(1)), int(m.group(2)) + 1)) if m else ",".join(v)
+
+def original(prog, n):
+    """The original interpreter's ms per sequence (CPU time), or None."""
+    if not ORIGINAL:
+        return None
+    count = ORIGINAL_COUNT if n < 256 else max(1, ORIGINAL_COUNT // 4)
+    st, out, err, _ = run([RASP_PYTHON, "bench/python_original.py", ORIGINAL, prog, header_output(prog),
+                           vocab_list(header(prog)), str(n), str(count)])
+    m = re.search(r"([0-9.]+) ms per sequence", out) if st == "ok" else None
+    return float(m.group(1)) if m else None
+
 def measure(name, n, tmp):
     prog = "rasp_examples/%s.rasp" % name
     vocab = header(prog)
@@ -89,17 +121,23 @@ def measure(name, n, tmp):
     row.update(layers=s["layers"], heads=sum(s["heads"]), residual=s["residual_width"],
                mlp=sum(s["mlp_hidden"]), params=s["params"], nonzero=s["nonzero_params"],
                compile_ms=s["compile_ms"], size=os.path.getsize(model))
-    pat = re.compile(r"(\d+) runs: dense ([0-9.]+) us/run, sparse ([0-9.]+) us/run")
+    pat = re.compile(r"(\d+) runs: batched ([0-9.]+) us/seq, one at a time ([0-9.]+) us/seq \(CPU time\); on (\d+) "
+                     r"threads ([0-9.]+) us/seq \(wall\); ([0-9.e+-]+) MFLOP/seq, ([0-9.]+) GFLOP/s batched; peak ([0-9.]+) GFLOP/s")
     st, out, err, _ = run([BIN + "/rasprun", model, "--bench", "1"])
     if st == "ok" and pat.search(out):
-        sparse1 = float(pat.search(out).group(3)) * 1e-6
+        sparse1 = float(pat.search(out).group(2)) * 1e-6
         k = max(1, min(10**6, math.ceil(1.25 * MIN_S / max(sparse1, 1e-7))))
         st, out, err, _ = run([BIN + "/rasprun", model, "--bench", str(k)])
     m = pat.search(out) if st == "ok" else None
     if m:
-        row.update(k=int(m.group(1)), dense_us=float(m.group(2)), sparse_us=float(m.group(3)))
+        fm = re.search(r"layers, (float32|float64),", out)
+        row["format"] = fm.group(1) if fm else "?"
+        row.update(k=int(m.group(1)), batched_us=float(m.group(2)), single_us=float(m.group(3)),
+                   threads=int(m.group(4)), parallel_us=float(m.group(5)), mflop=float(m.group(6)),
+                   gflops=float(m.group(7)), peak=float(m.group(8)))
     else:
         row["bench_error"] = why(st, err, "rasprun --bench") if st != "ok" else "rasprun --bench: unreadable output"
+    row["original_ms"] = original(prog, n)
     os.remove(model)
     return row
 
@@ -115,19 +153,26 @@ def layers_cell(r):
 
 def table1(rows):
     print("| program | max len | layers (paper) | heads | residual | MLP hidden | params | non-zero "
-          "| compile_ms | raspcc wall s | µs/seq sparse | µs/seq dense | K |")
-    print("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+          "| compile_ms | raspcc wall s | format | µs/seq batched | µs/seq one at a time | µs/seq all cores (wall) "
+          "| MFLOP/seq | GFLOP/s | FLOP bound µs (× bound) | original ms/seq (× ours) | K |")
+    print("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|")
     for r in rows:
         cells = [r["name"], str(r["n"])]
         if "error" in r:
-            cells += [r["error"]] + ["—"] * 6 + ["%.2f" % r["wall_s"]] + ["—"] * 3
+            cells += [r["error"]] + ["—"] * 6 + ["%.2f" % r["wall_s"]] + ["—"] * 9
         else:
             cells += [layers_cell(r), str(r["heads"]), fmt_int(r["residual"]), fmt_int(r["mlp"]),
                       fmt_int(r["params"]), fmt_int(r["nonzero"]), "%.1f" % r["compile_ms"], "%.2f" % r["wall_s"]]
             if "bench_error" in r:
-                cells += [r["bench_error"], "—", "—"]
+                cells += [r["bench_error"]] + ["—"] * 8
             else:
-                cells += [fmt_us(r["sparse_us"]), fmt_us(r["dense_us"]), str(r["k"])]
+                bound = r["mflop"] / r["peak"] * 1e3 if r["peak"] > 0 else float("nan")
+                orig = r.get("original_ms")
+                cells += [r["format"], fmt_us(r["batched_us"]), fmt_us(r["single_us"]), fmt_us(r["parallel_us"]),
+                          "%.3g" % r["mflop"], "%.2f" % r["gflops"],
+                          "%s (%.1f×)" % (fmt_us(bound), r["batched_us"] / bound),
+                          "%.3g (%s×)" % (orig, fmt_int(int(round(orig * 1e3 / r["batched_us"])))) if orig else "—",
+                          str(r["k"])]
         print("| " + " | ".join(cells) + " |")
 
 def ratio(a, b):
@@ -180,7 +225,8 @@ def main():
     print("raspcc benchmark — %s — %s, %d cores (%s), Linux %s — commit %s" % (
         time.strftime("%Y-%m-%d %H:%M %Z"), platform.machine(), os.cpu_count(), cpu(), platform.release(), git_rev()))
     print("OPENBLAS_NUM_THREADS=%s; timeout %g s and %g GiB address space per process; "
-          "µs/seq = one forward pass at the max length (rasprun --bench K, K calibrated for >= %g s)" % (
+          "µs/seq = CPU time per random input of the max length (rasprun --bench K, K calibrated for >= %g s); "
+          "FLOP bound = MFLOP/seq / the measured peak of one core (FMA in the format the model runs in)" % (
         os.environ.get("OPENBLAS_NUM_THREADS"), TIMEOUT, MEM_GB, MIN_S))
     print()
     t_start = time.monotonic()

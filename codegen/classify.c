@@ -338,6 +338,22 @@ static ValueResult gated_apply(Plan *p, const IrNode *n, const IrNode *g, Value 
     return ir_map_apply(n, in, p->arena, msg, msgsize);
 }
 
+/* Whether the output `out` decodes per length with gaps (>= 1e-6 |value|) far wider than a gated
+ * MLP's error: its affine fit within 1e-12, the rounding of sums near M = 2 bound + 1, and the
+ * ulps of the gate's one-hot times M. The model's number is then nearest the right value of its
+ * length, whatever the twins of other lengths (rasprun --verify checks it). */
+static bool wide_gaps_per_length(Plan *p, const IrNode *out) {
+    const ValueSet *sets = vs_output_sets(p, out);
+    for (size_t n = 0; sets && n < p->max_len; n++) {
+        double gap, mag = 1;
+        if (!sets[n].n) continue;
+        if (!vs_decodable(&sets[n], true, &gap)) return false;
+        for (size_t i = 0; i < sets[n].n; i++) mag = fmax(mag, fabs(value_as_double(sets[n].vals[i])));
+        if (gap < 1e-6 * mag) return false;
+    }
+    return sets != NULL;
+}
+
 /* Whether map n is affine in y for each value of the other varying argument g (see Gated),
  * over the exact grid of their values; fills *gd. Worth it only when g has few values and y many. */
 static bool gated_form(Plan *p, const IrNode *n, const IrNode *g, const IrNode *y, Gated *gd) {
@@ -345,8 +361,9 @@ static bool gated_form(Plan *p, const IrNode *n, const IrNode *g, const IrNode *
     if (G->unbounded || Y->unbounded || !Y->numeric || G->n == 0 || G->n > CG_MAX_GATE || Y->n < 4 ||
         (double)G->n * (double)Y->n > CG_MAX_GRID || Y->n <= 2 * G->n)
         return false;
-    /* a y * k rounded two ways (S / k * k is S or a neighbour): only a table tells them apart */
-    if (vs_inexact_as_numbers(&p->info[n->id].vs)) return false;
+    /* a y * k rounded two ways (S / k * k is S or a neighbour): only a table tells them apart,
+     * unless it is the output read against each length's value set */
+    if (vs_inexact_as_numbers(&p->info[n->id].vs) && !(n == p->output && wide_gaps_per_length(p, n))) return false;
     gd->gate = g;
     gd->y = y;
     gd->n = G->n;

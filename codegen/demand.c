@@ -129,15 +129,10 @@ static void need_selector(Plan *p, const IrNode *sel, bool for_width) {
 }
 
 /* Whether the output, not decodable from one value set, is from the value set of each length
- * (then kept in p->out_by_len). Reruns the value analysis once per length: only small ones. */
+ * (then kept in p->out_by_len). */
 static bool decodable_by_length(Plan *p, const IrNode *out) {
-    if (p->max_len > CG_MAX_LEN_DECODE) return false;
-    ValueSet *by_len = ARENA_ARRAY(p->arena, ValueSet, p->max_len);
-    vs_output_by_length(p, out, by_len);
-    for (size_t n = 0; n < p->max_len; n++)
-        if (by_len[n].n && !vs_decodable(&by_len[n], true, NULL)) return false;
-    p->out_by_len = by_len;
-    return true;
+    p->out_by_len = vs_output_sets(p, out);
+    return p->out_by_len != NULL;
 }
 
 void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
@@ -150,7 +145,7 @@ void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
         o->want_num = true;
     } else if (vs_decodable(&o->vs, true, NULL) && !o->may_fail) {
         o->want_num = o->want_kind = true; /* 1 and 1.0: a kind block tells them apart */
-    } else if (o->vs.numeric && !o->vs.unbounded && !o->vs.approx && !o->may_fail && decodable_by_length(p, out)) {
+    } else if (decodable_by_length(p, out)) {
         o->want_num = true; /* the exact double depends on rounding that differs per length */
         o->want_kind = vs_kind_collisions(&o->vs);
     } else if (p->numeric_tokens && o->vs.unbounded) { /* real-valued: the number, and its kind if it varies */

@@ -13,7 +13,7 @@
 #include "codegen/internal.h"
 
 static void put_view(Matrix *w, size_t col, LinView v, double scale) {
-    for (size_t t = 0; t < v.n; t++) w->data[(size_t)v.terms[t].dim * w->cols + col] += scale * v.terms[t].coef;
+    for (size_t t = 0; t < v.n; t++) matrix_add(w, v.terms[t].dim, col, scale * v.terms[t].coef);
 }
 
 /* Counts `entries` more weights against --max-bytes; false (with a located error) past it. */
@@ -40,23 +40,23 @@ static bool emit_head(Plan *p, Model *m, const HeadOp *op, ModelHead *h, const d
     for (size_t c = 0; c < op->n_cols; c++) {
         put_view(&h->wq, c, op->cols[c].q, 1);
         put_view(&h->wk, c, op->cols[c].k, 1);
-        h->wq.data[DIM_BOS * dk + c] -= lv_eval(op->cols[c].q, bos_row);
-        h->wk.data[DIM_BOS * dk + c] -= lv_eval(op->cols[c].k, bos_row);
+        matrix_add(&h->wq, DIM_BOS, c, -lv_eval(op->cols[c].q, bos_row));
+        matrix_add(&h->wk, DIM_BOS, c, -lv_eval(op->cols[c].k, bos_row));
     }
     /* the BOS column: `bos_level` for ordinary queries, 1 (and nothing else) for the BOS query */
     size_t b = op->n_cols;
     if (op->bos_q.n) { /* a score per query; the BOS query still gets 1 */
         put_view(&h->wq, b, op->bos_q, 1);
-        h->wq.data[DIM_BOS * dk + b] += 1.0 - lv_eval(op->bos_q, bos_row);
+        matrix_add(&h->wq, DIM_BOS, b, 1.0 - lv_eval(op->bos_q, bos_row));
     } else {
-        h->wq.data[DIM_ONE * dk + b] = op->bos_level;
-        h->wq.data[DIM_BOS * dk + b] = 1.0 - op->bos_level;
+        matrix_set(&h->wq, DIM_ONE, b, op->bos_level);
+        matrix_set(&h->wq, DIM_BOS, b, 1.0 - op->bos_level);
     }
-    h->wk.data[DIM_BOS * dk + b] = 1.0;
+    matrix_set(&h->wk, DIM_BOS, b, 1.0);
     for (size_t j = 0; j < dv; j++) {
         put_view(&h->wv, j, op->vals[j], 1);
-        h->wv.data[DIM_BOS * dv + j] += op->bos_value[j] - lv_eval(op->vals[j], bos_row);
-        h->wo.data[j * D + op->out_dims[j]] = 1.0;
+        matrix_add(&h->wv, DIM_BOS, j, op->bos_value[j] - lv_eval(op->vals[j], bos_row));
+        matrix_set(&h->wo, j, op->out_dims[j], 1.0);
     }
     return true;
 }
@@ -66,14 +66,14 @@ static void mlp_apply_row(const ModelMlp *mlp, size_t D, double *row) {
     double *delta = calloc(D, sizeof *delta);
     for (size_t h = 0; h < H; h++) {
         double a = mlp->b1[h];
-        for (size_t d = 0; d < D; d++) a += row[d] * mlp->w1.data[d * H + h];
+        for (size_t d = 0; d < D; d++) a += row[d] * matrix_get(&mlp->w1, d, h);
         if (a <= 0) continue;
         if (mlp->gated) {
             double g = mlp->b3[h];
-            for (size_t d = 0; d < D; d++) g += row[d] * mlp->w3.data[d * H + h];
+            for (size_t d = 0; d < D; d++) g += row[d] * matrix_get(&mlp->w3, d, h);
             a *= g;
         }
-        for (size_t d = 0; d < D; d++) delta[d] += a * mlp->w2.data[h * D + d];
+        for (size_t d = 0; d < D; d++) delta[d] += a * matrix_get(&mlp->w2, h, d);
     }
     for (size_t d = 0; d < D; d++) row[d] += delta[d] + mlp->b2[d];
     free(delta);
@@ -125,8 +125,8 @@ static bool emit_layer_mlp(Plan *p, Model *m, int layer, ModelMlp *mlp, double *
     for (size_t h = 0; h < H; h++) {
         put_view(&mlp->w1, h, hb.in[h], hb.scale[h]);
         mlp->b1[h] = hb.bias[h];
-        if (hb.out_coef[h] != 0) mlp->w2.data[h * D + hb.out_dim[h]] += hb.out_coef[h];
-        if (hb.out_coef2[h] != 0) mlp->w2.data[h * D + hb.out_dim2[h]] += hb.out_coef2[h];
+        if (hb.out_coef[h] != 0) matrix_add(&mlp->w2, h, hb.out_dim[h], hb.out_coef[h]);
+        if (hb.out_coef2[h] != 0) matrix_add(&mlp->w2, h, hb.out_dim2[h], hb.out_coef2[h]);
     }
     mlp_apply_row(mlp, D, bos_row);
     return true;
@@ -190,9 +190,14 @@ static bool output_by_length(Plan *p, const SopInfo *o, Model *m) {
     m->output_kind = MODEL_OUT_NUMERICAL;
     m->out_readout = ARENA_ARRAY(&m->arena, double, p->n_dims);
     for (size_t t = 0; t < o->num.n; t++) m->out_readout[o->num.terms[t].dim] += o->num.terms[t].coef;
-    m->out_count = o->vs.n;
-    m->out_values = ARENA_ARRAY(&m->arena, Value, o->vs.n ? o->vs.n : 1);
-    memcpy(m->out_values, o->vs.vals, o->vs.n * sizeof *m->out_values);
+    /* their union (the per-length sets keep kinds that the s-op's own set may have merged) */
+    Value *all = ARENA_ARRAY(p->arena, Value, total ? total : 1);
+    for (size_t n = 0, k = 0; n < N; n++)
+        for (size_t i = 0; i < p->out_by_len[n].n; i++) all[k++] = p->out_by_len[n].vals[i];
+    ValueSet u = vs_from_values(all, total);
+    m->out_count = u.n;
+    m->out_values = ARENA_ARRAY(&m->arena, Value, u.n ? u.n : 1);
+    memcpy(m->out_values, u.vals, u.n * sizeof *m->out_values);
     m->out_len_count = N;
     m->out_len_start = ARENA_ARRAY(&m->arena, size_t, N + 1);
     m->out_len_values = ARENA_ARRAY(&m->arena, Value, total ? total : 1);
@@ -271,17 +276,17 @@ bool emit_model(Plan *p, const IrNode *out, const char *output_name, const Codeg
     for (size_t d = 0; d < D; d++) m->labels[d] = arena_strdup(&m->arena, p->labels[d]);
     m->token_embed = model_matrix(m, p->n_vocab + 1, D);
     m->pos_embed = model_matrix(m, N + 1, D);
-    for (size_t t = 0; t <= p->n_vocab; t++) m->token_embed.data[t * D + DIM_ONE] = 1;
+    for (size_t t = 0; t <= p->n_vocab; t++) matrix_set(&m->token_embed, t, DIM_ONE, 1);
     if (p->numeric_tokens) { /* one row for every real token; the runtime adds its value */
         m->numeric_tokens = true;
         m->token_value_dim = p->tok_dim;
         m->token_lo = p->token_lo;
         m->token_hi = p->token_hi;
     } else {
-        for (size_t t = 0; t < p->n_vocab; t++) m->token_embed.data[t * D + p->tok_dim + t] = 1;
+        for (size_t t = 0; t < p->n_vocab; t++) matrix_set(&m->token_embed, t, p->tok_dim + t, 1);
     }
-    m->token_embed.data[p->n_vocab * D + DIM_BOS] = 1;
-    for (size_t i = 0; i < N; i++) m->pos_embed.data[(i + 1) * D + p->pos_dim + i] = 1;
+    matrix_set(&m->token_embed, p->n_vocab, DIM_BOS, 1);
+    for (size_t i = 0; i < N; i++) matrix_set(&m->pos_embed, i + 1, p->pos_dim + i, 1);
 
     int layers = 0;
     for (size_t i = 0; i < p->n_heads; i++) if (p->heads[i].layer + 1 > layers) layers = p->heads[i].layer + 1;

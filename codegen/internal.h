@@ -394,7 +394,9 @@ typedef struct Plan {
     /* The lengths the value analysis covers: 1..max_len, or one length for the value sets of
      * the output at that length (valueset.c, vs_output_at_length). */
     size_t win_lo, win_hi;
-    ValueSet *out_by_len;      /* when the output decodes per length: [n - 1] for n = 1..max_len */
+    const IrNode *output;      /* the s-op compiled (plan_build) */
+    const ValueSet *out_by_len; /* when the output decodes per length: [n - 1] for n = 1..max_len */
+    const ValueSet *len_sets;  /* the output's value set at each length, once computed (vs_output_sets) */
     uint32_t n_dims;
     char **labels;             /* per dim, grown as dims are allocated */
     size_t labels_cap;
@@ -454,6 +456,10 @@ bool vs_compute(Plan *p, const IrNode *out);
 /* The value sets of the output at each length n = 1..N, into out[n - 1]: the whole analysis
  * rerun on one length at a time. Nothing else changes. */
 void vs_output_by_length(Plan *p, const IrNode *out, ValueSet *by_len);
+/* Whether the output `out`, a finite set of numbers not decodable from one value set (rounding
+ * twins), is from the value set of each length: the sets (computed once, kept in
+ * p->len_sets), or NULL. Up to CG_MAX_LEN_DECODE only. */
+const ValueSet *vs_output_sets(Plan *p, const IrNode *out);
 /* An aggregate over a positional selector whose number of keys depends on the index alone:
  * that number per index (NULL otherwise); whether it can take v when it selects k keys; and
  * about how many values it then takes (for cost estimates). A tabulation reading the index and
@@ -599,6 +605,8 @@ bool plan_kind_leaf(Plan *p, MlpOp *m, size_t j, SopInfo *a);
 /* m's output: a categorical block (checked one-hot where the map raises) or a numerical dim */
 void plan_mlp_output(Plan *p, MlpOp *m, SopInfo *info, bool want_cat_out);
 /* A categorical encoding for an s-op that only has a numerical one (one MLP later) */
+/* The slot from which every dim view v reads holds its value (scanning the ops planned so far), or t if later. */
+int plan_view_time(const Plan *p, LinView v, int t);
 bool plan_convert_to_cat(Plan *p, SopInfo *info);
 /* Prints one line per s-op the model computes: its value set, how it is encoded and when. */
 void plan_dump(Plan *p, const IrNode *out, FILE *f);

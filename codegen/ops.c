@@ -266,15 +266,41 @@ void plan_mlp_output(Plan *p, MlpOp *m, SopInfo *info, bool want_cat_out) {
 }
 
 /* A categorical encoding for an s-op that only has a numerical one: an MLP discretises it. */
+/* The slot from which every dim view v reads holds its value, or `t` if later: the embedding's
+ * at 0, others at the slot of the op that writes them (a kind block's kind_time can be later
+ * than the views it ends up with, or earlier than a block materialised since). */
+int plan_view_time(const Plan *p, LinView v, int t) {
+    uint32_t embedded = p->pos_dim + (uint32_t)p->max_len;
+    for (size_t i = 0; i < v.n; i++) {
+        uint32_t d = v.terms[i].dim;
+        if (d < embedded) continue;
+        for (size_t h = 0; h < p->n_heads; h++)
+            for (size_t j = 0; j < p->heads[h].n_vals; j++)
+                if (p->heads[h].out_dims[j] == d && 2 * p->heads[h].layer + 1 > t) t = 2 * p->heads[h].layer + 1;
+        for (size_t j = 0; j < p->n_mlps; j++) {
+            const MlpOp *op = &p->mlps[j];
+            size_t count = op->fn == MLP_FN_GATED || !op->out_cat ? 1 : op->out_vs ? op->out_vs->n : 1;
+            if (d >= op->out_dim && d < op->out_dim + count && 2 * op->layer + 2 > t) t = 2 * op->layer + 2;
+        }
+    }
+    return t;
+}
+
+/* The slot after which MLP m's leaf 0 can be read: `t`, or later for its kind axis. */
+static int leaf_kinds_time(const Plan *p, const MlpOp *m, int t) {
+    return m->leaf[0].has_kind_axis ? plan_view_time(p, m->grid[m->leaf[0].kind_arg].view, t) : t;
+}
+
 bool plan_convert_to_cat(Plan *p, SopInfo *info) {
     if (info->vs.unbounded)
         return plan_error(p, info->node, "is used categorically but has too many possible values");
     MlpOp *m = plan_new_mlp(p);
-    int slot = next_slot(info->time, false);
-    m->layer = slot_layer(slot);
     m->node = info->node;
     m->fn = MLP_FN_IDENTITY;
     if (!plan_scalar_arg(p, m, 0, info, false)) return false;
+    /* after the number, and after the kind block when it reads it (0 and 0.0 tell apart) */
+    int slot = next_slot(leaf_kinds_time(p, m, info->time), false);
+    m->layer = slot_layer(slot);
     LinView keep = info->num;
     plan_mlp_output(p, m, info, true);
     info->num = keep; /* the original numerical view stays exact and available earlier */

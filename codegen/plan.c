@@ -127,6 +127,11 @@ static bool plan_width(Plan *p, SopInfo *info, const IrNode *out) {
     memcpy(info->u_dims, w.u_dims, sizeof w.u_dims);
     memcpy(info->u_coef, w.u_coef, sizeof w.u_coef);
     if (!info->want_cat && !info->want_num && n != out) return true; /* only read through u */
+    if (info->n_u == 0 && !info->want_cat && n != out) { /* a selector that never selects: 0 */
+        info->num = lv_empty();
+        info->has_num = true;
+        return true;
+    }
     bool joint = pow((double)p->max_len + 1, (double)info->n_u) <= CG_MAX_WIDTH_JOINT;
     if ((!info->want_cat && info->want_num) || (info->want_cat && !joint)) {
         /* numerical: sum_i coef_i * w_i, one small MLP per term into one dim (tabulating the
@@ -167,12 +172,23 @@ static bool plan_width(Plan *p, SopInfo *info, const IrNode *out) {
     return true;
 }
 
+/* Whether s-op x can hold booleans and numbers of another kind (True and 0; its value set may
+ * merge True with 1, its kinds do not). */
+static bool bools_and_numbers(const Plan *p, const IrNode *x) {
+    unsigned k = p->kinds_possible[x->id];
+    return (k >> VAL_BOOL & 1) && (k >> VAL_INT & 1 || k >> VAL_FLOAT & 1);
+}
+
 static bool plan_aggregate(Plan *p, SopInfo *info, const IrNode *out) {
     const IrNode *n = info->node;
     SopInfo *src = &p->info[n->u.aggregate.sop->id];
     if (vs_mixed_kinds(&src->vs) && !selector_at_most_one(p, n->u.aggregate.selector))
         return plan_error(p, n, "averages an s-op that holds strings on some inputs and numbers on others; the "
                                 "compiler needs one kind to know whether it averages or copies");
+    if (bools_and_numbers(p, n->u.aggregate.sop) && aggregate_averages(p, n) && !selector_at_most_one(p, n->u.aggregate.selector))
+        return plan_error(p, n, "averages an s-op that holds booleans and other numbers (e.g. a default 0): the "
+                                "reference raises on several keys when every value of the sequence is a boolean, and "
+                                "averages otherwise, which the compiler cannot track; use indicator(...) for numbers");
     HeadOp *h = plan_new_head(p);
     h->tie_tol = 0.25; /* scores m (selected), m - 1/2 (BOS), at most m - 1 (others); index match: gaps 1 */
     int t_sel;
@@ -538,6 +554,7 @@ static bool plan_length_guard(Plan *p, const IrNode *out) {
 
 bool plan_build(Plan *p, const IrNode *out) {
     size_t count = (size_t)out->id + 1;
+    p->output = out;
     plan_unique_names(p, out);
     MapClass *cls = ARENA_ARRAY(p->arena, MapClass, count);
     const SopInfo *indices = &p->info[p->indices->id];
@@ -625,11 +642,12 @@ bool plan_build(Plan *p, const IrNode *out) {
     SopInfo *o = &p->info[out->id];
     if (!o->cat_block && (!o->has_num || !o->want_num)) {
         MlpOp *m = plan_new_mlp(p);
-        int slot = next_slot(o->time, false);
-        m->layer = slot_layer(slot);
         m->node = out;
         m->fn = MLP_FN_IDENTITY;
         if (!plan_scalar_arg(p, m, 0, o, true)) return false;
+        const LeafMap *leaf = &m->leaf[0]; /* after the kind block, when it reads it */
+        int slot = next_slot(leaf->has_kind_axis ? plan_view_time(p, m->grid[leaf->kind_arg].view, o->time) : o->time, false);
+        m->layer = slot_layer(slot);
         plan_mlp_output(p, m, o, true);
         o->time = slot;
     }

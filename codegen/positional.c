@@ -180,13 +180,67 @@ static bool strict_total_order(Plan *p, const IrNode *sel) {
     return false;
 }
 
+static bool query_blind(Plan *p, const IrNode *sel, int depth);
+
+/* Whether s-op n has the same value at every position of a sequence (length, constants, means
+ * over a selector that ignores its queries, maps of such): a proof, `false` when unsure. */
+static bool uniform(Plan *p, const IrNode *n, int depth) {
+    if (depth > 12) return false;
+    switch (n->kind) {
+    case IR_CONST: case IR_LENGTH: return true;
+    case IR_MAP:
+        for (uint32_t j = 0; j < n->u.map.nargs; j++)
+            if (!uniform(p, n->u.map.args[j], depth + 1)) return false;
+        return true;
+    case IR_AGGREGATE: return query_blind(p, n->u.aggregate.selector, depth + 1);
+    case IR_SELECTOR_WIDTH: return query_blind(p, n->u.width.selector, depth + 1);
+    default: return false;
+    }
+}
+
+/* Whether every query of selector sel selects the same keys: its queries are uniform. */
+static bool query_blind(Plan *p, const IrNode *sel, int depth) {
+    if (depth > 12) return false;
+    switch (sel->kind) {
+    case IR_SELECT: return uniform(p, sel->u.select.queries, depth + 1);
+    case IR_SELECT_AND: case IR_SELECT_OR:
+        return query_blind(p, sel->u.combine.lhs, depth + 1) && query_blind(p, sel->u.combine.rhs, depth + 1);
+    case IR_SELECT_NOT: return query_blind(p, sel->u.combine.lhs, depth + 1);
+    default: return false;
+    }
+}
+
+/* Whether all of s-op n's values are numbers below 2^50 in magnitude: numbers a whole unit apart
+ * stay different doubles after adding or subtracting one more of them. */
+static bool small_numbers(const Plan *p, const IrNode *n) {
+    const ValueSet *vs = &p->info[n->id].vs;
+    if (vs->unbounded || !vs->numeric) return false;
+    for (size_t v = 0; v < vs->n; v++)
+        if (!(fabs(value_as_double(vs->vals[v])) < 0x1p50)) return false;
+    return true;
+}
+
+/* Whether keys k are distinct at distinct positions: indices, or such keys plus or minus a
+ * uniform number (k = i + length - m: one unit apart from one index to the next). */
+static bool distinct_by_position(Plan *p, const IrNode *k, int depth) {
+    if (k->kind == IR_INDICES) return true;
+    if (depth > 8 || k->kind != IR_MAP || k->u.map.kind != IR_MAP_BINARY || (k->u.map.op != VOP_ADD && k->u.map.op != VOP_SUB) ||
+        !small_numbers(p, k))
+        return false;
+    for (int side = 0; side < 2; side++) {
+        const IrNode *x = k->u.map.args[side], *c = k->u.map.args[1 - side];
+        if (small_numbers(p, c) && uniform(p, c, 0) && distinct_by_position(p, x, depth + 1)) return true;
+    }
+    return false;
+}
+
 bool selector_at_most_one(Plan *p, const IrNode *sel) {
     const PosTable *t = p->info[sel->id].pos;
     if (t && t->at_most_one) return true;
     switch (sel->kind) {
     case IR_SELECT:
         if (sel->u.select.cmp != IR_CMP_EQ) return false;
-        if (sel->u.select.keys->kind == IR_INDICES) return true;
+        if (distinct_by_position(p, sel->u.select.keys, 0)) return true;
         /* select(rank, indices, ==) for a rank no two positions share */
         return sel->u.select.queries->kind == IR_INDICES && sel->u.select.keys->kind == IR_SELECTOR_WIDTH &&
                strict_total_order(p, sel->u.select.keys->u.width.selector);

@@ -84,6 +84,16 @@ bool vs_inexact_as_numbers(const ValueSet *vs) {
     return false;
 }
 
+/* Whether a set holds a float. A map of approximate arguments (rationals standing for the doubles
+ * the reference reaches) that yields no float decided it by a comparison, a round or a lookup,
+ * which the MLP that decides it checks against the rounding of its arguments (mlp.c): its values
+ * are exact, and only floats stay approximate. */
+static bool has_floats(const ValueSet *vs) {
+    for (size_t i = 0; i < vs->n; i++)
+        if (vs->vals[i].kind == VAL_FLOAT) return true;
+    return vs->unbounded;
+}
+
 bool vs_contains(const ValueSet *vs, Value v, size_t *index) {
     size_t lo = 0, hi = vs->n;
     while (lo < hi) {
@@ -328,6 +338,7 @@ static ValueSet map_values_disjoint(Plan *p, SopInfo *info, bool covered) {
     }
     ValueSet vs = vs_make(out, count);
     for (size_t j = 0; j < nargs; j++) vs.approx = vs.approx || p->info[n->u.map.args[j]->id].vs.approx;
+    vs.approx = vs.approx && has_floats(&vs);
     return vs;
 }
 
@@ -436,6 +447,7 @@ static bool map_values_by_cell(Plan *p, SopInfo *info, ValueSet *out) {
     }
     *out = vs_make(vals, count);
     for (size_t j = 0; j < nargs; j++) out->approx = out->approx || p->info[n->u.map.args[j]->id].vs.approx;
+    out->approx = out->approx && has_floats(out);
     return true;
 }
 
@@ -555,6 +567,7 @@ static ValueSet map_values(Plan *p, SopInfo *info) {
     }
     ValueSet vs = vs_make(out, count);
     for (size_t j = 0; j < nargs; j++) vs.approx = vs.approx || args[j]->approx;
+    vs.approx = vs.approx && has_floats(&vs);
     return vs;
 }
 
@@ -812,6 +825,19 @@ void vs_output_by_length(Plan *p, const IrNode *out, ValueSet *by_len) {
     p->win_lo = 1;
     p->win_hi = p->max_len;
     p->info = saved;
+}
+
+const ValueSet *vs_output_sets(Plan *p, const IrNode *out) {
+    const SopInfo *o = &p->info[out->id];
+    if (p->max_len > CG_MAX_LEN_DECODE || !o->vs.numeric || o->vs.unbounded || o->vs.approx || o->may_fail) return NULL;
+    if (!p->len_sets) {
+        ValueSet *by_len = ARENA_ARRAY(p->arena, ValueSet, p->max_len);
+        vs_output_by_length(p, out, by_len);
+        p->len_sets = by_len;
+    }
+    for (size_t n = 0; n < p->max_len; n++)
+        if (p->len_sets[n].n && !vs_decodable(&p->len_sets[n], true, NULL)) return NULL;
+    return p->len_sets;
 }
 
 /* The value sets of the reachable s-ops, in topological order, over the lengths of the window. */

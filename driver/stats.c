@@ -1,10 +1,16 @@
 /* raspcc --stats: what a compilation produced, as text or one JSON object (driver/compile.h). */
+#include <math.h>
 #include <stdlib.h>
 
 #include "driver/compile.h"
 
-/* A double in JSON: the shortest %g form that reads back as the same double. */
+/* A double in JSON: the shortest %g form that reads back as the same double; null for what JSON
+ * cannot write (a softmax beta of a head that averages exact ties only is infinite). */
 static void print_json_double(FILE *out, double v) {
+    if (!isfinite(v)) {
+        fputs("null", out);
+        return;
+    }
     char buf[32];
     for (int digits = 15; digits <= 17; digits++) {
         snprintf(buf, sizeof buf, "%.*g", digits, v);
@@ -70,6 +76,8 @@ static void print_selfcheck_json(FILE *out, const CompileJob *j) {
  * both formats always show it and margin_checks. */
 void compile_job_print_stats(FILE *out, const CompileJob *j, bool json) {
     const Model *m = &j->model;
+    struct { double within, exact; } beta; /* the softmax temperatures that reproduce the heads */
+    model_softmax_beta(m, 1e-12, &beta.within, &beta.exact);
     if (json) {
         fprintf(out, "{\"layers\": %zu, \"heads\": ", m->n_layers);
         print_layer_list(out, m, true);
@@ -83,7 +91,11 @@ void compile_job_print_stats(FILE *out, const CompileJob *j, bool json) {
         print_json_double(out, verify_model_bound(m));
         fputs(", \"error_rel\": ", out);
         print_json_double(out, verify_model_rel(m));
-        fprintf(out, ", \"margin_checks\": %zu, \"selfcheck\": ", margin_checks(m));
+        fprintf(out, ", \"margin_checks\": %zu, \"softmax_beta\": ", margin_checks(m));
+        print_json_double(out, beta.exact);
+        fputs(", \"softmax_beta_within\": ", out);
+        print_json_double(out, beta.within);
+        fputs(", \"selfcheck\": ", out);
         print_selfcheck_json(out, j);
         fputs("}\n", out);
         return;
@@ -95,7 +107,7 @@ void compile_job_print_stats(FILE *out, const CompileJob *j, bool json) {
     fprintf(out, "\nparams:          %zu\nnonzero_params:  %zu\ncompile_ms:      %.3f\n", model_param_count(m),
             model_nonzero_count(m), j->compile_ms);
     if (j->file_bytes >= 0) fprintf(out, "file_bytes:      %lld\n", j->file_bytes);
-    fprintf(out, "error_bound:     %g\nerror_rel:       %g\nmargin_checks:   %zu\nselfcheck:       ",
-            verify_model_bound(m), verify_model_rel(m), margin_checks(m));
+    fprintf(out, "error_bound:     %g\nerror_rel:       %g\nmargin_checks:   %zu\nsoftmax_beta:    %g (within 1e-12 from %g)\n"
+            "selfcheck:       ", verify_model_bound(m), verify_model_rel(m), margin_checks(m), beta.exact, beta.within);
     print_selfcheck_text(out, j);
 }

@@ -8,7 +8,8 @@
 
 static FutMat mat_from_model(Arena *a, Matrix w, double scale) {
     FutMat m = fut_mat_new(a, w.rows, w.cols);
-    for (size_t i = 0; i < w.rows * w.cols; i++) m.data[i] = scale * w.data[i];
+    matrix_to_dense(&w, m.data);
+    for (size_t i = 0; i < w.rows * w.cols; i++) m.data[i] = scale * m.data[i];
     return m;
 }
 
@@ -146,8 +147,8 @@ FutMat fut_model_embedding(Arena *a, const Model *m, const size_t *ids, size_t n
     FutMat X = fut_mat_new(a, n + 1, D);
     for (size_t r = 0; r <= n; r++) {
         size_t tok = r == 0 ? m->n_vocab : ids[r - 1];
-        const double *te = m->token_embed.data + tok * D, *pe = m->pos_embed.data + r * D;
-        for (size_t j = 0; j < D; j++) FUT_AT(X, r, j) = te[j] + pe[j];
+        for (size_t j = 0; j < D; j++)
+            FUT_AT(X, r, j) = matrix_get(&m->token_embed, tok, j) + matrix_get(&m->pos_embed, r, j);
     }
     return X;
 }

@@ -1,235 +1,327 @@
 #include "runtime/forward.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ir/eval.h"
+#include "runtime/forward32.h"
+#include "runtime/kernels.h"
+#include "runtime/precision.h"
 
 /* Refuse workspaces above this many doubles (32 GiB); a real model is far smaller. */
 #define WORKSPACE_MAX_DOUBLES ((size_t)1 << 32)
+#define HIDDEN_CHUNK WORKSPACE_HIDDEN_CHUNK
+/* Rows a default workspace keeps in flight (more when max_len + 1 is larger). */
+#define DEFAULT_ROWS 512
+
+static size_t max_sz(size_t a, size_t b) { return a > b ? a : b; }
+static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
 
 /* ---- products ---- */
 
-/* C (m x n) = A (m x k) B (k x n) + beta C, row-major with the given leading dimensions. */
-static void matmul(double *C, size_t ldc, const double *A, size_t lda, const double *B, size_t ldb, size_t m,
-                   size_t k, size_t n, double beta) {
-    if (m == 0 || n == 0) return;
-    if (k == 0) {
-        if (beta == 0.0)
-            for (size_t i = 0; i < m; i++) memset(C + i * ldc, 0, n * sizeof *C);
-        return;
-    }
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0, A, (int)lda, B, (int)ldb, beta,
-                C, (int)ldc);
+/* out[c][block] = (the panel `in` times W)[c], for every column c of W (D x cols, reading the
+ * residual), rows [r0, r0 + len). */
+static void read_product(const Matrix *W, const double *in, size_t ld, size_t r0, size_t len, double *out) {
+    const MatrixColumn *cols = matrix_columns(W);
+    if (cols) kernel_columns(cols, NULL, W->cols, in + r0, 0, ld, len, KERNEL_STORE, NULL, out + r0, ld);
+    else for (size_t c = 0; c < W->cols; c++) memset(out + c * ld + r0, 0, len * sizeof *out);
 }
 
-/* out (rows x W.cols) = X W, where W (D x cols) reads the residual. */
-static void project(const Model *m, Workspace *ws, const double *X, size_t rows, const Matrix *W, const SparsePlan *p,
-                    double *out) {
-    size_t D = m->d_model, cols = W->cols;
-    if (!ws->sparse || 4 * p->n > 3 * D) { /* a plan covering most of X saves nothing over dense */
-        matmul(out, cols ? cols : 1, X, D, W->data, cols ? cols : 1, rows, D, cols, 0.0);
-        return;
-    }
-    /* Only the residual directions W reads contribute: gather them, multiply by W's packed rows. */
-    for (size_t r = 0; r < rows; r++)
-        for (size_t j = 0; j < p->n; j++) ws->gathered[r * p->n + j] = X[r * D + p->dims[j]];
-    matmul(out, cols ? cols : 1, ws->gathered, p->n ? p->n : 1, p->packed, cols ? cols : 1, rows, p->n, cols, 0.0);
-}
-
-/* X += Y W, where W (k x D) writes the residual and Y is rows x k with leading dimension ldy. */
-static void write_back(const Model *m, Workspace *ws, double *X, size_t rows, const double *Y, size_t ldy,
-                       const Matrix *W, const SparsePlan *p) {
-    size_t D = m->d_model, k = W->rows;
-    if (!ws->sparse || 4 * p->n > 3 * D) {
-        matmul(X, D, Y, ldy, W->data, D, rows, k, D, 1.0);
-        return;
-    }
-    /* Only the directions W writes change: compute those columns, scatter-add them. */
-    if (p->n == 0) return;
-    matmul(ws->T, p->n, Y, ldy, p->packed, p->n, rows, k, p->n, 0.0);
-    for (size_t r = 0; r < rows; r++)
-        for (size_t j = 0; j < p->n; j++) X[r * D + p->dims[j]] += ws->T[r * p->n + j];
+/* F[d][block] += (the panel `in` (W->rows lines) times W)[d] for each dim d W writes. */
+static void write_product(const Matrix *W, const WritePlan *plan, const double *in, size_t ld, size_t r0, size_t len,
+                          double *F) {
+    if (plan->n) kernel_columns(matrix_columns(W), plan->dims, plan->n, in + r0, 0, ld, len, KERNEL_ADD, NULL, F + r0, ld);
 }
 
 /* ---- the machine ---- */
 
-/* X = token_embed[token] + pos_embed[position]; BOS (token id n_vocab) at position 0; a
- * real-valued token also adds its value on token_value_dim. */
-static void embed(const Model *m, const size_t *ids, const double *values, size_t n, double *X) {
-    size_t D = m->d_model;
-    for (size_t r = 0; r <= n; r++) {
-        size_t tok = r == 0 ? m->n_vocab : ids[r - 1];
-        const double *te = m->token_embed.data + tok * D, *pe = m->pos_embed.data + r * D;
-        for (size_t j = 0; j < D; j++) X[r * D + j] = te[j] + pe[j];
-        if (r > 0 && m->numeric_tokens && values) X[r * D + m->token_value_dim] += values[r - 1];
-    }
-}
-
-/* Average-hard attention: out_i = mean of (X Wv)_j over the keys j whose score (X Wq)_i.(X Wk)_j
- * is at least the row's maximum minus the head's absolute tie tolerance (j <= i when causal).
- * out is rows x dv. */
-static void attention_head(const Model *m, const ModelHead *h, const HeadPlan *plan, const double *X, size_t rows,
-                           Workspace *ws, double *out, size_t ldo) {
-    size_t dk = h->wq.cols, dv = h->wv.cols;
-    double *Q = ws->Q, *K = ws->K, *V = ws->V, *S = ws->S, tol = h->tie_tol;
-    project(m, ws, X, rows, &h->wq, &plan->q, Q);
-    project(m, ws, X, rows, &h->wk, &plan->k, K);
-    project(m, ws, X, rows, &h->wv, &plan->v, V);
-    if (dk > 0)
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)rows, (int)dk, 1.0, Q, (int)dk, K, (int)dk,
-                    0.0, S, (int)rows);
-    else
-        memset(S, 0, rows * rows * sizeof *S);
-    for (size_t i = 0; i < rows; i++) {
-        size_t last = h->causal ? i : rows - 1;
-        const double *s = S + i * rows;
-        double best = s[0];
-        for (size_t j = 1; j <= last; j++) if (s[j] > best) best = s[j];
-        double threshold = best - tol;
-        double *o = out + i * ldo;
-        memset(o, 0, dv * sizeof *o);
-        size_t ties = 0;
-        for (size_t j = 0; j <= last; j++) {
-            if (s[j] < threshold) continue;
-            ties++;
-            const double *v = V + j * dv;
-            for (size_t c = 0; c < dv; c++) o[c] += v[c];
-        }
-        for (size_t c = 0; c < dv; c++) o[c] /= (double)ties; /* ties >= 1: the maximum itself */
-    }
-}
-
-/* X += (ReLU(X W1 + b1) * G) W2 + b2, with G = X W3 + b3 for a gated MLP and 1 otherwise. */
-static void mlp(const Model *m, const ModelMlp *f, const MlpPlan *plan, double *X, size_t rows, Workspace *ws) {
-    size_t D = m->d_model, hidden = f->w1.cols;
-    if (hidden > 0) {
-        double *H = ws->H, *G = ws->G;
-        project(m, ws, X, rows, &f->w1, &plan->w1, H);
-        if (f->gated) project(m, ws, X, rows, &f->w3, &plan->w3, G);
-        for (size_t r = 0; r < rows; r++)
-            for (size_t c = 0; c < hidden; c++) {
-                double z = H[r * hidden + c] + f->b1[c];
-                z = z > 0.0 ? z : 0.0;
-                H[r * hidden + c] = f->gated ? z * (G[r * hidden + c] + f->b3[c]) : z;
-            }
-        write_back(m, ws, X, rows, H, hidden, &f->w2, &plan->w2);
-    }
+/* F = token_embed[token] + pos_embed[position] for rows [0, rows), entry by entry as the dense
+ * sum (an entry stored in neither row stays +0.0); row r holds position pos[r] of token id
+ * ids[r]; a real-valued token adds its value on token_value_dim. Rows [rows, padded) are zeroed. */
+static void embed(const Model *m, const Workspace *ws, const size_t *ids, const size_t *pos, const double *values,
+                  size_t rows, size_t padded, double *F) {
+    size_t D = m->d_model, ld = ws->ld;
+    for (size_t d = 0; d < D; d++) memset(F + d * ld, 0, padded * sizeof *F);
     for (size_t r = 0; r < rows; r++) {
-        if (ws->sparse)
-            for (size_t j = 0; j < plan->b2.n; j++) X[r * D + plan->b2.dims[j]] += f->b2[plan->b2.dims[j]];
-        else
-            for (size_t j = 0; j < D; j++) X[r * D + j] += f->b2[j];
+        const EmbedRow *te = &ws->token_rows[ids[r]], *pe = &ws->pos_rows[pos[r]];
+        size_t a = 0, b = 0;
+        while (a < te->n || b < pe->n) { /* the union of the two rows' dims, ascending */
+            size_t da = a < te->n ? te->dims[a] : SIZE_MAX, db = b < pe->n ? pe->dims[b] : SIZE_MAX;
+            size_t d = da < db ? da : db;
+            double x = da == d ? te->vals[a++] : 0.0, y = db == d ? pe->vals[b++] : 0.0;
+            F[d * ld + r] = x + y;
+        }
+        if (pos[r] > 0 && m->numeric_tokens && values) F[m->token_value_dim * ld + r] += values[r];
     }
 }
 
-/* One layer: every head reads the same X, then the heads' outputs and the MLP are added. */
-static void layer(const Model *m, size_t l, double *X, size_t rows, Workspace *ws) {
+/* One sequence's attention for one head: rows [o, o + rows) of the panels Q, K (dk lines) and V
+ * (dv lines); out_i = mean of V_j over the keys j whose score Q_i . K_j is at least the row's
+ * maximum minus the head's absolute tie tolerance (j <= i when causal), written to A (dv lines).
+ * Scores come KERNEL_BLOCK queries at a time: each query a dense column of dk entries. */
+static void attention_sequence(const ModelHead *h, Workspace *ws, size_t o, size_t rows, double *A) {
+    size_t dk = h->wq.cols, dv = h->wv.cols, ld = ws->ld, span = round_up(rows, 8);
+    double tol = h->tie_tol;
+    for (size_t i0 = 0; i0 < rows; i0 += KERNEL_BLOCK) {
+        size_t nq = rows - i0 < KERNEL_BLOCK ? rows - i0 : KERNEL_BLOCK;
+        for (size_t q = 0; q < nq; q++) { /* a zero query entry leaves every chain as it is: skipped */
+            double *qv = ws->qcol + q * dk;
+            uint32_t *qr = ws->qrow + q * dk, used = 0;
+            for (size_t c = 0; c < dk; c++) {
+                double x = ws->Q[c * ld + o + i0 + q];
+                if (x == 0.0) continue;
+                qv[used] = x;
+                qr[used++] = (uint32_t)c;
+            }
+            ws->qcols[q] = (MatrixColumn){used, used, qr, qv};
+            ws->score_flops += 2.0 * (double)used * (double)rows;
+        }
+        kernel_columns(ws->qcols, NULL, nq, ws->K + o, 0, ld, span, KERNEL_STORE, NULL, ws->S, span);
+        for (size_t q = 0; q < nq; q++) {
+            size_t i = i0 + q, last = h->causal ? i : rows - 1;
+            size_t ties = kernel_select(ws->S + q * span, last + 1, tol, ws->selected);
+            for (size_t c = 0; c < dv; c++) {
+                const double *v = ws->V + c * ld + o;
+                double sum = 0.0;
+                for (size_t t = 0; t < ties; t++) sum += v[ws->selected[t]];
+                A[c * ld + o + i] = sum / (double)ties;
+            }
+        }
+    }
+}
+
+/* A head's panels Q, K, V for rows [0, padded). */
+static void head_projections(const ModelHead *h, Workspace *ws, size_t padded) {
+    size_t ld = ws->ld;
+    for (size_t r0 = 0; r0 < padded; r0 += KERNEL_BLOCK) {
+        size_t len = padded - r0 < KERNEL_BLOCK ? padded - r0 : KERNEL_BLOCK;
+        read_product(&h->wq, ws->F, ld, r0, len, ws->Q);
+        read_product(&h->wk, ws->F, ld, r0, len, ws->K);
+        read_product(&h->wv, ws->F, ld, r0, len, ws->V);
+    }
+}
+
+/* F += (ReLU(F W1 + b1) * G) W2 + b2 for rows [r0, r0 + len), G = F W3 + b3 when gated, a chunk
+ * of hidden units at a time; each written dim's chain over W2 goes on from chunk to chunk. */
+static void mlp_block(const Model *m, size_t l, Workspace *ws, size_t r0, size_t len) {
+    const ModelMlp *f = &m->layers[l].mlp;
+    const WritePlan *plan = &ws->mlps[l];
+    size_t hidden = f->w1.cols, ld = ws->ld;
+    const ChunkSegments *cs = &ws->segments[l];
+    for (size_t j = 0; j < plan->n; j++) memset(ws->Y + j * KERNEL_BLOCK, 0, len * sizeof(double));
+    for (size_t h0 = 0, chunk = 0; h0 < hidden; h0 += HIDDEN_CHUNK, chunk++) {
+        size_t h1 = hidden - h0 < HIDDEN_CHUNK ? hidden : h0 + HIDDEN_CHUNK;
+        kernel_columns(matrix_columns(&f->w1) + h0, NULL, h1 - h0, ws->F + r0, 0, ld, len, KERNEL_RELU, f->b1 + h0,
+                       ws->H, KERNEL_BLOCK);
+        if (f->gated)
+            kernel_columns(matrix_columns(&f->w3) + h0, NULL, h1 - h0, ws->F + r0, 0, ld, len, KERNEL_GATE, f->b3 + h0,
+                           ws->H, KERNEL_BLOCK);
+        const MatrixColumn *cols = matrix_columns(&f->w2);
+        for (size_t k = cs->start[chunk]; k < cs->start[chunk + 1]; k++) {
+            const Segment *g = &cs->seg[k];
+            const MatrixColumn *col = &cols[plan->dims[g->j]];
+            double *y = ws->Y + (size_t)g->j * KERNEL_BLOCK;
+            kernel_chain(col->row + g->from, col->val + g->from, g->to - g->from, ws->H, h0, KERNEL_BLOCK, len, y, y);
+        }
+    }
+    for (size_t j = 0; j < plan->n; j++) { /* X += the chain (vectorised: one rounding per element) */
+        double *x = ws->F + plan->dims[j] * ld + r0, *y = ws->Y + j * KERNEL_BLOCK;
+        kernel_add(y, len, x);
+    }
+    for (size_t j = 0; j < ws->b2_count[l]; j++) {
+        size_t d = ws->b2_dims[l][j];
+        double b = f->b2[d], *x = ws->F + d * ld + r0;
+        for (size_t i = 0; i < len; i++) x[i] += b;
+    }
+}
+
+/* One layer on the batch: every head reads the same F (each sequence its own rows), then the
+ * heads' outputs and the MLP are added. starts[s] is sequence s's first row (starts[count] is
+ * the number of rows, padded up to a multiple of 8). */
+static void layer(const Model *m, size_t l, Workspace *ws, const size_t *starts, size_t count, size_t padded) {
     const ModelLayer *L = &m->layers[l];
-    size_t width = 0;
-    for (size_t h = 0; h < L->n_heads; h++) width += L->heads[h].wv.cols;
-    size_t at = 0;
+    size_t at = 0, ld = ws->ld;
     for (size_t h = 0; h < L->n_heads; h++) {
-        attention_head(m, &L->heads[h], &ws->heads[l][h], X, rows, ws, ws->A + at, width ? width : 1);
+        head_projections(&L->heads[h], ws, padded);
+        double *A = ws->A + at * ld;
+        for (size_t s = 0; s < count; s++) attention_sequence(&L->heads[h], ws, starts[s], starts[s + 1] - starts[s], A);
+        for (size_t c = 0; c < L->heads[h].wv.cols; c++) /* padding rows: finite, unused */
+            memset(A + c * ld + starts[count], 0, (padded - starts[count]) * sizeof *A);
         at += L->heads[h].wv.cols;
     }
     at = 0;
     for (size_t h = 0; h < L->n_heads; h++) {
-        write_back(m, ws, X, rows, ws->A + at, width ? width : 1, &L->heads[h].wo, &ws->heads[l][h].o);
+        for (size_t r0 = 0; r0 < padded; r0 += KERNEL_BLOCK) {
+            size_t len = padded - r0 < KERNEL_BLOCK ? padded - r0 : KERNEL_BLOCK;
+            write_product(&L->heads[h].wo, &ws->heads[l][h], ws->A + at * ld, ld, r0, len, ws->F);
+        }
         at += L->heads[h].wv.cols;
     }
-    mlp(m, &L->mlp, &ws->mlps[l], X, rows, ws);
+    for (size_t r0 = 0; r0 < padded; r0 += KERNEL_BLOCK)
+        mlp_block(m, l, ws, r0, padded - r0 < KERNEL_BLOCK ? padded - r0 : KERNEL_BLOCK);
+}
+
+/* Row-major X ((rows) x D) <-> rows [o, o + rows) of the panel F. */
+static void panel_to_rows(const Workspace *ws, size_t D, size_t o, size_t rows, double *X) {
+    for (size_t d = 0; d < D; d++)
+        for (size_t r = 0; r < rows; r++) X[r * D + d] = ws->F[d * ws->ld + o + r];
+}
+
+static void rows_to_panel(Workspace *ws, size_t D, size_t rows, const double *X) {
+    size_t padded = round_up(rows, 8);
+    for (size_t d = 0; d < D; d++) {
+        for (size_t r = 0; r < rows; r++) ws->F[d * ws->ld + r] = X[r * D + d];
+        for (size_t r = rows; r < padded; r++) ws->F[d * ws->ld + r] = 0.0;
+    }
 }
 
 void model_forward(const Model *m, const size_t *ids, size_t n, size_t first_layer, size_t end_layer, double *X,
                    Workspace *ws) {
-    if (first_layer == 0) embed(m, ids, ws->token_values, n, X);
+    size_t rows = n + 1, padded = round_up(rows, 8), starts[2] = {0, rows}, D = m->d_model;
+    if (first_layer == 0) {
+        for (size_t r = 0; r < rows; r++) {
+            ws->ids[r] = r == 0 ? m->n_vocab : ids[r - 1];
+            ws->row_values[r] = r == 0 ? 0.0 : ws->token_values[r - 1];
+        }
+        for (size_t r = 0; r < rows; r++) ws->pos[r] = r;
+        embed(m, ws, ws->ids, ws->pos, ws->row_values, rows, padded, ws->F);
+    } else {
+        rows_to_panel(ws, D, rows, X);
+    }
     if (end_layer > m->n_layers) end_layer = m->n_layers;
-    for (size_t l = first_layer; l < end_layer; l++) layer(m, l, X, n + 1, ws);
+    for (size_t l = first_layer; l < end_layer; l++) layer(m, l, ws, starts, 1, padded);
+    panel_to_rows(ws, D, 0, rows, X);
+}
+
+double model_forward_flops(const Model *m, size_t n) {
+    double rows = (double)(n + 1), f = 0.0;
+    for (size_t l = 0; l < m->n_layers; l++) {
+        const ModelLayer *L = &m->layers[l];
+        for (size_t h = 0; h < L->n_heads; h++) {
+            const ModelHead *H = &L->heads[h];
+            double nz = (double)(matrix_nonzero(&H->wq) + matrix_nonzero(&H->wk) + matrix_nonzero(&H->wv) +
+                                 matrix_nonzero(&H->wo));
+            f += 2 * nz * rows + rows * (double)H->wv.cols;
+        }
+        const ModelMlp *M = &L->mlp;
+        double nz = (double)(matrix_nonzero(&M->w1) + matrix_nonzero(&M->w2) + (M->gated ? matrix_nonzero(&M->w3) : 0));
+        f += 2 * nz * rows + rows * (double)M->w1.cols * (M->gated ? 3 : 1);
+    }
+    return f;
 }
 
 /* ---- workspace ---- */
 
-static void plan_reads(Arena *a, const Matrix *W, SparsePlan *p) {
-    p->dims = ARENA_ARRAY(a, size_t, W->rows ? W->rows : 1);
-    for (size_t r = 0; r < W->rows; r++) {
-        bool any = false;
-        for (size_t c = 0; c < W->cols && !any; c++) any = W->data[r * W->cols + c] != 0.0;
-        if (any) p->dims[p->n++] = r;
+/* W2's entries cut at the hidden chunks: per chunk, for each written dim (plan order) that has
+ * entries in it, the range of that column's entries. */
+static void plan_segments(Arena *a, const Matrix *W2, const WritePlan *plan, ChunkSegments *cs) {
+    size_t chunks = (W2->rows + HIDDEN_CHUNK - 1) / HIDDEN_CHUNK;
+    cs->start = ARENA_ARRAY(a, size_t, chunks + 2);
+    for (int pass = 0; pass < 2; pass++) {
+        size_t *fill = pass ? ARENA_ARRAY(a, size_t, chunks + 1) : NULL;
+        if (pass) {
+            for (size_t c = 0; c < chunks; c++) cs->start[c + 1] += cs->start[c];
+            cs->seg = ARENA_ARRAY(a, Segment, cs->start[chunks] ? cs->start[chunks] : 1);
+            memcpy(fill, cs->start, chunks * sizeof *fill);
+        }
+        for (size_t j = 0; j < plan->n; j++) {
+            MatrixColumn col = matrix_column(W2, plan->dims[j]);
+            for (uint32_t from = 0; from < col.n;) {
+                size_t chunk = col.row[from] / HIDDEN_CHUNK;
+                uint32_t to = from;
+                while (to < col.n && col.row[to] / HIDDEN_CHUNK == chunk) to++;
+                if (pass) cs->seg[fill[chunk]++] = (Segment){(uint32_t)j, from, to};
+                else cs->start[chunk + 1]++;
+                from = to;
+            }
+        }
     }
-    p->packed = ARENA_ARRAY(a, double, p->n * W->cols + 1);
-    for (size_t j = 0; j < p->n; j++)
-        memcpy(p->packed + j * W->cols, W->data + p->dims[j] * W->cols, W->cols * sizeof(double));
 }
 
-static void plan_writes(Arena *a, const Matrix *W, SparsePlan *p) {
-    p->dims = ARENA_ARRAY(a, size_t, W->cols ? W->cols : 1);
-    for (size_t c = 0; c < W->cols; c++) {
-        bool any = false;
-        for (size_t r = 0; r < W->rows && !any; r++) any = W->data[r * W->cols + c] != 0.0;
-        if (any) p->dims[p->n++] = c;
-    }
-    p->packed = ARENA_ARRAY(a, double, W->rows * p->n + 1);
-    for (size_t r = 0; r < W->rows; r++)
-        for (size_t j = 0; j < p->n; j++) p->packed[r * p->n + j] = W->data[r * W->cols + p->dims[j]];
+static void plan_writes(Arena *a, const Matrix *W, WritePlan *p) {
+    p->dims = ARENA_ARRAY(a, uint32_t, W->cols ? W->cols : 1);
+    for (size_t c = 0; c < W->cols; c++)
+        if (matrix_column(W, c).n) p->dims[p->n++] = (uint32_t)c;
 }
 
-static size_t max_sz(size_t a, size_t b) { return a > b ? a : b; }
+/* The rows of an embedding matrix as entry lists (the matrix is stored by column). */
+static EmbedRow *embed_rows(Arena *a, const Matrix *E) {
+    EmbedRow *rows = ARENA_ARRAY(a, EmbedRow, E->rows ? E->rows : 1);
+    for (size_t c = 0; c < E->cols; c++) {
+        MatrixColumn col = matrix_column(E, c);
+        for (uint32_t k = 0; k < col.n; k++) rows[col.row[k]].n++;
+    }
+    for (size_t r = 0; r < E->rows; r++) {
+        rows[r].dims = ARENA_ARRAY(a, uint32_t, rows[r].n ? rows[r].n : 1);
+        rows[r].vals = ARENA_ARRAY(a, double, rows[r].n ? rows[r].n : 1);
+        rows[r].n = 0;
+    }
+    for (size_t c = 0; c < E->cols; c++) { /* columns ascending: each row's dims come sorted */
+        MatrixColumn col = matrix_column(E, c);
+        for (uint32_t k = 0; k < col.n; k++) {
+            EmbedRow *row = &rows[col.row[k]];
+            row->dims[row->n] = (uint32_t)c;
+            row->vals[row->n++] = col.val[k];
+        }
+    }
+    return rows;
+}
 
 bool workspace_init(Workspace *ws, const Model *m, char *err, size_t errsize) {
+    return workspace_init_rows(ws, m, 0, err, errsize);
+}
+
+bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *err, size_t errsize) {
     memset(ws, 0, sizeof *ws);
     arena_init(&ws->arena);
-    ws->sparse = true;
-    size_t D = m->d_model, rows = m->max_len + 1;
-    size_t dk = 0, dv = 0, layer_dv = 0, hidden = 0, gated_hidden = 0, reads = 0, writes = 0;
-    ws->heads = ARENA_ARRAY(&ws->arena, HeadPlan *, m->n_layers ? m->n_layers : 1);
-    ws->mlps = ARENA_ARRAY(&ws->arena, MlpPlan, m->n_layers ? m->n_layers : 1);
+    size_t D = m->d_model, seq = m->max_len + 1;
+    size_t cap = max_sz(want_rows ? want_rows : DEFAULT_ROWS, seq);
+    if (seq > WORKSPACE_MAX_DOUBLES / 2 || cap > WORKSPACE_MAX_DOUBLES / 2) {
+        arena_free(&ws->arena);
+        snprintf(err, errsize, "workspace for max length %zu would be too large", m->max_len);
+        return false;
+    }
+    size_t ld = round_up(cap, KERNEL_BLOCK) + 8; /* slack: a sequence's last score block may read past it */
+    size_t dk = 0, dv = 0, layer_dv = 0, writes = 0;
+    ws->heads = ARENA_ARRAY(&ws->arena, WritePlan *, m->n_layers ? m->n_layers : 1);
+    ws->mlps = ARENA_ARRAY(&ws->arena, WritePlan, m->n_layers ? m->n_layers : 1);
+    ws->segments = ARENA_ARRAY(&ws->arena, ChunkSegments, m->n_layers ? m->n_layers : 1);
+    ws->b2_dims = ARENA_ARRAY(&ws->arena, uint32_t *, m->n_layers ? m->n_layers : 1);
+    ws->b2_count = ARENA_ARRAY(&ws->arena, size_t, m->n_layers ? m->n_layers : 1);
     for (size_t l = 0; l < m->n_layers; l++) {
         const ModelLayer *L = &m->layers[l];
         size_t sum_dv = 0;
-        ws->heads[l] = ARENA_ARRAY(&ws->arena, HeadPlan, L->n_heads ? L->n_heads : 1);
+        ws->heads[l] = ARENA_ARRAY(&ws->arena, WritePlan, L->n_heads ? L->n_heads : 1);
         for (size_t h = 0; h < L->n_heads; h++) {
             const ModelHead *H = &L->heads[h];
-            HeadPlan *p = &ws->heads[l][h];
-            plan_reads(&ws->arena, &H->wq, &p->q);
-            plan_reads(&ws->arena, &H->wk, &p->k);
-            plan_reads(&ws->arena, &H->wv, &p->v);
-            plan_writes(&ws->arena, &H->wo, &p->o);
+            plan_writes(&ws->arena, &H->wo, &ws->heads[l][h]);
             dk = max_sz(dk, H->wq.cols);
             dv = max_sz(dv, H->wv.cols);
             sum_dv += H->wv.cols;
-            reads = max_sz(reads, max_sz(p->q.n, max_sz(p->k.n, p->v.n)));
-            writes = max_sz(writes, p->o.n);
+            writes = max_sz(writes, ws->heads[l][h].n);
         }
         layer_dv = max_sz(layer_dv, sum_dv);
-        MlpPlan *p = &ws->mlps[l];
-        plan_reads(&ws->arena, &L->mlp.w1, &p->w1);
-        plan_writes(&ws->arena, &L->mlp.w2, &p->w2);
-        p->b2.dims = ARENA_ARRAY(&ws->arena, size_t, D ? D : 1);
+        plan_writes(&ws->arena, &L->mlp.w2, &ws->mlps[l]);
+        plan_segments(&ws->arena, &L->mlp.w2, &ws->mlps[l], &ws->segments[l]);
+        writes = max_sz(writes, ws->mlps[l].n);
+        ws->b2_dims[l] = ARENA_ARRAY(&ws->arena, uint32_t, D ? D : 1);
         for (size_t j = 0; j < D; j++)
-            if (L->mlp.b2[j] != 0.0) p->b2.dims[p->b2.n++] = j;
-        if (L->mlp.gated) {
-            plan_reads(&ws->arena, &L->mlp.w3, &p->w3);
-            gated_hidden = max_sz(gated_hidden, L->mlp.w1.cols);
-            reads = max_sz(reads, p->w3.n);
-        }
-        hidden = max_sz(hidden, L->mlp.w1.cols);
-        reads = max_sz(reads, p->w1.n);
-        writes = max_sz(writes, p->w2.n);
+            if (L->mlp.b2[j] != 0.0) ws->b2_dims[l][ws->b2_count[l]++] = (uint32_t)j;
     }
-    size_t widths[] = {D, reads, dk, dk, dv, layer_dv, rows, hidden, gated_hidden, writes};
+    /* panels of ld doubles per line, blocks of KERNEL_BLOCK, and rows of D */
+    size_t sizes[] = {D * ld, dk * ld, dk * ld, dv * ld, layer_dv * ld, KERNEL_BLOCK * (round_up(seq, 8) + 8),
+                      HIDDEN_CHUNK * KERNEL_BLOCK, writes * KERNEL_BLOCK, seq * D, seq, ld, KERNEL_BLOCK * dk};
     size_t total = 0;
-    for (size_t i = 0; i < sizeof widths / sizeof *widths; i++) {
-        size_t w = widths[i] ? widths[i] : 1;
-        if (w > WORKSPACE_MAX_DOUBLES / rows || total > WORKSPACE_MAX_DOUBLES - w * rows) {
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        size_t w = sizes[i] ? sizes[i] : 1;
+        if (w > WORKSPACE_MAX_DOUBLES || total > WORKSPACE_MAX_DOUBLES - w) {
             arena_free(&ws->arena);
             snprintf(err, errsize, "workspace for max length %zu would be too large", m->max_len);
             return false;
         }
-        total += w * rows;
+        total += w;
     }
     ws->block = calloc(total, sizeof(double));
     if (!ws->block) {
@@ -238,17 +330,39 @@ bool workspace_init(Workspace *ws, const Model *m, char *err, size_t errsize) {
         return false;
     }
     double *p = ws->block;
-    double **bufs[] = {&ws->X, &ws->gathered, &ws->Q, &ws->K, &ws->V, &ws->A, &ws->S, &ws->H, &ws->G, &ws->T};
-    for (size_t i = 0; i < sizeof widths / sizeof *widths; i++) {
+    double **bufs[] = {&ws->F, &ws->Q, &ws->K, &ws->V, &ws->A, &ws->S, &ws->H, &ws->Y, &ws->X,
+                       &ws->token_values, &ws->row_values, &ws->qcol};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
         *bufs[i] = p;
-        p += (widths[i] ? widths[i] : 1) * rows;
+        p += sizes[i] ? sizes[i] : 1;
     }
-    ws->rows = rows;
-    ws->token_values = ARENA_ARRAY(&ws->arena, double, rows);
+    ws->cap_rows = cap;
+    ws->ld = ld;
+    ws->ids = ARENA_ARRAY(&ws->arena, size_t, ld);
+    ws->pos = ARENA_ARRAY(&ws->arena, size_t, ld);
+    ws->selected = ARENA_ARRAY(&ws->arena, uint32_t, seq);
+    ws->qcols = ARENA_ARRAY(&ws->arena, MatrixColumn, KERNEL_BLOCK);
+    ws->qrow = ARENA_ARRAY(&ws->arena, uint32_t, KERNEL_BLOCK * (dk ? dk : 1));
+    ws->token_rows = embed_rows(&ws->arena, &m->token_embed);
+    ws->pos_rows = embed_rows(&ws->arena, &m->pos_embed);
     return true;
 }
 
+bool workspace_use_float32(Workspace *ws, const Model *m, char *err, size_t errsize) {
+    if (ws->f32) return true;
+    ModelPrecision p;
+    model_precision(m, PRECISION_U32, true, &p);
+    if (!p.safe) {
+        snprintf(err, errsize, "float32 is not shown safe for this model: largest error bound / margin %.2g (%s)%s%s",
+                 p.worst, p.worst_what[0] ? p.worst_what : "no decision", p.uncovered[0] ? "; not covered: " : "",
+                 p.uncovered);
+        return false;
+    }
+    return forward32_new(&ws->f32, m, ws, err, errsize);
+}
+
 void workspace_free(Workspace *ws) {
+    forward32_free(ws->f32);
     free(ws->block);
     arena_free(&ws->arena);
     memset(ws, 0, sizeof *ws);
@@ -450,54 +564,130 @@ static bool check_margin(const ModelCheck *k, const ModelMargin *g, const double
     return true;
 }
 
+/* The checks tested after layer l (runtime/model.h), in their order, on one sequence's rows X
+ * ((n+1) x D, row-major); false with the first failure's message. */
+static bool run_checks(const Model *m, size_t l, const double *X, size_t n, char *err, size_t errsize) {
+    size_t D = m->d_model;
+    for (size_t c = 0; c < m->n_checks; c++) {
+        const ModelCheck *k = &m->checks[c];
+        if (k->after_layer != l) continue;
+        if (k->kind == MODEL_CHECK_ONE_KIND) {
+            if (!check_one_kind(k, X, D, n, err, errsize)) return false;
+            continue;
+        }
+        if (k->kind == MODEL_CHECK_MARGIN) {
+            if (!check_margin(k, &m->margins[k->dim], X, D, n, err, errsize)) return false;
+            continue;
+        }
+        for (size_t i = 0; i < n; i++) {
+            size_t hot;
+            const double *x = X + (i + 1) * D;
+            /* variance of the selected indices: 0 for one key, >= 1/4 for two or more */
+            bool fine = k->kind == MODEL_CHECK_SINGLE_KEY ? x[k->dim + 1] - x[k->dim] * x[k->dim] < 0.125
+                                                          : model_block_one_hot(x, k->dim, k->count, &hot);
+            if (!fine) {
+                if (k->kind == MODEL_CHECK_SINGLE_KEY)
+                    snprintf(err, errsize, "s-op %s averages several non-numeric values at position %zu", k->what, i);
+                else
+                    snprintf(err, errsize, "s-op %s has no value at position %zu: the program raises there", k->what, i);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+static void fail_outcome(ModelOutcome *o, Arena *a, const char *err) {
+    o->ok = false;
+    o->out = NULL;
+    o->err = arena_strdup(a, err);
+}
+
+/* Rows [o, o + rows) of the batch's residual, in float64, into X (row-major). */
+static void batch_rows(const Workspace *ws, size_t D, size_t o, size_t rows, double *X) {
+    if (ws->f32) forward32_rows(ws, D, o, rows, X);
+    else panel_to_rows(ws, D, o, rows, X);
+}
+
+/* Runs the sequences already tokenized into the workspace (rows [starts[s], starts[s+1]) hold
+ * inputs idx[s]), checks included, and reads their outputs. */
+static void run_rows(const Model *m, Workspace *ws, const size_t *starts, const size_t *idx, size_t count,
+                     Arena *out_arena, ModelOutcome *outcomes) {
+    size_t D = m->d_model, padded = round_up(starts[count], 8);
+    char err[1024];
+    if (ws->f32) forward32_embed(m, ws, starts[count], padded);
+    else embed(m, ws, ws->ids, ws->pos, ws->row_values, starts[count], padded, ws->F);
+    for (size_t l = 0; l < m->n_layers; l++) {
+        if (ws->f32) forward32_layer(m, l, ws, starts, count, padded);
+        else layer(m, l, ws, starts, count, padded);
+        bool checked = false;
+        for (size_t c = 0; c < m->n_checks && !checked; c++) checked = m->checks[c].after_layer == l;
+        for (size_t s = 0; checked && s < count; s++) {
+            ModelOutcome *o = &outcomes[idx[s]];
+            if (!o->ok) continue; /* failed after an earlier layer: its first failure stands */
+            size_t rows = starts[s + 1] - starts[s];
+            batch_rows(ws, D, starts[s], rows, ws->X);
+            if (!run_checks(m, l, ws->X, rows - 1, err, sizeof err)) fail_outcome(o, out_arena, err);
+        }
+    }
+    for (size_t s = 0; s < count; s++) {
+        ModelOutcome *o = &outcomes[idx[s]];
+        if (!o->ok) continue;
+        size_t n = starts[s + 1] - starts[s] - 1;
+        batch_rows(ws, D, starts[s], n + 1, ws->X);
+        o->out = ARENA_ARRAY(out_arena, Value, n ? n : 1);
+        for (size_t i = 0; i < n && o->ok; i++)
+            if (!model_read_output(m, ws->X + (i + 1) * D, i, n, &o->out[i], err, sizeof err)) fail_outcome(o, out_arena, err);
+    }
+}
+
+void model_run_batch(const Model *m, Workspace *ws, const Value *const *inputs, const size_t *lens, size_t count,
+                     Arena *out_arena, ModelOutcome *outcomes) {
+    size_t cap = ws->cap_rows, *seq_start = malloc((cap + 1) * sizeof *seq_start),
+           *idx = malloc((cap + 1) * sizeof *idx);
+    if (!seq_start || !idx) abort();
+    char err[1024];
+    size_t i = 0;
+    while (i < count) {
+        size_t used = 0, k = 0;
+        for (; i < count; i++) {
+            size_t n = lens[i];
+            ModelOutcome *o = &outcomes[i];
+            o->ok = true;
+            o->out = NULL;
+            o->err = NULL;
+            if (n > m->max_len) {
+                snprintf(err, sizeof err, "input has length %zu > max length %zu", n, m->max_len);
+                fail_outcome(o, out_arena, err);
+                continue;
+            }
+            if (used + n + 1 > cap) break; /* the next batch starts with it */
+            if (!model_tokenize(m, inputs[i], n, ws->ids + used + 1, ws->row_values + used + 1, err, sizeof err)) {
+                fail_outcome(o, out_arena, err);
+                continue;
+            }
+            ws->ids[used] = m->n_vocab;
+            ws->row_values[used] = 0.0;
+            for (size_t p = 0; p <= n; p++) ws->pos[used + p] = p;
+            seq_start[k] = used;
+            idx[k++] = i;
+            used += n + 1;
+        }
+        seq_start[k] = used;
+        if (k) run_rows(m, ws, seq_start, idx, k, out_arena, outcomes);
+    }
+    free(seq_start);
+    free(idx);
+}
+
 bool model_run(const Model *m, Workspace *ws, const Value *input, size_t n, Arena *out_arena, Value **out, char *err,
                size_t errsize) {
-    size_t ids_small[64];
-    size_t *ids = n <= 64 ? ids_small : NULL;
-    if (!ids) {
-        if (n > m->max_len) {
-            snprintf(err, errsize, "input has length %zu > max length %zu", n, m->max_len);
-            return false;
-        }
-        ids = ARENA_ARRAY(out_arena, size_t, n); /* only for long inputs; n <= max_len */
+    ModelOutcome o;
+    model_run_batch(m, ws, &input, &n, 1, out_arena, &o);
+    if (!o.ok) {
+        snprintf(err, errsize, "%s", o.err);
+        return false;
     }
-    if (!model_tokenize(m, input, n, ids, ws->token_values, err, errsize)) return false;
-    size_t D = m->d_model;
-    double *X = ws->X;
-    /* Layer by layer, so each check sees the residual right after its layer. */
-    if (m->n_layers == 0) model_forward(m, ids, n, 0, 0, X, ws);
-    for (size_t l = 0; l < m->n_layers; l++) {
-        model_forward(m, ids, n, l, l + 1, X, ws);
-        for (size_t c = 0; c < m->n_checks; c++) {
-            const ModelCheck *k = &m->checks[c];
-            if (k->after_layer != l) continue;
-            if (k->kind == MODEL_CHECK_ONE_KIND) {
-                if (!check_one_kind(k, X, D, n, err, errsize)) return false;
-                continue;
-            }
-            if (k->kind == MODEL_CHECK_MARGIN) {
-                if (!check_margin(k, &m->margins[k->dim], X, D, n, err, errsize)) return false;
-                continue;
-            }
-            for (size_t i = 0; i < n; i++) {
-                size_t hot;
-                const double *x = X + (i + 1) * D;
-                /* variance of the selected indices: 0 for one key, >= 1/4 for two or more */
-                bool fine = k->kind == MODEL_CHECK_SINGLE_KEY ? x[k->dim + 1] - x[k->dim] * x[k->dim] < 0.125
-                                                              : model_block_one_hot(x, k->dim, k->count, &hot);
-                if (!fine) {
-                    if (k->kind == MODEL_CHECK_SINGLE_KEY)
-                        snprintf(err, errsize, "s-op %s averages several non-numeric values at position %zu", k->what, i);
-                    else
-                        snprintf(err, errsize, "s-op %s has no value at position %zu: the program raises there", k->what, i);
-                    return false;
-                }
-            }
-        }
-    }
-    Value *res = ARENA_ARRAY(out_arena, Value, n ? n : 1);
-    for (size_t i = 0; i < n; i++)
-        if (!model_read_output(m, X + (i + 1) * D, i, n, &res[i], err, errsize)) return false;
-    *out = res;
+    *out = o.out;
     return true;
 }

@@ -1,20 +1,27 @@
-/* The forward pass of a compiled model (runtime/model.h describes the machine), and running it
- * on one input: tokenize, forward, checks, readout.
+/* The forward pass of a compiled model (runtime/model.h describes the machine), on one input or
+ * a batch of them: tokenize, forward, checks, readout.
  *
- * Residual X is (n+1) x D, row-major; row 0 is BOS (position 0), input token i sits in row i+1
- * (position i+1). Attention is average-hard: for query i the keys whose score is at least
- * max - tie_tol are averaged, with the head's absolute tolerance (ModelHead.tie_tol).
+ * A batch stacks the residual rows of its sequences (each its BOS row and one row per token) and
+ * stores them feature-major (runtime/kernels.h): every weight product runs over the stored
+ * entries of each weight column for blocks of KERNEL_BLOCK rows at once, whichever sequences
+ * those rows belong to, and each head's attention runs per sequence over that sequence's own
+ * rows (the mask). MLPs run a chunk of hidden units at a time, so no buffer grows with the
+ * hidden width times the batch.
  *
- * Dense products go through CBLAS. Compiled weights are very sparse: most matrices read or
- * write only a few residual directions. A Workspace therefore precomputes, per weight matrix,
- * the residual rows it reads (Wq, Wk, Wv, W1) or the residual columns it writes (Wo, W2), packed
- * densely, so each product touches only those; `sparse = false` runs the plain dense products
- * (the two agree up to floating-point summation order). */
+ * The arithmetic is fixed per element and independent of the batch (runtime/kernels.h): a
+ * product's element is one fused multiply-add chain over the stored entries of its weight
+ * column in ascending order, starting from +0.0, and then added to whatever it feeds (X += chain,
+ * chain + b1, ...), exactly in the order the machine of runtime/model.h states it. So an input
+ * gives the same bits alone or in any batch. A BLAS dgemm (the runtime before this one) sums
+ * an inner dimension in an order of its own (its micro-kernel's, in blocks), so residuals may
+ * differ from it in the last bits; runtime/precision.h shows for a model, when it can, that no
+ * decision depends on the order of any sum (docs/benchmarks.md: what was measured). */
 #ifndef RASPCC_RUNTIME_FORWARD_H
 #define RASPCC_RUNTIME_FORWARD_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "runtime/model.h"
 #include "support/arena.h"
@@ -30,39 +37,86 @@
  * tooling classifies such refusals apart from disagreements (verify/verify.h VERIFY_MARGIN). */
 #define MODEL_MARGIN_ERROR "within the margin"
 
-/* The residual directions one weight matrix touches, with those rows (or columns) packed. */
-typedef struct SparsePlan {
-    size_t n;       /* touched residual directions */
-    size_t *dims;   /* their indices, ascending */
-    double *packed; /* reads: n x cols (rows dims of W); writes: rows x n (columns dims of W) */
-} SparsePlan;
+/* Hidden units per chunk of an MLP block: no buffer grows with the hidden width. */
+#define WORKSPACE_HIDDEN_CHUNK 64
 
-typedef struct HeadPlan { SparsePlan q, k, v, o; } HeadPlan;
-typedef struct MlpPlan { SparsePlan w1, w2, w3; SparsePlan b2; /* b2: non-zero entries; w3: gated only */ } MlpPlan;
+/* The float32 state of a workspace (runtime/forward32.h). */
+typedef struct Forward32 Forward32;
 
-/* Scratch for one forward pass at any length up to max_len, allocated once. */
+/* The residual dims a writing matrix (Wo, W2: rows x D) has entries in. */
+typedef struct WritePlan {
+    size_t n;
+    uint32_t *dims; /* ascending */
+} WritePlan;
+
+/* A range [from, to) of the entries of written dim j's W2 column (runtime/forward.c). */
+typedef struct Segment {
+    uint32_t j, from, to;
+} Segment;
+
+/* W2's entries by hidden chunk: chunk c's segments are seg[start[c] .. start[c+1]). */
+typedef struct ChunkSegments {
+    size_t *start;
+    Segment *seg;
+} ChunkSegments;
+
+/* One row of an embedding: its stored entries, dims ascending. */
+typedef struct EmbedRow {
+    size_t n;
+    uint32_t *dims;
+    double *vals;
+} EmbedRow;
+
+/* Scratch for forward passes of batches up to `cap_rows` residual rows (at least one input of
+ * max_len), allocated once. */
 typedef struct Workspace {
-    size_t rows;      /* max_len + 1 */
-    double *X;        /* rows x D: the residual stream (model_run's) */
-    double *gathered; /* rows x (widest read plan): X restricted to the directions a matrix reads */
-    double *Q, *K;    /* rows x max dk */
-    double *V;        /* rows x max dv */
-    double *A;        /* rows x (largest sum of dv over a layer's heads): attention outputs */
-    double *S;        /* rows x rows: attention scores */
-    double *H;        /* rows x max MLP hidden width */
-    double *G;        /* rows x max hidden width of a gated MLP: the multipliers X W3 + b3 */
-    double *T;        /* rows x (widest write plan): an output before it is scattered into X */
-    double *token_values; /* rows: values of real-valued tokens, filled by model_tokenize */
-    bool sparse;      /* use the plans (default true) */
-    HeadPlan **heads; /* heads[l][h] */
-    MlpPlan *mlps;    /* mlps[l] */
-    Arena arena;      /* plans */
-    double *block;    /* the one allocation holding the buffers above */
+    size_t cap_rows;      /* rows a batch may hold (BOS rows included) */
+    size_t ld;            /* doubles per feature line of a panel: cap_rows rounded up, plus slack */
+    double *F;            /* D x ld: the residual stream of the batch, feature-major */
+    double *Q, *K;        /* max dk x ld */
+    double *V;            /* max dv x ld */
+    double *A;            /* (largest sum of dv over a layer's heads) x ld: attention outputs */
+    double *S;            /* KERNEL_BLOCK queries' scores over their sequence's keys */
+    double *H;            /* hidden chunk x KERNEL_BLOCK: the hidden units of a block */
+    double *Y;            /* (widest write plan) x KERNEL_BLOCK: chains of a write-back */
+    double *X;            /* (max_len + 1) x D: one sequence row-major (checks, readout; a buffer
+                             callers of model_forward may use, as model_run does) */
+    double *token_values; /* max_len + 1: one input's real-valued tokens (model_tokenize) */
+    double *row_values;   /* ld: the real-valued token of each row of a batch */
+    size_t *ids, *pos;    /* ld: the token id and position of each row of a batch */
+    uint32_t *selected;   /* max_len + 1: the keys a query selects */
+    double *qcol;         /* KERNEL_BLOCK queries' score columns (dk each) */
+    MatrixColumn *qcols;  /* KERNEL_BLOCK: those queries as columns over the keys' panel */
+    uint32_t *qrow;       /* KERNEL_BLOCK x dk: their non-zero score columns */
+    double score_flops;   /* 2 x keys per non-zero query entry, summed over every query run
+                             (callers reset it to measure) */
+    WritePlan **heads;    /* heads[l][h]: the dims Wo writes */
+    WritePlan *mlps;      /* mlps[l]: the dims W2 writes */
+    ChunkSegments *segments; /* segments[l]: W2's entries by chunk of hidden units */
+    uint32_t **b2_dims;   /* b2_dims[l]: the dims with a non-zero b2 (b2_count[l] of them) */
+    size_t *b2_count;
+    EmbedRow *token_rows, *pos_rows; /* n_vocab + 1, max_len + 1 */
+    Arena arena;          /* plans */
+    double *block;        /* the one allocation holding the buffers above */
+    Forward32 *f32;       /* NULL: batches run in float64; else in float32 (workspace_use_float32) */
 } Workspace;
 
-/* Fails (with a message, never aborting) when the buffers would be unreasonably large. */
+/* A workspace is made for the model's weights as they are then (it keeps the embeddings' rows
+ * and which dims each matrix writes): after changing weights, make a new one. Fails (with a
+ * message, never aborting) when the buffers would be unreasonably large. A
+ * workspace holds batches of up to max(rows, max_len + 1) residual rows (rows 0: a default that
+ * keeps a few hundred rows in flight). */
 bool workspace_init(Workspace *ws, const Model *m, char *err, size_t errsize);
+bool workspace_init_rows(Workspace *ws, const Model *m, size_t rows, char *err, size_t errsize);
 void workspace_free(Workspace *ws);
+
+/* From now on model_run and model_run_batch run in float32 (runtime/forward32.h), if and only if
+ * runtime/precision.h shows the model safe in float32 (model_precision with PRECISION_U32 and
+ * rounded weights): every decoded output and error is then the one float64 gives. Otherwise
+ * (or out of memory) returns false with the reason, e.g. "float32 is not shown safe for this
+ * model: largest error bound / margin 9.5 (layer 1 head 0: scores (half the tie tolerance))",
+ * and the workspace stays in float64. model_forward always runs in float64. */
+bool workspace_use_float32(Workspace *ws, const Model *m, char *err, size_t errsize);
 
 /* Maps input atoms to token ids (converted as the program's token type requires); for a model
  * with real-valued tokens also writes each token's value to values[i] (values may be NULL
@@ -71,9 +125,9 @@ void workspace_free(Workspace *ws);
 bool model_tokenize(const Model *m, const Value *input, size_t n, size_t *ids, double *values, char *err,
                     size_t errsize);
 
-/* Runs layers [first_layer, end_layer) on X ((n+1) x D). When first_layer is 0, X is first set
- * to the embedding of ids (and, for real-valued tokens, ws->token_values); otherwise X must hold
- * the residual after layer first_layer-1. */
+/* Runs layers [first_layer, end_layer) on X ((n+1) x D, row-major). When first_layer is 0, X is
+ * first set to the embedding of ids (and, for real-valued tokens, ws->token_values); otherwise X
+ * must hold the residual after layer first_layer-1. */
 void model_forward(const Model *m, const size_t *ids, size_t n, size_t first_layer, size_t end_layer, double *X,
                    Workspace *ws);
 
@@ -82,6 +136,28 @@ void model_forward(const Model *m, const size_t *ids, size_t n, size_t first_lay
  * excluded); a failed margin check's starts with MODEL_MARGIN_ERROR. */
 bool model_run(const Model *m, Workspace *ws, const Value *input, size_t n, Arena *out_arena, Value **out,
                char *err, size_t errsize);
+
+/* The outcome of one input of a batch: its atoms, or its error (both in the caller's arena). */
+typedef struct ModelOutcome {
+    bool ok;
+    Value *out;      /* n atoms when ok */
+    const char *err; /* when !ok: what model_run would have written to err */
+} ModelOutcome;
+
+/* model_run on count inputs (inputs[i] of lens[i] atoms) at once, in batches as large as the
+ * workspace holds: the same outcome for each input as model_run gives it, bit for bit (in the
+ * workspace's format). */
+void model_run_batch(const Model *m, Workspace *ws, const Value *const *inputs, const size_t *lens, size_t count,
+                     Arena *out_arena, ModelOutcome *outcomes);
+
+/* The floating-point operations one forward pass of an input of length n needs, but for the
+ * scores: 2 per stored non-zero weight and residual row (n + 1 rows) of every weight product,
+ * one per query and value column for the mean (one key per query: the fewest), (n + 1) per
+ * hidden unit for its bias (three when gated: both biases and the product). The scores depend
+ * on the input: 2 (n + 1) per non-zero entry of a query, which the forward pass adds up in
+ * Workspace.score_flops as it computes them (a zero query entry is skipped: it leaves every
+ * chain as it is). */
+double model_forward_flops(const Model *m, size_t n);
 
 /* Reads the output atom of one final residual row x (position pos, 0-based, BOS excluded, of an
  * input of length n_input) by the readout contract of runtime/model.h: categorical = the value

@@ -11,16 +11,12 @@ void model_init(Model *m) {
 }
 
 void model_free(Model *m) {
+    matrix_free_all(&m->matrices);
     arena_free(&m->arena);
     memset(m, 0, sizeof *m);
 }
 
-Matrix model_matrix(Model *m, size_t rows, size_t cols) {
-    Matrix x = {rows, cols, NULL};
-    /* arena_array checks rows x cols for overflow; empty matrices still get a valid pointer. */
-    x.data = arena_array(&m->arena, rows ? rows : 1, (cols ? cols : 1) * sizeof(double));
-    return x;
-}
+Matrix model_matrix(Model *m, size_t rows, size_t cols) { return matrix_new(&m->matrices, rows, cols); }
 
 /* Every stored parameter block: embeddings, head and MLP weights, biases, readout. */
 typedef struct Counter { size_t all, nonzero; } Counter;
@@ -31,24 +27,29 @@ static void count(Counter *c, const double *x, size_t n) {
     for (size_t i = 0; i < n; i++) c->nonzero += x[i] != 0.0;
 }
 
+static void count_matrix(Counter *c, const Matrix *w) {
+    c->all += w->rows * w->cols;
+    c->nonzero += matrix_nonzero(w);
+}
+
 static Counter count_params(const Model *m) {
     Counter c = {0, 0};
-    count(&c, m->token_embed.data, m->token_embed.rows * m->token_embed.cols);
-    count(&c, m->pos_embed.data, m->pos_embed.rows * m->pos_embed.cols);
+    count_matrix(&c, &m->token_embed);
+    count_matrix(&c, &m->pos_embed);
     for (size_t l = 0; l < m->n_layers; l++) {
         const ModelLayer *L = &m->layers[l];
         for (size_t h = 0; h < L->n_heads; h++) {
             const ModelHead *H = &L->heads[h];
             const Matrix *w[4] = {&H->wq, &H->wk, &H->wv, &H->wo};
-            for (int k = 0; k < 4; k++) count(&c, w[k]->data, w[k]->rows * w[k]->cols);
+            for (int k = 0; k < 4; k++) count_matrix(&c, w[k]);
         }
         const ModelMlp *M = &L->mlp;
-        count(&c, M->w1.data, M->w1.rows * M->w1.cols);
+        count_matrix(&c, &M->w1);
         count(&c, M->b1, M->w1.cols);
-        count(&c, M->w2.data, M->w2.rows * M->w2.cols);
+        count_matrix(&c, &M->w2);
         count(&c, M->b2, m->d_model);
         if (M->gated) {
-            count(&c, M->w3.data, M->w3.rows * M->w3.cols);
+            count_matrix(&c, &M->w3);
             count(&c, M->b3, M->w3.cols);
         }
     }
@@ -58,6 +59,18 @@ static Counter count_params(const Model *m) {
 
 size_t model_param_count(const Model *m) { return count_params(m).all; }
 size_t model_nonzero_count(const Model *m) { return count_params(m).nonzero; }
+
+void model_softmax_beta(const Model *m, double eps, double *within, double *exact) {
+    *within = *exact = 0;
+    for (size_t l = 0; l < m->n_layers; l++)
+        for (size_t h = 0; h < m->layers[l].n_heads; h++) {
+            double tau = m->layers[l].heads[h].tie_tol;
+            double w = tau > 0 ? log(fmax((double)m->max_len, 1) / eps) / tau : INFINITY;
+            double e = tau > 0 ? 746 / tau : INFINITY; /* exp(-x) is 0.0 for x > 745.14 */
+            *within = fmax(*within, w);
+            *exact = fmax(*exact, e);
+        }
+}
 
 const Value *model_output_values(const Model *m, size_t n_input, size_t *count) {
     if (m->out_len_count == 0) {
@@ -222,7 +235,7 @@ bool model_check_output(const Model *m, char *err, size_t errsize) {
 }
 
 static bool shape_is(const Matrix *w, size_t rows, size_t cols) {
-    return w->rows == rows && w->cols == cols && (rows * cols == 0 || w->data);
+    return w->rows == rows && w->cols == cols && (rows * cols == 0 || w->store);
 }
 
 bool model_check_layers(const Model *m, char *err, size_t errsize) {

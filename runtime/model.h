@@ -75,13 +75,9 @@
 #include <stdint.h>
 
 #include "ir/value.h"
+#include "runtime/matrix.h"
 #include "support/arena.h"
 
-/* Row-major dense matrix. */
-typedef struct Matrix {
-    size_t rows, cols;
-    double *data; /* rows*cols */
-} Matrix;
 
 typedef struct ModelHead {
     Matrix wq, wk; /* D x dk */
@@ -206,17 +202,27 @@ typedef struct Model {
     const char *program_name;  /* file name it was compiled from */
     const char *compile_flags; /* e.g. "--vocab abc --max-len 8", informational */
 
-    Arena arena; /* owns everything above */
+    Arena arena;            /* owns everything above but the weight matrices' entries */
+    MatrixStore *matrices;  /* the entries of every Matrix made by model_matrix */
 } Model;
 
 void model_init(Model *m);
 void model_free(Model *m);
-Matrix model_matrix(Model *m, size_t rows, size_t cols); /* zeroed, owned by m->arena */
+/* An all-zero rows x cols matrix whose entries m owns (runtime/matrix.h: stored sparse, by
+ * column; write it with matrix_add / matrix_set, read it with matrix_get / matrix_column). */
+Matrix model_matrix(Model *m, size_t rows, size_t cols);
 
 /* Parameter counts: every stored weight entry (w3 and b3 of gated layers included), and those
  * that are not zero. */
 size_t model_param_count(const Model *m);
 size_t model_nonzero_count(const Model *m);
+
+/* The inverse temperatures at which softmax(beta S) reproduces every head's average-hard
+ * attention (docs/model-format.md, "Softmax attention"): *within, the least beta at which the
+ * keys below a head's tie set weigh at most `eps` together, ln(max_len / eps) / tie_tol; *exact,
+ * 746 / tie_tol, at which each of their weights is 0.0 in float64. Each the largest over the
+ * heads; INFINITY when a head has tie_tol 0 (exact ties only), 0 with no heads. */
+void model_softmax_beta(const Model *m, double eps, double *within, double *exact);
 
 /* The members a numerical output decodes against for an input of length n_input: the
  * per-length range of that length when the model has per-length value sets (NULL and *count 0

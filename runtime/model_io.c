@@ -173,17 +173,21 @@ static bool write_config(const Model *m, JsonBuf *b) {
     return ok;
 }
 
-/* One weight tensor of the machine, dense in memory. */
+/* One weight tensor of the machine: a dense vector (data) or a matrix (mat). */
 typedef struct Logical {
     const char *name;
     const double *data;
+    const Matrix *mat;
     size_t rows, cols; /* a vector has cols 1 and ndim 1 */
     size_t ndim;
 } Logical;
 
-static void add_logical(Logical *t, size_t *n, const char *name, const double *data, size_t rows, size_t cols,
-                        size_t ndim) {
-    t[(*n)++] = (Logical){name, data, rows, ndim == 2 ? cols : 1, ndim};
+static void add_vector(Logical *t, size_t *n, const char *name, const double *data, size_t len) {
+    t[(*n)++] = (Logical){name, data, NULL, len, 1, 1};
+}
+
+static void add_matrix(Logical *t, size_t *n, const char *name, const Matrix *w) {
+    t[(*n)++] = (Logical){name, NULL, w, w->rows, w->cols, 2};
 }
 
 /* An entry is stored sparse when its bits are not those of +0.0 (so -0.0 survives exactly). */
@@ -199,32 +203,74 @@ static uint64_t double_bits(double x) {
     return b;
 }
 
+/* The stored entries of x in row-major order: *flat and *vals (nnz each, in arena a). A matrix
+ * is stored by column, so its entries are bucketed by row (a counting sort, columns ascending
+ * within each row). */
+static size_t row_major_entries(Arena *a, const Logical *x, uint64_t **flat, double **vals) {
+    size_t nnz = 0;
+    if (!x->mat) {
+        size_t entries = x->rows * x->cols;
+        for (size_t i = 0; i < entries; i++) nnz += stored_entry(x->data[i]);
+        *flat = ARENA_ARRAY(a, uint64_t, nnz ? nnz : 1);
+        *vals = ARENA_ARRAY(a, double, nnz ? nnz : 1);
+        for (size_t i = 0, k = 0; i < entries; i++)
+            if (stored_entry(x->data[i])) {
+                (*flat)[k] = i;
+                (*vals)[k++] = x->data[i];
+            }
+        return nnz;
+    }
+    size_t *start = ARENA_ARRAY(a, size_t, x->rows + 1);
+    for (size_t c = 0; c < x->cols; c++) {
+        MatrixColumn col = matrix_column(x->mat, c);
+        for (uint32_t k = 0; k < col.n; k++)
+            if (stored_entry(col.val[k])) start[col.row[k] + 1]++, nnz++;
+    }
+    for (size_t r = 0; r < x->rows; r++) start[r + 1] += start[r];
+    *flat = ARENA_ARRAY(a, uint64_t, nnz ? nnz : 1);
+    *vals = ARENA_ARRAY(a, double, nnz ? nnz : 1);
+    for (size_t c = 0; c < x->cols; c++) {
+        MatrixColumn col = matrix_column(x->mat, c);
+        for (uint32_t k = 0; k < col.n; k++) {
+            if (!stored_entry(col.val[k])) continue;
+            size_t at = start[col.row[k]]++;
+            (*flat)[at] = (uint64_t)col.row[k] * x->cols + c;
+            (*vals)[at] = col.val[k];
+        }
+    }
+    return nnz;
+}
+
 /* The file form of logical tensor x: either itself (F64, dense), or three tensors NAME.shape
  * (I64 [ndim]), NAME.values (F64 [nnz]) and NAME.index (I32 [nnz], or I64 when rows x cols
  * exceeds INT32_MAX) of the stored entries in row-major order, whichever takes fewer bytes.
  * 8-byte tensors go to `main`, I32 index tensors to `tail` (written last: every F64 tensor
  * stays 8-byte aligned in the file). */
 static void file_form(Arena *a, const Logical *x, StTensor *main, size_t *n_main, StTensor *tail, size_t *n_tail) {
-    size_t entries = x->rows * x->cols, nnz = 0;
-    for (size_t i = 0; i < entries; i++) nnz += stored_entry(x->data[i]);
+    size_t entries = x->rows * x->cols;
+    uint64_t *flat;
+    double *vals;
+    size_t nnz = row_major_entries(a, x, &flat, &vals);
     bool wide = entries > (size_t)INT32_MAX;
     size_t isize = wide ? 8 : 4;
     uint64_t dense_bytes = (uint64_t)entries * 8, sparse_bytes = 8 * (uint64_t)x->ndim + (uint64_t)nnz * (8 + isize);
     if (dense_bytes <= sparse_bytes) {
+        double *dense = (double *)x->data;
+        if (x->mat) {
+            dense = ARENA_ARRAY(a, double, entries ? entries : 1);
+            for (size_t k = 0; k < nnz; k++) dense[flat[k]] = vals[k];
+        }
         main[(*n_main)++] = (StTensor){.name = x->name, .dtype = ST_F64, .ndim = x->ndim, .shape = {x->rows, x->cols},
-                                       .data = x->data, .nbytes = entries * 8};
+                                       .data = dense, .nbytes = entries * 8};
         return;
     }
     uint8_t *shape = arena_alloc(a, 16), *values = arena_array(a, nnz ? nnz : 1, 8),
             *index = arena_array(a, nnz ? nnz : 1, isize);
     put_le(shape, x->rows, 8);
     put_le(shape + 8, x->cols, 8);
-    size_t k = 0;
-    for (size_t i = 0; i < entries; i++) {
-        if (!stored_entry(x->data[i])) continue;
-        put_le(values + 8 * k, double_bits(x->data[i]), 8);
-        put_le(index + isize * k, (uint64_t)i, (int)isize);
-        k++;
+    for (size_t k = 0; k < nnz; k++) {
+        put_le(values + 8 * k, double_bits(vals[k]), 8);
+        put_le(index + isize * k, flat[k], (int)isize);
     }
     main[(*n_main)++] = (StTensor){.name = arena_printf(a, "%s.shape", x->name), .dtype = ST_I64, .ndim = 1,
                                    .shape = {x->ndim}, .data = shape, .nbytes = 8 * x->ndim};
@@ -249,8 +295,8 @@ bool model_serialize(const Model *m, uint8_t **buf, size_t *len, char *err, size
     for (size_t l = 0; l < m->n_layers; l++) cap += 4 * m->layers[l].n_heads + 6;
     Logical *x = ARENA_ARRAY(&tmp, Logical, cap);
     size_t n = 0, D = m->d_model;
-    add_logical(x, &n, "embed.token", m->token_embed.data, m->token_embed.rows, m->token_embed.cols, 2);
-    add_logical(x, &n, "embed.pos", m->pos_embed.data, m->pos_embed.rows, m->pos_embed.cols, 2);
+    add_matrix(x, &n, "embed.token", &m->token_embed);
+    add_matrix(x, &n, "embed.pos", &m->pos_embed);
     for (size_t l = 0; l < m->n_layers; l++) {
         const ModelLayer *L = &m->layers[l];
         for (size_t h = 0; h < L->n_heads; h++) {
@@ -258,20 +304,19 @@ bool model_serialize(const Model *m, uint8_t **buf, size_t *len, char *err, size
             const Matrix *w[4] = {&H->wq, &H->wk, &H->wv, &H->wo};
             const char *wn[4] = {"wq", "wk", "wv", "wo"};
             for (int k = 0; k < 4; k++)
-                add_logical(x, &n, arena_printf(&tmp, "layer.%zu.head.%zu.%s", l, h, wn[k]), w[k]->data, w[k]->rows,
-                            w[k]->cols, 2);
+                add_matrix(x, &n, arena_printf(&tmp, "layer.%zu.head.%zu.%s", l, h, wn[k]), w[k]);
         }
         const ModelMlp *M = &L->mlp;
-        add_logical(x, &n, arena_printf(&tmp, "layer.%zu.mlp.w1", l), M->w1.data, M->w1.rows, M->w1.cols, 2);
-        add_logical(x, &n, arena_printf(&tmp, "layer.%zu.mlp.b1", l), M->b1, M->w1.cols, 0, 1);
-        add_logical(x, &n, arena_printf(&tmp, "layer.%zu.mlp.w2", l), M->w2.data, M->w2.rows, M->w2.cols, 2);
-        add_logical(x, &n, arena_printf(&tmp, "layer.%zu.mlp.b2", l), M->b2, D, 0, 1);
+        add_matrix(x, &n, arena_printf(&tmp, "layer.%zu.mlp.w1", l), &M->w1);
+        add_vector(x, &n, arena_printf(&tmp, "layer.%zu.mlp.b1", l), M->b1, M->w1.cols);
+        add_matrix(x, &n, arena_printf(&tmp, "layer.%zu.mlp.w2", l), &M->w2);
+        add_vector(x, &n, arena_printf(&tmp, "layer.%zu.mlp.b2", l), M->b2, D);
         if (M->gated) {
-            add_logical(x, &n, arena_printf(&tmp, "layer.%zu.mlp.w3", l), M->w3.data, M->w3.rows, M->w3.cols, 2);
-            add_logical(x, &n, arena_printf(&tmp, "layer.%zu.mlp.b3", l), M->b3, M->w3.cols, 0, 1);
+            add_matrix(x, &n, arena_printf(&tmp, "layer.%zu.mlp.w3", l), &M->w3);
+            add_vector(x, &n, arena_printf(&tmp, "layer.%zu.mlp.b3", l), M->b3, M->w3.cols);
         }
     }
-    if (m->output_kind == MODEL_OUT_NUMERICAL) add_logical(x, &n, "output.readout", m->out_readout, D, 0, 1);
+    if (m->output_kind == MODEL_OUT_NUMERICAL) add_vector(x, &n, "output.readout", m->out_readout, D);
     /* the reader's limits: never write a file it would refuse */
     uint64_t total = 0;
     for (size_t i = 0; i < n; i++) {
@@ -287,7 +332,7 @@ bool model_serialize(const Model *m, uint8_t **buf, size_t *len, char *err, size
             return fail(err, errsize, "model: the weights take more than %llu bytes, over the reader's limit",
                         (unsigned long long)MODEL_MAX_TOTAL_BYTES);
         }
-        if (entries && !x[i].data) {
+        if (entries && !x[i].data && !(x[i].mat && x[i].mat->store)) {
             arena_free(&tmp);
             return fail(err, errsize, "model: tensor '%s' has no data", x[i].name);
         }
@@ -472,9 +517,22 @@ static double get_f64(const uint8_t *p) {
 
 static bool is_vector(const StTensor *t, StDtype dtype) { return t->dtype == dtype && t->ndim == 1; }
 
-/* Fills dst (entries zeroed doubles) from the sparse triple NAME.shape/.index/.values. */
+/* Where a tensor's entries go: a dense vector (zeroed doubles) or a matrix (stored sparse). */
+typedef struct Sink {
+    double *vec;
+    Matrix *mat;
+} Sink;
+
+/* Entry `flat` (row-major) of the tensor; entries arrive in increasing order, so a matrix
+ * column grows by appending. */
+static void sink_put(Sink *s, uint64_t flat, double x) {
+    if (s->vec) s->vec[flat] = x;
+    else matrix_set(s->mat, (size_t)(flat / s->mat->cols), (size_t)(flat % s->mat->cols), x);
+}
+
+/* Fills the sink from the sparse triple NAME.shape/.index/.values. */
 static bool load_sparse(Reader *r, const char *name, const StTensor *shape, const StTensor *index,
-                        const StTensor *values, size_t rows, size_t cols, bool vector, uint64_t entries, double *dst) {
+                        const StTensor *values, size_t rows, size_t cols, bool vector, uint64_t entries, Sink *dst) {
     size_t ndim = vector ? 1 : 2;
     if (!is_vector(shape, ST_I64) || shape->shape[0] != ndim)
         return fail(r->err, r->errsize, "model: tensor '%s.shape' must be I64 of shape [%zu]", name, ndim);
@@ -502,15 +560,17 @@ static bool load_sparse(Reader *r, const char *name, const StTensor *shape, cons
         prev = raw;
         double x = get_f64(vp + 8 * k);
         if (!isfinite(x)) return fail(r->err, r->errsize, "model: tensor '%s' has a non-finite entry", name);
-        dst[raw] = x;
+        sink_put(dst, raw, x);
     }
     return true;
 }
 
-/* Loads the weight tensor `name` of the given shape (vector: [rows]) into a fresh dense array,
- * from its dense F64 form NAME or its sparse form NAME.shape/.index/.values, after checking
- * the dense expansion against the limits. */
-static bool load(Reader *r, const char *name, size_t rows, size_t cols, bool vector, double **out) {
+/* Loads the weight tensor `name` of the given shape (vector: [rows]) into a fresh dense array
+ * (*vec_out) or a fresh matrix (*mat_out), from its dense F64 form NAME or its sparse form
+ * NAME.shape/.index/.values, after checking the dense expansion against the limits. A matrix
+ * stores the entries whose bits are not those of +0.0 (runtime/matrix.h), whichever the form. */
+static bool load(Reader *r, const char *name, size_t rows, size_t cols, bool vector, double **vec_out,
+                 Matrix *mat_out) {
     uint64_t entries = vector ? rows : (uint64_t)rows * cols;
     if ((!vector && cols && rows > r->max_matrix_entries / cols) || entries > r->max_matrix_entries) {
         if (vector)
@@ -543,18 +603,24 @@ static bool load(Reader *r, const char *name, size_t rows, size_t cols, bool vec
             return fail(r->err, r->errsize, "model: tensor '%s' should have shape [%zu, %zu] (config)", name, rows, cols);
         }
     }
-    double *dst = ARENA_ARRAY(&r->m->arena, double, entries ? (size_t)entries : 1);
-    *out = dst;
+    Sink dst = {NULL, NULL};
+    if (vector) {
+        dst.vec = ARENA_ARRAY(&r->m->arena, double, entries ? (size_t)entries : 1);
+        *vec_out = dst.vec;
+    } else {
+        *mat_out = model_matrix(r->m, rows, cols);
+        dst.mat = mat_out;
+    }
     if (!t) {
         r->n_tensors += 3;
-        return load_sparse(r, name, shape, index, values, rows, cols, vector, entries, dst);
+        return load_sparse(r, name, shape, index, values, rows, cols, vector, entries, &dst);
     }
     r->n_tensors += 1;
     const uint8_t *p = t->data;
     for (size_t i = 0; i < (size_t)entries; i++) {
         double x = get_f64(p + 8 * i);
         if (!isfinite(x)) return fail(r->err, r->errsize, "model: tensor '%s' has a non-finite entry", name);
-        dst[i] = x;
+        if (x != 0.0 || signbit(x)) sink_put(&dst, i, x);
     }
     return true;
 }
@@ -571,14 +637,12 @@ static bool present(const Reader *r, const char *name) {
 }
 
 static bool load_matrix(Reader *r, const char *name, size_t rows, size_t cols, Matrix *out) {
-    out->rows = rows;
-    out->cols = cols;
-    out->data = NULL;
-    return load(r, name, rows, cols, false, &out->data);
+    *out = (Matrix){rows, cols, NULL};
+    return load(r, name, rows, cols, false, NULL, out);
 }
 
 static bool load_vector(Reader *r, const char *name, size_t n, double **out) {
-    return load(r, name, n, 0, true, out);
+    return load(r, name, n, 0, true, out, NULL);
 }
 
 static bool read_layers(Reader *r, const JsonValue *cfg) {

@@ -70,7 +70,7 @@ static void fx_labels(Model *m) {
     for (size_t i = 0; i < m->d_model; i++) m->labels[i] = arena_printf(&m->arena, "dir:%zu", i);
 }
 
-#define AT(M, r, c) ((M).data[(r) * (M).cols + (c)])
+#define AT(M, r, c) (*matrix_at(&(M), (r), (c)))
 
 /* Previous token: out[i] = tokens[i-1], and "-" at position 0 (where the head finds BOS).
  * Residual: 0,1 tokens a,b | 2..6 positions 0..4 | 7 BOS | 8,9,10 output a,b,"-". */

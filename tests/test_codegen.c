@@ -223,6 +223,35 @@ static const Case cases[] = {
     {"a string read with a kind block: no kind dim is hot for it",
      "w1 = aggregate(select(indices, indices, ==) or select(indices, 1, <), 0) if indices != length - 1 else tokens; r = w1 if indices else w1;",
      "r", "ab", 5, 5, -1},
+    {"a per-length readout whose sets keep kinds the s-op's own set merged (1h fuzz run)",
+     "def frac_prevs(sop, val) {\n"
+     "    prevs = select(indices, indices, <=);\n"
+     "    return aggregate(prevs, indicator(sop == val));\n"
+     "}\n"
+     "w5, x6 = (tokens + tokens), aggregate((select(indices, (length / 2), <) and select(3, indices, ==)), (((indices - indices) - indices) - indices));\n"
+     "w4, x7 = (w5 + tokens), aggregate((select(indices, (length / 2), <) and select(3, indices, ==)), (((x6 - x6) - x6) - x6));\n"
+     "x3 = aggregate(select((w4 + tokens), (w4 + tokens), <), (((x7 - x7) - (x6 - x6)) - 0));\n"
+     "x2 = aggregate((select(indices, (length / 2), <) and select(3, indices, ==)), (((x3 - x3) - length) - (length % (round(1 / aggregate(select(tokens, tokens, <) or select(indices, 0, ==), indicator(indices == 0))) - 1))));\n"
+     "x1 = aggregate(select(indices, indices, ==), (((x2 - 2) - frac_prevs(tokens, \"z\")) - (aggregate(select(indices, (length - indices - 1), ==), ((indices % (length ^ 0.5)) * (length ^ 0.5) + (indices - indices % (length ^ 0.5)) / (length ^ 0.5))) * aggregate(select(indices, (indices % (length / 7)), ==), indices))));\n"
+     "out = ((((x1 - indices) - indices) - indices) + indices);\n",
+     "out", "a,bc", 5, 4, -1},
+    {"a key that is indices plus a number the same at every position selects at most one key (long addition)",
+     "a = aggregate(select(tokens, \"+\", ==), indices); t = indices + length - a; "
+     "v = aggregate(select(t, indices, ==), indicator(tokens == \"b\") + 2 * indicator(tokens == \"+\"), 0); r = v + v * indices;",
+     "r", "ab+", 6, 6, -1},
+    {"a mean of a decision on combined means (issue 15's Dyck example): the decision's values are exact, not approximate",
+     "o1 = aggregate(select(indices, indices, <=), indicator(tokens == \"(\")); c1 = aggregate(select(indices, indices, <=), "
+     "indicator(tokens == \")\")); o2 = aggregate(select(indices, indices, <=), indicator(tokens == \"[\")); "
+     "c2 = aggregate(select(indices, indices, <=), indicator(tokens == \"]\")); d1 = (o1 - c1) * (indices + 1); "
+     "d2 = (o2 - c2) * (indices + 1); r = aggregate(select(indices, indices, <=), 1 if d1 < 0 or d2 < 0 else 0);",
+     "r", "()[]", 8, 6, -1},
+    {"the width of a selector that never selects, averaged (outsider finding: its dim was never written)",
+     "v0 = selector_width(select(tokens, \"z\", ==)); r = aggregate(select(indices, indices, <=), v0);", "r", "a", 4, 4, -1},
+    {"an output made one-hot after its kind block, which it reads (outsider finding: read before written)",
+     "r = aggregate(select(indices, 1, ==), tokens_int * 0.0) * -1;", "r", "-1,1", 3, 3, -1},
+    {"an int-or-float mean made one-hot after its kind block (outsider finding: read before written)",
+     "v0 = aggregate(select(tokens_int, 0, <), tokens_int); r = v0 * selector_width(select(indices, v0, >));", "r", "-1,1,2", 3, 3,
+     -1},
     {"a per-length readout at lengths where the output always raises",
      "x4 = [3, 1, 2][[0.5, 2, True][length]]; r = indices * aggregate(select(length, indices, >), x4 or tokens);", "r",
      "a", 5, 5, -1},
@@ -242,6 +271,8 @@ START_TEST(test_differential) {
     if (k->layers >= 0)
         ck_assert_msg(c->model.n_layers == (size_t)k->layers, "%s: %zu layers, expected %d", k->what,
                       c->model.n_layers, k->layers);
+    char err[256]; /* what model_write checks before it writes */
+    ck_assert_msg(model_check_output(&c->model, err, sizeof err), "%s: %s", k->what, err);
     size_t n = verify_all(c, k->verify_len);
     ck_assert_uint_gt(n, 0);
     compiled_free(c);
@@ -255,6 +286,10 @@ START_TEST(test_sizes) {
         {"r = aggregate(select(indices, (indices + 1) % length, ==), tokens);", "abc", 64, 400},  /* was 8054 */
         {"r = aggregate(select(indices, (indices + length - 2) % length, ==), tokens);", "abc", 64, 600},
         {"r = count(tokens, \"a\");", "abc", 64, 5000}, /* refused before; 4044 today */
+        /* an output scaled by an irrational per length (the corpus Matmul4x4): gated, read per
+         * length, not a table of every product (71,040 units) */
+        {"n = (length / 2) ^ 0.5; r = n * (aggregate(select(indices, 0, ==), tokens_int) + 10 * aggregate(select(indices, 1, "
+         "==), tokens_int) + 100 * aggregate(select(indices, 2, ==), tokens_int));", "-5..5", 32, 400},
     };
     for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
         Compiled *c = compile_src(k[i].src, "r", k[i].vocab, k[i].max_len);
@@ -406,6 +441,12 @@ START_TEST(test_compile_errors) {
          "r = aggregate(select(indices, indices, <), indicator(tokens == \"a\") + x2);", "ab", "raises on every input", 2},
         {"s = select(indices, 0, <) and select(tokens, indices, <); r = selector_width(s or select(indices, 0, ==));",
          "ab", "which raises", 3},
+        /* fuzz_compile (1 h run): booleans and a default 0 averaged: the reference raises only when the
+         * whole sequence holds booleans; the model answered */
+        {"x = aggregate(select(indices, indices, <=), True if tokens == \"a\" else indicator(tokens == \"b\")); "
+         "r = x == indices;", "abcd", "holds booleans and other numbers", 4},
+        {"b = aggregate(select(tokens, tokens, ==), indices < 2); r = aggregate(select(b, False, ==), b) == 0;", "abcd",
+         "holds booleans and other numbers", 4},
         /* outsider findings: refusals that say why */
         {"tokens = tokens_int; r = aggregate(select(indices, indices, <=), tokens / 3);", "0..3",
          "not all multiples of one power of two", 5},

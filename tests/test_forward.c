@@ -1,5 +1,6 @@
 /* The forward pass (runtime/forward.h) on hand-built models with hand-computed results. Every
- * case runs both with the sparse plans and with plain dense products. */
+ * case runs both with the default workspace and with one that holds a single input at a time;
+ * a random model against a plain reference of the stated arithmetic, bit for bit. */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -25,10 +26,10 @@ static void teardown(void) {
     arena_free(&out_arena);
 }
 
-static void ready(bool sparse) {
+/* tight: a workspace that holds one input of max_len (a batch of one); else the default. */
+static void ready(bool tight) {
     workspace_free(&ws);
-    ck_assert_msg(workspace_init(&ws, &model, err, sizeof err), "%s", err);
-    ws.sparse = sparse;
+    ck_assert_msg(workspace_init_rows(&ws, &model, tight ? 1 : 0, err, sizeof err), "%s", err);
 }
 
 static Value *strs(const char *s) {
@@ -86,11 +87,11 @@ START_TEST(test_average_hard_ties) {
     ck_assert(run(ints(in2, 2), 2, &out));
     ck_assert(out[0].as.f == 1.5 && out[1].as.f == 1.5);
     /* within the head's tie_tol (1e-6) counts as a tie; beyond it does not */
-    model.layers[0].heads[0].wk.data[0] = 1e-9; /* token value nudges its score */
+    matrix_set(&model.layers[0].heads[0].wk, 0, 0, 1e-9); /* token value nudges its score */
     ready(_i == 0);
     ck_assert(run(ints(in2, 2), 2, &out));
     ck_assert(out[0].as.f == 1.5); /* 2e-9 apart: a tie under 1e-6 */
-    model.layers[0].heads[0].wk.data[0] = 1e-3;
+    matrix_set(&model.layers[0].heads[0].wk, 0, 0, 1e-3);
     ready(_i == 0);
     ck_assert(run(ints(in2, 2), 2, &out));
     ck_assert(out[0].as.f == 2.0); /* the larger token alone wins */
@@ -404,9 +405,83 @@ START_TEST(test_input_errors) {
 }
 END_TEST
 
-/* A random sparse model: the sparse plans and the dense products agree, and running the layers
- * one range at a time equals running them all at once. */
-START_TEST(test_sparse_equals_dense) {
+/* The machine of runtime/model.h on dense rows, one element at a time, in the arithmetic
+ * runtime/forward.h states: each product's element one fma chain over the whole inner dimension
+ * from +0.0 (a zero weight leaves a chain unchanged), then added to what it feeds. */
+static double chain_dense(const double *x, const Matrix *W, size_t c, size_t k_n) {
+    double acc = 0.0;
+    for (size_t k = 0; k < k_n; k++) acc = fma(x[k], matrix_get(W, k, c), acc);
+    return acc;
+}
+
+static void reference_forward(const Model *m, const size_t *ids, size_t n, double *X) {
+    size_t D = m->d_model, R = n + 1;
+    for (size_t r = 0; r < R; r++)
+        for (size_t j = 0; j < D; j++)
+            X[r * D + j] = matrix_get(&m->token_embed, r ? ids[r - 1] : m->n_vocab, j) + matrix_get(&m->pos_embed, r, j);
+    for (size_t l = 0; l < m->n_layers; l++) {
+        const ModelLayer *L = &m->layers[l];
+        size_t width = 0, at = 0;
+        for (size_t h = 0; h < L->n_heads; h++) width += L->heads[h].wv.cols;
+        double *A = calloc(R * width + 1, sizeof *A);
+        for (size_t h = 0; h < L->n_heads; h++) {
+            const ModelHead *H = &L->heads[h];
+            size_t dk = H->wq.cols, dv = H->wv.cols;
+            double *Q = calloc(R * dk + 1, sizeof *Q), *K = calloc(R * dk + 1, sizeof *K), *V = calloc(R * dv + 1, sizeof *V);
+            for (size_t r = 0; r < R; r++) {
+                for (size_t c = 0; c < dk; c++) Q[r * dk + c] = chain_dense(X + r * D, &H->wq, c, D);
+                for (size_t c = 0; c < dk; c++) K[r * dk + c] = chain_dense(X + r * D, &H->wk, c, D);
+                for (size_t c = 0; c < dv; c++) V[r * dv + c] = chain_dense(X + r * D, &H->wv, c, D);
+            }
+            for (size_t i = 0; i < R; i++) {
+                size_t last = H->causal ? i : R - 1, ties = 0;
+                double *s = calloc(R, sizeof *s), best;
+                for (size_t j = 0; j < R; j++) {
+                    double acc = 0.0;
+                    for (size_t c = 0; c < dk; c++) acc = fma(Q[i * dk + c], K[j * dk + c], acc);
+                    s[j] = acc;
+                }
+                best = s[0];
+                for (size_t j = 1; j <= last; j++) if (s[j] > best) best = s[j];
+                for (size_t j = 0; j <= last; j++) ties += s[j] >= best - H->tie_tol;
+                for (size_t c = 0; c < dv; c++) {
+                    double sum = 0.0;
+                    for (size_t j = 0; j <= last; j++) if (s[j] >= best - H->tie_tol) sum += V[j * dv + c];
+                    A[i * width + at + c] = sum / (double)ties;
+                }
+                free(s);
+            }
+            free(Q), free(K), free(V);
+            at += dv;
+        }
+        at = 0;
+        for (size_t h = 0; h < L->n_heads; h++) {
+            const ModelHead *H = &L->heads[h];
+            for (size_t r = 0; r < R; r++)
+                for (size_t d = 0; d < D; d++) X[r * D + d] += chain_dense(A + r * width + at, &H->wo, d, H->wv.cols);
+            at += H->wv.cols;
+        }
+        free(A);
+        const ModelMlp *f = &L->mlp;
+        size_t hidden = f->w1.cols;
+        double *Hd = calloc(hidden + 1, sizeof *Hd);
+        for (size_t r = 0; r < R; r++) {
+            for (size_t c = 0; c < hidden; c++) {
+                double z = chain_dense(X + r * D, &f->w1, c, D) + f->b1[c];
+                z = z > 0.0 ? z : 0.0;
+                if (f->gated) z *= chain_dense(X + r * D, &f->w3, c, D) + f->b3[c];
+                Hd[c] = z;
+            }
+            for (size_t d = 0; d < D; d++) X[r * D + d] += chain_dense(Hd, &f->w2, d, hidden);
+            for (size_t d = 0; d < D; d++) X[r * D + d] += f->b2[d];
+        }
+        free(Hd);
+    }
+}
+
+/* A random sparse model: the forward pass equals reference_forward bit for bit, and running the
+ * layers one range at a time equals running them all at once. */
+START_TEST(test_forward_matches_reference) {
     Model *m = &model;
     srand(7);
     m->d_model = 40;
@@ -417,8 +492,8 @@ START_TEST(test_sparse_equals_dense) {
     m->token_type = IR_TOKENS_INT;
     m->token_embed = model_matrix(m, 4, 40);
     m->pos_embed = model_matrix(m, 10, 40);
-    for (size_t i = 0; i < 4 * 40; i++) m->token_embed.data[i] = (rand() % 5 == 0) ? rand() % 3 : 0;
-    for (size_t i = 0; i < 10 * 40; i++) m->pos_embed.data[i] = (rand() % 5 == 0) ? rand() % 3 : 0;
+    for (size_t i = 0; i < 4 * 40; i++) matrix_set(&m->token_embed, i / 40, i % 40, (rand() % 5 == 0) ? rand() % 3 : 0);
+    for (size_t i = 0; i < 10 * 40; i++) matrix_set(&m->pos_embed, i / 40, i % 40, (rand() % 5 == 0) ? rand() % 3 : 0);
     size_t heads[3] = {2, 1, 3}, hidden[3] = {5, 0, 7};
     fx_layers(m, 3, heads, hidden);
     for (size_t l = 0; l < 3; l++) {
@@ -428,40 +503,42 @@ START_TEST(test_sparse_equals_dense) {
             Matrix *w[4] = {&H->wq, &H->wk, &H->wv, &H->wo};
             for (int k = 0; k < 4; k++)
                 for (size_t i = 0; i < w[k]->rows * w[k]->cols; i++)
-                    w[k]->data[i] = rand() % 9 == 0 ? (double)(rand() % 7) / 4.0 - 0.75 : 0.0;
+                    matrix_set(w[k], i / w[k]->cols, i % w[k]->cols,
+                               rand() % 9 == 0 ? (double)(rand() % 7) / 4.0 - 0.75 : 0.0);
         }
         ModelMlp *f = &m->layers[l].mlp;
-        for (size_t i = 0; i < f->w1.rows * f->w1.cols; i++) f->w1.data[i] = rand() % 6 == 0 ? rand() % 5 - 2 : 0;
-        for (size_t i = 0; i < f->w2.rows * f->w2.cols; i++) f->w2.data[i] = rand() % 6 == 0 ? rand() % 5 - 2 : 0;
+        for (size_t i = 0; i < f->w1.rows * f->w1.cols; i++)
+            matrix_set(&f->w1, i / f->w1.cols, i % f->w1.cols, rand() % 6 == 0 ? rand() % 5 - 2 : 0);
+        for (size_t i = 0; i < f->w2.rows * f->w2.cols; i++)
+            matrix_set(&f->w2, i / f->w2.cols, i % f->w2.cols, rand() % 6 == 0 ? rand() % 5 - 2 : 0);
         for (size_t i = 0; i < hidden[l]; i++) f->b1[i] = rand() % 3 - 1;
         for (size_t i = 0; i < 40; i++) f->b2[i] = rand() % 8 == 0 ? 1 : 0;
         if (l == 2) { /* a gated layer: its multipliers read through a plan of their own */
             fx_gate(m, l);
-            for (size_t i = 0; i < f->w3.rows * f->w3.cols; i++) f->w3.data[i] = rand() % 5 == 0 ? rand() % 5 - 2 : 0;
+            for (size_t i = 0; i < f->w3.rows * f->w3.cols; i++)
+                matrix_set(&f->w3, i / f->w3.cols, i % f->w3.cols, rand() % 5 == 0 ? rand() % 5 - 2 : 0);
             for (size_t i = 0; i < hidden[l]; i++) f->b3[i] = rand() % 3 - 1;
         }
     }
     size_t ids[9] = {0, 2, 1, 1, 0, 2, 2, 1, 0};
     size_t n = 9, D = 40;
-    double *dense = calloc((n + 1) * D, sizeof(double)), *sparse = calloc((n + 1) * D, sizeof(double)),
+    double *want = calloc((n + 1) * D, sizeof(double)), *got = calloc((n + 1) * D, sizeof(double)),
            *steps = calloc((n + 1) * D, sizeof(double));
+    reference_forward(m, ids, n, want);
     ready(false);
-    model_forward(m, ids, n, 0, 3, dense, &ws);
-    ready(true);
-    model_forward(m, ids, n, 0, 3, sparse, &ws);
+    model_forward(m, ids, n, 0, 3, got, &ws);
     model_forward(m, ids, n, 0, 1, steps, &ws);
     model_forward(m, ids, n, 1, 2, steps, &ws);
     model_forward(m, ids, n, 2, 3, steps, &ws);
     double norm = 0;
     for (size_t i = 0; i < (n + 1) * D; i++) {
-        ck_assert_msg(fabs(dense[i] - sparse[i]) <= 1e-9 * fmax(1, fabs(dense[i])), "entry %zu: %g vs %g", i, dense[i],
-                      sparse[i]);
-        ck_assert(steps[i] == sparse[i]);
-        norm += fabs(dense[i]);
+        ck_assert_msg(memcmp(&want[i], &got[i], sizeof(double)) == 0, "entry %zu: %.17g vs %.17g", i, want[i], got[i]);
+        ck_assert(steps[i] == got[i]);
+        norm += fabs(want[i]);
     }
     ck_assert(norm > 1.0); /* the model actually computes something */
-    free(dense);
-    free(sparse);
+    free(want);
+    free(got);
     free(steps);
 }
 END_TEST
@@ -579,7 +656,7 @@ int main(void) {
     Suite *s = suite_create("forward");
     TCase *tc = tcase_create("forward");
     tcase_add_checked_fixture(tc, setup, teardown);
-    /* loop index 0: sparse plans; 1: dense products */
+    /* loop index 0: the default workspace; 1: one that holds a single input of max_len */
     tcase_add_loop_test(tc, test_previous_token, 0, 2);
     tcase_add_loop_test(tc, test_average_hard_ties, 0, 2);
     tcase_add_loop_test(tc, test_causal_mask, 0, 2);
@@ -594,7 +671,7 @@ int main(void) {
     tcase_add_loop_test(tc, test_values_by_length, 0, 2);
     tcase_add_test(tc, test_values_by_length_rules);
     tcase_add_loop_test(tc, test_input_errors, 0, 2);
-    tcase_add_test(tc, test_sparse_equals_dense);
+    tcase_add_test(tc, test_forward_matches_reference);
     tcase_add_loop_test(tc, test_gated_product, 0, 2);
     tcase_add_loop_test(tc, test_margin_check, 0, 2);
     tcase_add_test(tc, test_param_counts);

@@ -375,10 +375,13 @@ START_TEST(test_sample_corrupted_embedding) {
     Fixture *f = fixture(REVERSE, "abc", 4);
     Matrix *E = &f->c->model.token_embed;
     for (size_t j = 0; j < E->cols; j++) {
-        double t = E->data[j];
-        E->data[j] = E->data[E->cols + j];
-        E->data[E->cols + j] = t;
+        double t = matrix_get(E, 0, j);
+        matrix_set(E, 0, j, matrix_get(E, 1, j));
+        matrix_set(E, 1, j, t);
     }
+    workspace_free(&f->ws); /* a workspace is made for the weights as they are */
+    char err[256];
+    ck_assert_msg(workspace_init(&f->ws, &f->c->model, err, sizeof err), "%s", err);
     VerifySampleOptions so = {.exhaustive_len = 4, .random = 100, .on_mismatch = count_mismatch};
     VerifySampleResult r;
     mismatch_calls = 0;

@@ -14,7 +14,11 @@
 
 #include "ir/input.h"
 #include "runtime/forward.h"
+#include "runtime/kernels.h"
 #include "runtime/model_io.h"
+#include "runtime/parallel.h"
+#include "runtime/kernels32.h"
+#include "runtime/precision.h"
 #include "support/term.h"
 #include "verify/verify.h"
 #include "viz/heatmap.h"
@@ -59,9 +63,9 @@ static const char help_text[] =
     "                  dim (labelled), a column per position; red > 0, blue < 0, each row scaled\n"
     "                  by its largest |value|. With or without --trace\n"
     "  --info          print the model's configuration and parameter counts\n"
-    "  --bench K       time K forward passes at the maximum length, with and without the sparse\n"
-    "                  weight plans\n"
-    "  --dense         run plain dense products instead of the sparse plans\n"
+    "  --bench K       time K random inputs of the maximum length, batched and one at a time, with\n"
+    "                  the floating-point operations per second beside the measured peak of a core\n"
+    "  --float64       run in float64 even when float32 is shown safe (see below)\n"
     "  -q, --quiet     print only errors on stderr (no notes, summaries or progress)\n"
     "  -v, --verbose   say on stderr what was loaded and how long each step took\n"
     "\n"
@@ -77,6 +81,11 @@ static const char help_text[] =
     "'rasprun: check: ...' (the --verify counts) ends stderr for a model with margin checks or an\n"
     "error bound.\n"
     "\n"
+    "Inputs run in float32 (twice the SIMD lanes) when the model's precision analysis shows that\n"
+    "float32 rounding stays below half of every decision margin, so that every output and error\n"
+    "is the one float64 gives; otherwise, and with --float64, in float64. --info says which, and\n"
+    "why (its 'runs in:' line). --trace always runs in float64.\n"
+    "\n"
     "An option with a value is written --opt VALUE or --opt=VALUE; -- ends the options. Progress\n"
     "shows on stderr only when it is a terminal (and not with -q).\n"
     "Exit status: 0 fine; 1 an input failed or disagreed; 2 bad usage or a bad model file.\n";
@@ -84,7 +93,7 @@ static const char help_text[] =
 typedef struct Options {
     const char *model, *inputs_file, **inputs;
     size_t n_inputs;
-    bool json, check, verify, info, dense, have_max_len, trace, quiet, verbose;
+    bool json, check, verify, info, have_max_len, trace, quiet, verbose, float64;
     const char *trace_png; /* --trace-png FILE, "-" for standard output */
     size_t max_len, random, bench;
     uint64_t seed;
@@ -100,6 +109,12 @@ typedef struct Runner {
     VerifyCounts counts; /* --check: every input compared */
     Progress bar;        /* --verify, on a terminal */
     bool write_failed;   /* --trace-png could not write its file */
+    ModelRunner pool;    /* running inputs and --verify: a workspace per core */
+    /* inputs waiting to run as one batch (running without --check) */
+    Arena queue_arena;
+    char **queue;
+    size_t queued;
+    bool queue_failed;   /* an input of a flushed batch failed */
 } Runner;
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -150,7 +165,7 @@ static int parse_args(int argc, char **argv, Options *o) {
                            strcmp(a, "--seed") == 0 || strcmp(a, "--bench") == 0 || strcmp(a, "--trace-png") == 0;
         if (value && !takes_value) {
             bool known = !strcmp(a, "--json") || !strcmp(a, "--check") || !strcmp(a, "--verify") || !strcmp(a, "--info") ||
-                         !strcmp(a, "--dense") || !strcmp(a, "--trace") || !strcmp(a, "--quiet") ||
+                         !strcmp(a, "--trace") || !strcmp(a, "--quiet") || !strcmp(a, "--float64") ||
                          !strcmp(a, "--verbose") || !strcmp(a, "--help") || !strcmp(a, "--version");
             return usage_error(known ? "option '%s' takes no value" : "unknown option '%s'", a);
         }
@@ -164,8 +179,8 @@ static int parse_args(int argc, char **argv, Options *o) {
         else if (strcmp(a, "--check") == 0) o->check = true;
         else if (strcmp(a, "--verify") == 0) o->verify = true;
         else if (strcmp(a, "--info") == 0) o->info = true;
-        else if (strcmp(a, "--dense") == 0) o->dense = true;
         else if (strcmp(a, "--trace") == 0) o->trace = true;
+        else if (strcmp(a, "--float64") == 0) o->float64 = true;
         else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) o->quiet = true;
         else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) o->verbose = true;
         else if (strcmp(a, "--inputs") == 0) o->inputs_file = value;
@@ -234,7 +249,8 @@ static bool load_reference(Runner *r) {
         fprintf(stderr, "rasprun: %s\n", err);
         return false;
     }
-    r->pair = (VerifyPair){.model = &r->model, .ws = &r->ws, .ref = &r->ref, .bound = verify_model_bound(&r->model)};
+    r->pair = (VerifyPair){.model = &r->model, .ws = &r->ws, .ref = &r->ref, .bound = verify_model_bound(&r->model),
+                           .runner = &r->pool};
     return true;
 }
 
@@ -286,6 +302,62 @@ static bool run_one(Runner *r, const Options *o, const char *text) {
     return (ok || margin) && agree;
 }
 
+enum { QUEUE = 1024 }; /* inputs run as one batch */
+
+static void print_outcome(const Options *o, bool ok, const Value *out, size_t n, const char *msg) {
+    if (ok) {
+        print_atoms(stdout, out, n, o->json);
+        fputc('\n', stdout);
+    } else if (o->json) {
+        fputs("{\"error\": ", stdout);
+        value_print_json(stdout, value_str(msg));
+        fputs("}\n", stdout);
+    } else {
+        printf("error: %s\n", msg);
+    }
+}
+
+/* The queued inputs: parsed, run on every core at once (model_runner_run), printed in order. */
+static void flush_queue(Runner *r, const Options *o) {
+    if (!r->queued) return;
+    Arena *a = &r->queue_arena;
+    const Value **in = ARENA_ARRAY(a, const Value *, r->queued);
+    size_t *len = ARENA_ARRAY(a, size_t, r->queued), *slot = ARENA_ARRAY(a, size_t, r->queued), parsed = 0;
+    char **why = ARENA_ARRAY(a, char *, r->queued);
+    for (size_t i = 0; i < r->queued; i++) {
+        char msg[VERIFY_MSG_SIZE];
+        Value *v;
+        if (input_parse(a, r->queue[i], &v, &len[parsed], msg, sizeof msg)) {
+            in[parsed] = v;
+            slot[i] = parsed++;
+        } else {
+            why[i] = arena_strdup(a, msg);
+            slot[i] = SIZE_MAX;
+        }
+    }
+    ModelOutcome *res = ARENA_ARRAY(a, ModelOutcome, parsed ? parsed : 1);
+    model_runner_run(&r->pool, &r->model, in, len, parsed, res);
+    for (size_t i = 0; i < r->queued; i++) {
+        bool ok = slot[i] != SIZE_MAX && res[slot[i]].ok;
+        if (slot[i] == SIZE_MAX) print_outcome(o, false, NULL, 0, why[i]);
+        else print_outcome(o, ok, res[slot[i]].out, len[slot[i]], res[slot[i]].err);
+        r->queue_failed |= !ok;
+    }
+    fflush(stdout);
+    arena_free(a);
+    arena_init(a);
+    r->queue = NULL;
+    r->queued = 0;
+}
+
+/* Running without --check: the input joins the queue (its outcome is printed when it runs). */
+static bool queue_one(Runner *r, const Options *o, const char *text) {
+    if (!r->queue) r->queue = ARENA_ARRAY(&r->queue_arena, char *, QUEUE);
+    r->queue[r->queued++] = arena_strdup(&r->queue_arena, text);
+    if (r->queued == QUEUE) flush_queue(r, o);
+    return true;
+}
+
 /* Calls each(r, o, text) on every input (the command line's, or the file's non-blank lines);
  * true when every call did; false with *status 2 when the file cannot be opened. */
 static bool for_each_input(Runner *r, const Options *o, bool (*each)(Runner *, const Options *, const char *),
@@ -314,7 +386,9 @@ static bool for_each_input(Runner *r, const Options *o, bool (*each)(Runner *, c
 
 static int run_inputs(Runner *r, const Options *o) {
     int status = 1;
-    bool all_ok = for_each_input(r, o, run_one, &status);
+    bool all_ok = for_each_input(r, o, o->check ? run_one : queue_one, &status);
+    flush_queue(r, o);
+    all_ok &= !r->queue_failed;
     if (status == 2) return 2;
     if (o->check && r->mismatches)
         fprintf(stderr, "rasprun: %zu mismatch%s with the reference evaluator\n", r->mismatches,
@@ -439,7 +513,7 @@ static int verify(Runner *r, const Options *o) {
 
 /* ---- --info, --bench ---- */
 
-static void info(const Model *m) {
+static void info(const Model *m, const Workspace *ws, const char *why_float64) {
     printf("program:       %s\n", m->program_name && *m->program_name ? m->program_name : "(unnamed)");
     printf("compile flags: %s\n", m->compile_flags ? m->compile_flags : "");
     printf("output:        %s (%s", m->output_name,
@@ -492,8 +566,24 @@ static void info(const Model *m) {
                c->what, g->n_terms, g->n_terms == 1 ? "" : "s", g->n_thresholds, g->n_thresholds == 1 ? "" : "s",
                g->thresholds[0], g->thresholds[g->n_thresholds - 1], g->m);
     }
+    double within, exact;
+    model_softmax_beta(m, 1e-12, &within, &exact);
+    if (m->n_layers && (within > 0 || exact > 0))
+        printf("softmax beta:  >= %.4g (off-tie keys weigh <= 1e-12), %.4g (their weights 0.0); "
+               "docs/model-format.md\n", within, exact);
     size_t all = model_param_count(m), nz = model_nonzero_count(m);
     printf("parameters:    %zu (%zu non-zero, %.2f%%)\n", all, nz, all ? 100.0 * (double)nz / (double)all : 0.0);
+    /* runtime/precision.h: whether rounding stays far below every decision margin */
+    static const char *const formats[2] = {"float64", "float32"};
+    for (int f = 0; f < 2; f++) {
+        ModelPrecision p;
+        model_precision(m, f ? PRECISION_U32 : PRECISION_U64, f == 1, &p);
+        printf("%-15s%s: %s (largest error bound / margin %.2g, %s)%s%s\n", f ? "" : "precision:", formats[f],
+               p.safe ? "safe" : "not safe", p.worst, p.worst_what[0] ? p.worst_what : "no decision",
+               p.uncovered[0] ? "; not covered: " : "", p.uncovered);
+    }
+    if (ws->f32) printf("runs in:       float32 (float32 shown safe; --float64 to run in float64)\n");
+    else printf("runs in:       float64 (%s)\n", why_float64);
 }
 
 static double now_s(void) {
@@ -502,27 +592,61 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* K random inputs of the maximum length: the batched run (tokenize, forward, checks, readout,
+ * as --inputs runs them) and the same one input per call; the floating-point operations they
+ * need (model_forward_flops) per second, beside the measured peak of one core in the format the
+ * workspace runs in (float32 or float64). */
+/* The CPU time of this thread: on a shared machine, the time the bench actually ran. */
+static double cpu_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static int bench(Runner *r, size_t k) {
     const Model *m = &r->model;
-    size_t n = m->max_len, *ids = calloc(n + 1, sizeof *ids);
-    double *X = calloc((n + 1) * m->d_model, sizeof *X), secs[2];
+    size_t n = m->max_len;
+    Arena a;
+    arena_init(&a);
+    const Value **inputs = ARENA_ARRAY(&a, const Value *, k ? k : 1);
+    size_t *lens = ARENA_ARRAY(&a, size_t, k ? k : 1);
     uint64_t seed = 1;
-    for (size_t i = 0; i < n; i++) {
-        ids[i] = m->n_vocab && !m->numeric_tokens ? verify_rng_next(&seed) % m->n_vocab : 0;
-        if (m->numeric_tokens) r->ws.token_values[i] = verify_random_real(m, &seed).as.f;
+    for (size_t i = 0; i < k; i++) {
+        Value *in = ARENA_ARRAY(&a, Value, n ? n : 1);
+        for (size_t j = 0; j < n; j++)
+            in[j] = m->numeric_tokens ? verify_random_real(m, &seed) : m->vocab[verify_rng_next(&seed) % m->n_vocab];
+        inputs[i] = in;
+        lens[i] = n;
     }
-    for (int sparse = 0; sparse < 2; sparse++) {
-        r->ws.sparse = sparse;
-        model_forward(m, ids, n, 0, m->n_layers, X, &r->ws); /* warm-up */
-        double t0 = now_s();
-        for (size_t i = 0; i < k; i++) model_forward(m, ids, n, 0, m->n_layers, X, &r->ws);
-        secs[sparse] = now_s() - t0;
-    }
-    printf("forward at length %zu (D = %zu, %zu layers), %zu runs: dense %.1f us/run, sparse %.1f us/run (%.2fx)\n", n,
-           m->d_model, m->n_layers, k, 1e6 * secs[0] / (double)k, 1e6 * secs[1] / (double)k,
-           secs[1] > 0 ? secs[0] / secs[1] : 0.0);
-    free(ids);
-    free(X);
+    ModelOutcome *res = ARENA_ARRAY(&a, ModelOutcome, k ? k : 1);
+    Arena out;
+    arena_init(&out);
+    model_run_batch(m, &r->ws, inputs, lens, k ? 1 : 0, &out, res); /* warm-up */
+    r->ws.score_flops = 0.0;
+    double t0 = cpu_s();
+    model_run_batch(m, &r->ws, inputs, lens, k, &out, res);
+    double batched = cpu_s() - t0, scores = r->ws.score_flops / (double)(k ? k : 1);
+    arena_free(&out);
+    Arena one; /* one input per call: the same work as the batch, nothing shared */
+    arena_init(&one);
+    t0 = cpu_s();
+    for (size_t i = 0; i < k; i++) model_run_batch(m, &r->ws, &inputs[i], &lens[i], 1, &one, &res[i]);
+    double single = cpu_s() - t0;
+    arena_free(&one);
+    double check, flops = model_forward_flops(m, n) + scores;
+    ModelOutcome *pres = ARENA_ARRAY(&a, ModelOutcome, k ? k : 1);
+    t0 = now_s(); /* every core: wall-clock time */
+    model_runner_run(&r->pool, m, inputs, lens, k, pres);
+    double parallel = now_s() - t0;
+    double peak = r->ws.f32 ? kernel32_peak_flops(cpu_s, 0.05, &check) : kernel_peak_flops(cpu_s, 0.05, &check);
+    double per = batched / (double)(k ? k : 1);
+    printf("forward at length %zu (D = %zu, %zu layers, %s, %s), %zu runs: batched %.2f us/seq, one at a time "
+           "%.2f us/seq (CPU time); on %zu threads %.2f us/seq (wall); %.4g MFLOP/seq, %.2f GFLOP/s batched; peak %.1f "
+           "GFLOP/s (one core, measured)\n",
+           n, m->d_model, m->n_layers, r->ws.f32 ? "float32" : "float64", kernel_isa_name(kernel_isa()), k, 1e6 * per, 1e6 * single / (double)(k ? k : 1),
+           r->pool.threads, 1e6 * parallel / (double)(k ? k : 1), flops * 1e-6, per > 0 ? flops / per * 1e-9 : 0.0, peak * 1e-9);
+    (void)check;
+    arena_free(&a);
     return 0;
 }
 
@@ -575,15 +699,32 @@ int main(int argc, char **argv) {
         free(o.inputs);
         return 2;
     }
-    r.ws.sparse = !o.dense;
+    arena_init(&r.queue_arena);
+    bool need_pool = o.verify || o.bench || !(o.info || o.trace || o.trace_png);
+    if (need_pool && !model_runner_init(&r.pool, &r.model, 0, err, sizeof err)) {
+        fprintf(stderr, "rasprun: %s\n", err);
+        workspace_free(&r.ws);
+        model_free(&r.model);
+        free(o.inputs);
+        return 2;
+    }
+    /* float32 where it is shown safe (runtime/forward.h), for the workspace and every core's */
+    char why_float64[512] = "--float64";
+    bool float32 = !o.float64 && workspace_use_float32(&r.ws, &r.model, why_float64, sizeof why_float64);
     bool need_ref = o.check || o.verify;
-    if (o.info) rc = (info(&r.model), 0);
+    if (float32 && need_pool && !model_runner_use_float32(&r.pool, &r.model, err, sizeof err)) {
+        fprintf(stderr, "rasprun: %s\n", err); /* out of memory: the analysis is the same */
+        rc = 2;
+        need_ref = false;
+    } else if (o.info) rc = (info(&r.model, &r.ws, why_float64), 0);
     else if (o.bench) rc = bench(&r, o.bench);
     else if (need_ref && !load_reference(&r)) rc = 2;
     else if (o.verify) rc = verify(&r, &o);
     else if (o.trace || o.trace_png) rc = trace_inputs(&r, &o);
     else rc = run_inputs(&r, &o);
     if (need_ref) verify_reference_free(&r.ref);
+    if (need_pool) model_runner_free(&r.pool);
+    arena_free(&r.queue_arena);
     workspace_free(&r.ws);
     model_free(&r.model);
     free(o.inputs);

@@ -29,10 +29,25 @@ VerifyVerdict verify_input(const VerifyPair *p, const Value *input, size_t n, Ar
     /* Outside the domain (too long, a token the model does not know): the model was never meant
      * to answer it, so it is not a disagreement. model_tokenize writes token values into the
      * workspace, which model_run rewrites anyway. */
+    if (!verify_in_domain(p, input, n, scratch, o->model_err, sizeof o->model_err)) return o->verdict = VERIFY_OUTSIDE;
+    ModelOutcome mo;
+    model_run_batch(p->model, p->ws, &input, &n, 1, scratch, &mo);
+    return verify_outcome(p, input, n, &mo, scratch, o);
+}
+
+bool verify_in_domain(const VerifyPair *p, const Value *input, size_t n, Arena *scratch, char *err, size_t errsize) {
     size_t *ids = ARENA_ARRAY(scratch, size_t, n + 1);
-    if (!model_tokenize(p->model, input, n, ids, p->ws->token_values, o->model_err, sizeof o->model_err))
-        return o->verdict = VERIFY_OUTSIDE;
-    o->model_ok = model_run(p->model, p->ws, input, n, scratch, &o->model_out, o->model_err, sizeof o->model_err);
+    return model_tokenize(p->model, input, n, ids, p->ws->token_values, err, errsize);
+}
+
+VerifyVerdict verify_outcome(const VerifyPair *p, const Value *input, size_t n, const ModelOutcome *mo, Arena *scratch,
+                             VerifyOutcome *o) {
+    memset(o, 0, sizeof *o);
+    o->input = input;
+    o->n = n;
+    o->model_ok = mo->ok;
+    o->model_out = mo->out;
+    if (!mo->ok) snprintf(o->model_err, sizeof o->model_err, "%s", mo->err);
     IrEvalError e;
     o->ref_ok = ir_eval(&p->ref->graph, p->ref->out, input, n, scratch, &o->ref_out, &e);
     if (!o->ref_ok) {

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "runtime/parallel.h"
 #include "verify/verify.h"
 
 static double now_s(void) {
@@ -11,6 +12,8 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+typedef struct Pending Pending;
+
 typedef struct Run {
     const VerifyPair *p;
     const VerifySampleOptions *o;
@@ -18,40 +21,92 @@ typedef struct Run {
     double start;
     size_t planned;
     bool stop;
+    Pending *q; /* inputs taken but not yet run */
 } Run;
+
+static size_t pending_count(const Pending *q);
 
 /* Whether a budget forbids another input (and records which). */
 static bool out_of_budget(Run *run) {
-    if (run->o->max_inputs && run->r->inputs >= run->o->max_inputs) return run->r->out_of_inputs = true;
+    if (run->o->max_inputs && run->r->inputs + pending_count(run->q) >= run->o->max_inputs)
+        return run->r->out_of_inputs = true;
     if (run->o->max_seconds > 0 && now_s() - run->start >= run->o->max_seconds) return run->r->timed_out = true;
     return false;
 }
 
-static void check_one(Run *run, const Value *in, size_t n) {
-    Arena scratch;
-    arena_init(&scratch);
-    VerifyOutcome oc;
-    VerifyVerdict v = verify_input(run->p, in, n, &scratch, &oc);
+/* Inputs waiting for the model, run as one batch (model_run_batch) when full or at the end. */
+enum { BATCH = 256 };
+struct Pending {
+    Arena arena; /* the inputs' copies, the outcomes, the reference's results */
+    const Value *in[BATCH];
+    size_t len[BATCH];
+    bool random[BATCH]; /* a phase-2 input; else phase 1, whose inputs shorter than it are all checked */
+    size_t count;
+};
+
+static size_t pending_count(const Pending *q) { return q->count; }
+
+static void count_outcome(Run *run, const VerifyOutcome *oc, VerifyVerdict v) {
     run->r->inputs++;
     if (v == VERIFY_BOTH_ERROR) run->r->errors_agreed++;
     if (v == VERIFY_MARGIN) run->r->margins++;
-    if (oc.max_error > run->r->max_error) run->r->max_error = oc.max_error;
+    if (oc->max_error > run->r->max_error) run->r->max_error = oc->max_error;
     /* Generated inputs come from the model's own vocabulary and lengths: one it cannot tokenize
      * is a defect of the model too. */
     if (v == VERIFY_MISMATCH || v == VERIFY_OUTSIDE) {
         run->r->mismatches++;
-        if (!run->r->first_mismatch) run->r->first_mismatch = verify_format_report(&oc);
-        if (run->o->on_mismatch) run->o->on_mismatch(run->o->ctx, &oc);
+        if (!run->r->first_mismatch) run->r->first_mismatch = verify_format_report(oc);
+        if (run->o->on_mismatch) run->o->on_mismatch(run->o->ctx, oc);
         if (!run->o->keep_going) run->stop = true;
     }
     if (run->o->on_progress) run->o->on_progress(run->o->ctx, run->r->inputs, run->planned);
-    arena_free(&scratch);
+}
+
+/* Runs the pending inputs through the model at once, then each through the reference, in order
+ * (stopping at the first mismatch without keep_going, so the counts are those of one by one). */
+static void flush(Run *run, Pending *q) {
+    ModelOutcome *mo = ARENA_ARRAY(&q->arena, ModelOutcome, q->count ? q->count : 1);
+    if (run->p->runner) model_runner_run(run->p->runner, run->p->model, q->in, q->len, q->count, mo);
+    else model_run_batch(run->p->model, run->p->ws, q->in, q->len, q->count, &q->arena, mo);
+    for (size_t i = 0; i < q->count && !run->stop; i++) {
+        if (q->random[i]) run->r->random++;
+        else run->r->exhaustive_len = q->len[i] - 1;
+        VerifyOutcome oc;
+        VerifyVerdict v = verify_outcome(run->p, q->in[i], q->len[i], &mo[i], &q->arena, &oc);
+        count_outcome(run, &oc, v);
+    }
+    arena_free(&q->arena);
+    arena_init(&q->arena);
+    q->count = 0;
+}
+
+static void check_one(Run *run, Pending *q, const Value *in, size_t n, bool random) {
+    char err[VERIFY_MSG_SIZE];
+    if (!verify_in_domain(run->p, in, n, &q->arena, err, sizeof err)) { /* in order: the batch before it first */
+        flush(run, q);
+        if (run->stop) return;
+        if (random) run->r->random++;
+        else run->r->exhaustive_len = n - 1;
+        VerifyOutcome oc;
+        VerifyVerdict v = verify_input(run->p, in, n, &q->arena, &oc);
+        count_outcome(run, &oc, v);
+        return;
+    }
+    Value *copy = ARENA_ARRAY(&q->arena, Value, n ? n : 1);
+    memcpy(copy, in, n * sizeof *in);
+    q->in[q->count] = copy;
+    q->random[q->count] = random;
+    q->len[q->count++] = n;
+    if (q->count == BATCH) flush(run, q);
 }
 
 bool verify_sample(const VerifyPair *p, const VerifySampleOptions *o, VerifySampleResult *r) {
     memset(r, 0, sizeof *r);
     const Model *m = p->model;
-    Run run = {p, o, r, now_s(), 0, false};
+    Pending *q = calloc(1, sizeof *q);
+    if (!q) abort();
+    arena_init(&q->arena);
+    Run run = {p, o, r, now_s(), 0, false, q};
     size_t L = o->exhaustive_len < m->max_len ? o->exhaustive_len : m->max_len;
     if (m->numeric_tokens) L = 0;
     if (o->exhaustive_limit) L = verify_lengths_within(m->n_vocab, L, o->exhaustive_limit);
@@ -68,22 +123,26 @@ bool verify_sample(const VerifyPair *p, const VerifySampleOptions *o, VerifySamp
     verify_odometer_init(&odo, m->vocab, m->n_vocab, L, &a);
     size_t n;
     while (!run.stop && verify_odometer_next(&odo, in, &n)) {
-        r->exhaustive_len = n - 1; /* every input shorter than this one has been checked */
-        if (out_of_budget(&run)) break;
-        if (o->exhaustive_seconds > 0 && now_s() - run.start >= o->exhaustive_seconds) {
-            r->exhaustive_cut = true;
+        bool cut = o->exhaustive_seconds > 0 && now_s() - run.start >= o->exhaustive_seconds;
+        if (out_of_budget(&run) || cut) {
+            r->exhaustive_cut = cut && !r->out_of_inputs && !r->timed_out;
+            flush(&run, q);
+            if (!run.stop) r->exhaustive_len = n - 1; /* every input shorter than this one was checked */
             break;
         }
-        check_one(&run, in, n);
+        check_one(&run, q, in, n, false);
     }
-    if (odo.done) r->exhaustive_len = L;
+    flush(&run, q);
+    if (odo.done && !run.stop) r->exhaustive_len = L;
     uint64_t state = o->seed;
     for (size_t k = 0; k < random && !run.stop; k++) {
         if (out_of_budget(&run)) break;
         n = verify_random_input(m, r->random_max_len, &state, in);
-        check_one(&run, in, n);
-        r->random++;
+        check_one(&run, q, in, n, true);
     }
+    flush(&run, q);
+    arena_free(&q->arena);
+    free(q);
     arena_free(&a);
     r->seconds = now_s() - run.start;
     return r->mismatches == 0;

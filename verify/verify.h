@@ -119,9 +119,12 @@ void verify_reference_free(VerifyReference *r);
 
 /* ---- check.c: one input through both ---- */
 
+typedef struct ModelRunner ModelRunner;
+
 typedef struct VerifyPair {
     const Model *model;
     Workspace *ws;              /* initialised for model (workspace_init) */
+    ModelRunner *runner;        /* NULL, or batches of verify_sample run on every core (runtime/parallel.h) */
     const VerifyReference *ref; /* loaded from model */
     double bound;               /* error bound on float outputs, 0 = exact */
 } VerifyPair;
@@ -159,6 +162,13 @@ typedef struct VerifyOutcome {
 /* Runs input[0..n) through the model and the reference; outputs are allocated in scratch and
  * *o points at `input` (both must outlive the use of *o). Returns o->verdict. */
 VerifyVerdict verify_input(const VerifyPair *p, const Value *input, size_t n, Arena *scratch, VerifyOutcome *o);
+
+/* The two halves of verify_input, for callers that run the model on many inputs at once
+ * (model_run_batch): whether the model can tokenize the input (else err gets why: the input is
+ * VERIFY_OUTSIDE), and the verdict given the model's outcome on it (the reference is run here). */
+bool verify_in_domain(const VerifyPair *p, const Value *input, size_t n, Arena *scratch, char *err, size_t errsize);
+VerifyVerdict verify_outcome(const VerifyPair *p, const Value *input, size_t n, const ModelOutcome *mo, Arena *scratch,
+                             VerifyOutcome *o);
 
 /* ---- report.c: what a mismatch looks like ---- */
 

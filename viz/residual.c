@@ -83,9 +83,12 @@ static void add_writer(Arena *a, ResidualLayout *L, size_t *cap, size_t d, Resid
 
 /* The columns of W (rows x D) with a non-zero entry get writer w. */
 static void columns_written(Arena *a, ResidualLayout *L, size_t *cap, const Matrix *W, ResidualWriter w) {
-    for (size_t r = 0; r < W->rows; r++)
-        for (size_t c = 0; c < W->cols; c++)
-            if (W->data[r * W->cols + c] != 0.0) add_writer(a, L, cap, c, w);
+    for (size_t c = 0; c < W->cols; c++) {
+        MatrixColumn col = matrix_column(W, c);
+        bool any = false;
+        for (uint32_t k = 0; k < col.n && !any; k++) any = col.val[k] != 0.0;
+        if (any) add_writer(a, L, cap, c, w);
+    }
 }
 
 /* In model order, so each dim's list is in model order and a writer repeats only back to back. */

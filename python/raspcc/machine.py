@@ -10,11 +10,13 @@ attention is softmax(beta * scores) instead (the approximation the torch module 
 "Softmax attention" in docs/model-format.md). ``finish(model, residuals, n)`` applies the checks
 and decodes, so any forward pass (this one, the torch module's) is judged the same way.
 
-Where the C runtime's floating-point order decides a result's last bits, this code keeps it:
-each product runs over the residual dims its matrix touches, as the runtime's sparse plans do,
-means of the selected keys are summed in key order, the readout and the margin functionals in
-dim order, each from 0.0; so a real-valued output prints the same 17 digits (where BLAS
-blocks a product the same way, which it does for the shapes of compiled models).
+Where the C runtime's floating-point order decides a result's last bits, this code comes close
+without reproducing it: products run over the residual dims each matrix touches, means of the
+selected keys are summed in key order, the readout and the margin functionals in dim order, each
+from 0.0. rasprun computes each product element as one fused multiply-add chain over the weight
+column's entries (runtime/kernels.h), which NumPy cannot express, so a real-valued output may
+differ from rasprun's in its last digits (tests/python_diff.py allows 1e-12 relative there); every
+decoded atom and every error is the same.
 """
 
 from __future__ import annotations

@@ -1,0 +1,77 @@
+/* The inner loops of the forward pass: fused multiply-add chains over the stored entries of one
+ * weight column, applied to many residual rows at once.
+ *
+ * Operands are feature-major: a panel holds one feature (residual dim, hidden unit, score
+ * column) per line of `ld` doubles, one residual row (a position of some sequence of the batch)
+ * per element, so the rows of a block are contiguous and a chain runs over whole SIMD vectors.
+ *
+ * The arithmetic of one output element is fixed, whatever the block, the batch or the
+ * instruction set: acc = +0.0, then acc = fma(w_k, x_k, acc) for the entries k of the column in
+ * ascending row order (one rounding per entry), which is what a BLAS dgemm micro-kernel does for
+ * one element when the inner dimension fits one of its blocks. So a row's result never depends
+ * on which other rows share its block or batch, and the AVX-512, AVX2 and scalar versions agree
+ * bit for bit (C99 fma() rounds once, as vfmadd does). */
+#ifndef RASPCC_RUNTIME_KERNELS_H
+#define RASPCC_RUNTIME_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/matrix.h"
+
+/* Rows per block: out[i] for i in [0, KERNEL_BLOCK) at a time (a multiple of every vector width). */
+#define KERNEL_BLOCK 64
+
+/* out[i] = chain over k < n of (val[k], in[(row[k] - base) * ld + i]), for i in [0, len); len a
+ * multiple of 8 (fastest at KERNEL_BLOCK); every row[k] >= base. With `init`, the chain starts from
+ * init[i] instead of +0.0 (a chain continued over a later range of entries: the same arithmetic
+ * as one chain); init may equal out. */
+void kernel_chain(const uint32_t *row, const double *val, size_t n, const double *in, size_t base, size_t ld,
+                  size_t len, const double *init, double *out);
+
+/* What becomes of a block's chains c[i] (one rounding each, in this order):
+ *   KERNEL_STORE  out[i] = c[i]
+ *   KERNEL_ADD    out[i] = out[i] + c[i]                 (X += a product)
+ *   KERNEL_RELU   out[i] = max(c[i] + bias, +0.0)        (ReLU(x W1 + b1); a NaN gives +0.0)
+ *   KERNEL_GATE   out[i] = out[i] * (c[i] + bias)        (a hidden unit times its gate) */
+typedef enum KernelEpilogue { KERNEL_STORE, KERNEL_ADD, KERNEL_RELU, KERNEL_GATE } KernelEpilogue;
+
+/* kernel_chain without init, then the epilogue into out. */
+void kernel_chain_to(const uint32_t *row, const double *val, size_t n, const double *in, size_t base, size_t ld,
+                     size_t len, KernelEpilogue e, double bias, double *out);
+
+/* out[i] = out[i] + y[i] for i < len (a multiple of 8). */
+void kernel_add(const double *y, size_t len, double *out);
+
+/* For each j < n_cols, column c = which[j] (which NULL: c = j) of a matrix stored by column
+ * (cols[c]: rows ascending, runtime/matrix.h): line c of out (out + c * out_ld) gets, for rows
+ * [0, len) (a multiple of 8), the chain of that column's entries over the panel `in` followed by
+ * the epilogue with bias[c] (bias NULL: 0). The same arithmetic as kernel_chain_to per column. */
+void kernel_columns(const MatrixColumn *cols, const uint32_t *which, size_t n_cols, const double *in, size_t base,
+                    size_t ld, size_t len, KernelEpilogue e, const double *bias, double *out, size_t out_ld);
+/* The one-element-at-a-time reference of kernel_columns, for tests. */
+void kernel_columns_isa_scalar(const MatrixColumn *cols, const uint32_t *which, size_t n_cols, const double *in,
+                               size_t base, size_t ld, size_t len, KernelEpilogue e, const double *bias, double *out,
+                               size_t out_ld);
+
+/* Average-hard selection over one query's scores S[0..n) (n >= 1): the keys j with
+ * !(S[j] < max - tol), ascending, into sel; returns how many (at least the maximum's). */
+size_t kernel_select(const double *S, size_t n, double tol, uint32_t *sel);
+/* Its one-at-a-time reference, for tests. */
+size_t kernel_select_scalar(const double *S, size_t n, double tol, uint32_t *sel);
+
+typedef enum KernelIsa { KERNEL_SCALAR, KERNEL_AVX2, KERNEL_AVX512 } KernelIsa;
+/* The best instruction set this processor has (what kernel_chain uses), and its name. */
+KernelIsa kernel_isa(void);
+const char *kernel_isa_name(KernelIsa isa);
+/* kernel_chain with a given instruction set (at most kernel_isa()): for tests. */
+void kernel_chain_isa(KernelIsa isa, const uint32_t *row, const double *val, size_t n, const double *in, size_t base,
+                      size_t ld, size_t len, const double *init, double *out);
+
+/* The machine's peak rate of fused multiply-adds in this instruction set on one core, in FLOP/s
+ * (2 per lane per FMA), measured: the best of repeated runs of 12 independent register-resident
+ * FMA chains over `seconds` of clock_s (a monotonic clock in seconds). *checksum receives the
+ * chains' sum (print or ignore it: it keeps the loop from being optimised away). */
+double kernel_peak_flops(double (*clock_s)(void), double seconds, double *checksum);
+
+#endif
