@@ -1,4 +1,5 @@
-# raspcc — build, test, benchmark and fuzz. `make` builds bin/raspcc, bin/rasprun, bin/raspfut, bin/rasp.
+# raspcc — build, test, benchmark and fuzz. `make` builds bin/raspcc, bin/rasprun, bin/raspfut, bin/rasp,
+# bin/raspsim, bin/rasptestbed.
 #
 #   make            release binaries in bin/
 #   make demo       compile and run an example end to end
@@ -6,9 +7,11 @@
 #                   original REPL's transcripts through bin/rasp, the simulator programs
 #                   against the mathematics (tests/simulator.sh), and the Python package
 #                   against rasprun when python3-numpy and python3-torch are installed
+#                   and the testbed at n = 8, 16
 #   make verify     long differential sweeps (not part of check)
 #   make bench      the benchmark table (docs/benchmarks.md explains it)
 #   make experiments  the embedding-only training table (docs/experiments.md; ~30 min of CPU)
+#   make testbed    the theory testbed: the task suite at n = 8..256 (docs/testbed.md)
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each (default 60)
 #
 # Sources are found by folder: every .c under a stage folder belongs to the library; every
@@ -49,10 +52,10 @@ BLAS_LIBS    := -llapacke -lopenblas -lpng -lm -pthread
 EDIT_LIBS    := -ledit
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-STAGES  := support lexer parser ir codegen runtime fut train verify viz driver repl sim
+STAGES  := support lexer parser ir codegen runtime fut train verify viz driver repl sim testbed
 LIB_SRC := $(filter-out %_main.c,$(foreach d,$(STAGES),$(wildcard $(d)/*.c)))
 GEN_SRC := build/gen/lexer.c build/gen/parser.c build/gen/prelude.c
-TOOLS   := raspcc rasprun raspfut rasp raspsim
+TOOLS   := raspcc rasprun raspfut rasp raspsim rasptestbed
 TESTS   := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 INC     := -I. -Ibuild/gen -I/usr/include/openblas
 GEN_HDRS := build/gen/lexer.h build/gen/parser.h
@@ -88,7 +91,7 @@ $(eval $(call mode_rules,san,-O1 -g $(SAN)))
 
 .SECONDARY:
 .PHONY: all deps python-deps demo check unit-tests golden corpus repl-transcripts simulator python verify bench \
-	bench-simulator fuzz clean conformance
+	bench-simulator testbed-check testbed fuzz clean conformance
 all: deps $(addprefix bin/,$(TOOLS))
 
 bin/%: build/rel/bin/%
@@ -130,6 +133,9 @@ golden: deps $(addprefix build/san/bin/,$(TOOLS))
 corpus: all
 	@sh tests/corpus.sh bin
 
+testbed-check: all build/san/bin/rasptestbed
+	@sh tests/testbed.sh bin build/san/bin
+
 # The original REPL's transcripts through bin/rasp (under the sanitizers), when ../shared is there.
 repl-transcripts: deps build/san/bin/rasp build/san/bin/rasprun
 	@sh tests/repl.sh build/san/bin
@@ -140,7 +146,7 @@ simulator: all
 python: all
 	@sh tests/python.sh bin
 
-check: all unit-tests golden corpus repl-transcripts simulator python
+check: all unit-tests golden corpus repl-transcripts simulator python testbed-check
 
 verify: all
 	@sh tests/verify.sh bin
@@ -156,6 +162,14 @@ bench-simulator: all
 .PHONY: experiments
 experiments: all
 	@sh bench/experiments.sh bin
+
+# The theory testbed (docs/testbed.md): TESTBED_N=8,16 for a subset, TESTBED_JOBS (task, n) at
+# once, TESTBED_ARGS for more flags (bin/rasptestbed --help).
+TESTBED_N ?= 8,16,32,64,128,256
+TESTBED_JOBS ?= 2
+testbed: all
+	@sh tools/install-deps.sh gnuplot-nox
+	OPENBLAS_NUM_THREADS=1 bin/rasptestbed --n $(TESTBED_N) --jobs $(TESTBED_JOBS) --out build/testbed $(TESTBED_ARGS)
 
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := $(patsubst fuzz/%.c,%,$(wildcard fuzz/fuzz_*.c))
