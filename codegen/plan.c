@@ -179,6 +179,15 @@ static bool bools_and_numbers(const Plan *p, const IrNode *x) {
     return (k >> VAL_BOOL & 1) && (k >> VAL_INT & 1 || k >> VAL_FLOAT & 1);
 }
 
+/* The one-hot views of the members of src equal to the number v whatever their kind (False and
+ * 0), summed: what a member of a set compared by number (ValueSet.by_number) copies. */
+static LinView same_number(Plan *p, const SopInfo *src, Value v) {
+    LvBuild b = {0};
+    for (size_t k = 0; k < src->vs.n && value_is_number(v); k++)
+        if (value_is_number(src->vs.vals[k]) && value_number_order(src->vs.vals[k], v) == 0) lvb_add(&b, 1, src->cat[k]);
+    return lvb_done(p->arena, &b);
+}
+
 static bool plan_aggregate(Plan *p, SopInfo *info, const IrNode *out) {
     const IrNode *n = info->node;
     SopInfo *src = &p->info[n->u.aggregate.sop->id];
@@ -208,10 +217,13 @@ static bool plan_aggregate(Plan *p, SopInfo *info, const IrNode *out) {
         h->vals = ARENA_ARRAY(p->arena, LinView, h->n_vals ? h->n_vals : 1);
         h->bos_value = ARENA_ARRAY(p->arena, double, h->n_vals ? h->n_vals : 1);
         h->out_dims = ARENA_ARRAY(p->arena, uint32_t, h->n_vals ? h->n_vals : 1);
+        bool by_number = info->vs.by_number; /* its members stand for every kind of their number */
         for (size_t i = 0; i < info->vs.n; i++) {
+            Value v = info->vs.vals[i];
             size_t si;
-            h->vals[i] = vs_contains(&src->vs, info->vs.vals[i], &si) ? src->cat[si] : lv_empty();
-            h->bos_value[i] = value_order(info->vs.vals[i], d) == 0 && info->vs.vals[i].kind == d.kind;
+            h->vals[i] = vs_contains(&src->vs, v, &si) ? src->cat[si] : by_number ? same_number(p, src, v) : lv_empty();
+            h->bos_value[i] = by_number && value_is_number(v) && value_is_number(d) ? value_number_order(v, d) == 0
+                                                                                 : value_order(v, d) == 0;
             h->out_dims[i] = info->cat_dim + (uint32_t)i;
         }
         plan_num_from_cat(p, info);

@@ -252,6 +252,9 @@ static const Case cases[] = {
     {"an int-or-float mean made one-hot after its kind block (outsider finding: read before written)",
      "v0 = aggregate(select(tokens_int, 0, <), tokens_int); r = v0 * selector_width(select(indices, v0, >));", "r", "-1,1,2", 3, 3,
      -1},
+    {"a one-hot copy whose members stand for False and 0 alike (1 h fuzz run: the copied block was empty)",
+     "a = aggregate(select(indices, 1 - indices - indices, ==), tokens_int == 0); "
+     "b = selector_width(select(tokens_int != 0, a, ==)) == indices; r = b and (tokens_int == 0);", "r", "0..2", 6, 5, -1},
     {"a per-length readout at lengths where the output always raises",
      "x4 = [3, 1, 2][[0.5, 2, True][length]]; r = indices * aggregate(select(length, indices, >), x4 or tokens);", "r",
      "a", 5, 5, -1},
