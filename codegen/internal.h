@@ -604,9 +604,10 @@ int plan_leaf_time(const SopInfo *a);
 bool plan_kind_leaf(Plan *p, MlpOp *m, size_t j, SopInfo *a);
 /* m's output: a categorical block (checked one-hot where the map raises) or a numerical dim */
 void plan_mlp_output(Plan *p, MlpOp *m, SopInfo *info, bool want_cat_out);
-/* A categorical encoding for an s-op that only has a numerical one (one MLP later) */
-/* The slot from which every dim view v reads holds its value (scanning the ops planned so far), or t if later. */
+/* The slot from which every dim view v reads holds its value (scanning the ops planned so far),
+ * or t if later. */
 int plan_view_time(const Plan *p, LinView v, int t);
+/* A categorical encoding for an s-op that only has a numerical one (one MLP later) */
 bool plan_convert_to_cat(Plan *p, SopInfo *info);
 /* Prints one line per s-op the model computes: its value set, how it is encoded and when. */
 void plan_dump(Plan *p, const IrNode *out, FILE *f);

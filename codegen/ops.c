@@ -265,7 +265,6 @@ void plan_mlp_output(Plan *p, MlpOp *m, SopInfo *info, bool want_cat_out) {
     }
 }
 
-/* A categorical encoding for an s-op that only has a numerical one: an MLP discretises it. */
 /* The slot from which every dim view v reads holds its value, or `t` if later: the embedding's
  * at 0, others at the slot of the op that writes them (a kind block's kind_time can be later
  * than the views it ends up with, or earlier than a block materialised since). */
@@ -291,6 +290,7 @@ static int leaf_kinds_time(const Plan *p, const MlpOp *m, int t) {
     return m->leaf[0].has_kind_axis ? plan_view_time(p, m->grid[m->leaf[0].kind_arg].view, t) : t;
 }
 
+/* A categorical encoding for an s-op that only has a numerical one: an MLP discretises it. */
 bool plan_convert_to_cat(Plan *p, SopInfo *info) {
     if (info->vs.unbounded)
         return plan_error(p, info->node, "is used categorically but has too many possible values");

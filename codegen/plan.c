@@ -194,7 +194,8 @@ static bool plan_aggregate(Plan *p, SopInfo *info, const IrNode *out) {
     if (vs_mixed_kinds(&src->vs) && !selector_at_most_one(p, n->u.aggregate.selector))
         return plan_error(p, n, "averages an s-op that holds strings on some inputs and numbers on others; the "
                                 "compiler needs one kind to know whether it averages or copies");
-    if (bools_and_numbers(p, n->u.aggregate.sop) && aggregate_averages(p, n) && !selector_at_most_one(p, n->u.aggregate.selector))
+    if (bools_and_numbers(p, n->u.aggregate.sop) && aggregate_averages(p, n) &&
+        !selector_at_most_one(p, n->u.aggregate.selector))
         return plan_error(p, n, "averages an s-op that holds booleans and other numbers (e.g. a default 0): the "
                                 "reference raises on several keys when every value of the sequence is a boolean, and "
                                 "averages otherwise, which the compiler cannot track; use indicator(...) for numbers");
@@ -658,7 +659,8 @@ bool plan_build(Plan *p, const IrNode *out) {
         m->fn = MLP_FN_IDENTITY;
         if (!plan_scalar_arg(p, m, 0, o, true)) return false;
         const LeafMap *leaf = &m->leaf[0]; /* after the kind block, when it reads it */
-        int slot = next_slot(leaf->has_kind_axis ? plan_view_time(p, m->grid[leaf->kind_arg].view, o->time) : o->time, false);
+        int ready = leaf->has_kind_axis ? plan_view_time(p, m->grid[leaf->kind_arg].view, o->time) : o->time;
+        int slot = next_slot(ready, false);
         m->layer = slot_layer(slot);
         plan_mlp_output(p, m, o, true);
         o->time = slot;
