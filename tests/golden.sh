@@ -281,6 +281,20 @@ golden_cli_options() {
         "$bin/raspcc" "$d/shift.rasp" $args >/dev/null 2>&1
         check "raspcc $args: exit" 2 "$?"
     done
+    # the softmax inverse temperatures: 746 / (the smallest tie tolerance) and ln(max_len / 1e-12) / it,
+    # against the heads rasprun --info lists
+    "$bin/raspcc" rasp_examples/reverse.rasp -o "$d/rv.bin" --vocab abc --max-len 6 --stats --json >"$d/out" 2>"$d/err"
+    "$bin/rasprun" "$d/rv.bin" --info >"$d/info" 2>&1
+    if python3 - "$d/out" "$d/info" <<'EOF'
+import json, math, re, sys
+s = json.load(open(sys.argv[1]))
+info = open(sys.argv[2]).read()
+tau = min(float(t) for t in re.findall(r"tie tolerance ([0-9.e+-]+)", info))
+assert math.isclose(s["softmax_beta"], 746 / tau, rel_tol=1e-5), (s, tau)  # --info prints tau to 6 digits
+assert math.isclose(s["softmax_beta_within"], math.log(6 / 1e-12) / tau, rel_tol=1e-5), (s, tau)
+assert re.search(r"^softmax beta: +>= [0-9.e+]+ .*, [0-9.e+]+ \(their weights 0\.0\)", info, re.M), info
+EOF
+    then pass; else fail "softmax_beta in --stats --json and --info: $(head -c 300 "$d/out") $(grep -i beta "$d/info")"; fi
     # a real-valued output: its error bound, no margin checks, the largest error the self-check saw
     if "$bin/raspcc" "$d/real.rasp" -o "$d/r.bin" --range -1..1 --tol 1e-5 --margin=1e-5 --mlp relu --stats --json \
         >"$d/out" 2>"$d/err" && python3 - "$d/out" <<'EOF'
