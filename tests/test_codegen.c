@@ -255,6 +255,14 @@ static const Case cases[] = {
     {"a one-hot copy whose members stand for False and 0 alike (1 h fuzz run: the copied block was empty)",
      "a = aggregate(select(indices, 1 - indices - indices, ==), tokens_int == 0); "
      "b = selector_width(select(tokens_int != 0, a, ==)) == indices; r = b and (tokens_int == 0);", "r", "0..2", 6, 5, -1},
+    {"a mean over a selector that never selects, whose keys are huge, is its default (1 h fuzz run: scores tied)",
+     "s1 = (select(tokens_str, tokens_str, >) or select(indices, 0, ==));\n"
+     "a = aggregate(s1, indices, 0);\n"
+     "b = 1 / aggregate(s1 or select(indices, 0, ==), indicator(indices == 0));\n"
+     "n = (length / 2) ^ 0.5;\n"
+     "w = aggregate(select((0 - 2 ^ 53), indices, ==), n * (aggregate((select(indices, n, <) and select(1, indices, ==)), ((0 - 2 ^ 53) * 10000000000000000.0)) + aggregate((select(indices, n, <) and select(3, indices, ==)), (indicator(tokens_str == \"z\") * indices))));\n"
+     "out = [\"x\", \"y\", \"z\"][aggregate(select(a, 2, <), w, 0)];\n",
+     "out", "abc", 7, 4, -1},
     {"a per-length readout at lengths where the output always raises",
      "x4 = [3, 1, 2][[0.5, 2, True][length]]; r = indices * aggregate(select(length, indices, >), x4 or tokens);", "r",
      "a", 5, 5, -1},
