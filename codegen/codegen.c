@@ -114,12 +114,22 @@ static bool takes_a_value(Plan *p, const IrNode *out, const IrGraph *g, const Ir
 
 /* A comparison of a select that raises for some pair of values (a string against a number
  * under <): the reference raises whenever it evaluates such a select on such values, even where
- * another conjunct makes the selection empty. Refused at the select. */
+ * another conjunct makes the selection empty. Refused at the select; so is a select on combined
+ * means (approximate value sets), whose outcome depends on the reference's rounding. */
 static bool selects_compare(Plan *p, const IrNode *out) {
     for (size_t id = 0; id <= out->id; id++) {
         const IrNode *n = p->g->nodes[id];
         if (!p->info[id].reachable || n->kind != IR_SELECT) continue;
         const ValueSet *K = &p->info[n->u.select.keys->id].vs, *Q = &p->info[n->u.select.queries->id].vs;
+        if ((K->approx && !K->unbounded) || (Q->approx && !Q->unbounded)) {
+            /* rationals standing for doubles that differ by rounding ((0.8 - 0.2) * 5 is
+             * 3.0000000000000004): the scores cannot see which way the reference rounded */
+            char d[160];
+            vs_describe(K->approx ? n->u.select.keys : n->u.select.queries, d, sizeof d);
+            diag_error(p->diags, n->loc, "this select compares %s, which combines means over one selector: whether two "
+                       "values are equal or ordered depends on how the reference rounds each mean; round it first", d);
+            return false;
+        }
         for (size_t a = 0; a < K->n && !K->unbounded; a++)
             for (size_t b = 0; b < Q->n && !Q->unbounded; b++) {
                 char msg[160], ka[64], qb[64];

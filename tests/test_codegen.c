@@ -458,6 +458,11 @@ START_TEST(test_compile_errors) {
          "r = x == indices;", "abcd", "holds booleans and other numbers", 4},
         {"b = aggregate(select(tokens, tokens, ==), indices < 2); r = aggregate(select(b, False, ==), b) == 0;", "abcd",
          "holds booleans and other numbers", 4},
+        /* outsider finding: a select on combined means wrote a wrong model that passed the self-check
+         * ((0.8 - 0.2) * 5 is 3.0000000000000004, no index) */
+        {"p = select(indices, indices, <=); o = aggregate(p, indicator(tokens == \"a\")); "
+         "c = aggregate(p, indicator(tokens == \"b\")); r = aggregate(select(indices, (o - c) * (indices + 1), ==), tokens, \"z\");",
+         "abcdefghij", "combines means over one selector", 5},
         /* outsider findings: refusals that say why */
         {"tokens = tokens_int; r = aggregate(select(indices, indices, <=), tokens / 3);", "0..3",
          "not all multiples of one power of two", 5},
