@@ -450,6 +450,8 @@ PosDep pos_classify(const PosTable *t, size_t max_len);
 bool pos_lookup(const PosTable *t, int64_t i, int64_t n, size_t max_len, Value *v);
 /* Whether a selector never selects more than one key (by its form, or its positional table). */
 bool selector_at_most_one(Plan *p, const IrNode *sel);
+/* Whether positional selector sel selects no key at any position of any length (its table). */
+bool selector_never_selects(const Plan *p, const IrNode *sel);
 
 /* 3. valueset.c: value sets (with positional tables, supports, kinds) */
 bool vs_compute(Plan *p, const IrNode *out);

@@ -188,19 +188,10 @@ static LinView same_number(Plan *p, const SopInfo *src, Value v) {
     return lvb_done(p->arena, &b);
 }
 
-/* Whether positional selector sel selects no key at any position of any length (its table). */
-static bool never_selects(const Plan *p, const IrNode *sel) {
-    const PosTable *t = p->info[sel->id].pos;
-    if (!t || !t->counts_seen || t->any_fail) return false;
-    for (size_t c = 1; c <= p->max_len; c++)
-        if (t->counts_seen[c]) return false;
-    return true;
-}
-
 static bool plan_aggregate(Plan *p, SopInfo *info, const IrNode *out) {
     const IrNode *n = info->node;
     SopInfo *src = &p->info[n->u.aggregate.sop->id];
-    if (never_selects(p, n->u.aggregate.selector) && info->vs.n == 1 && !info->may_fail && n != out) {
+    if (selector_never_selects(p, n->u.aggregate.selector) && info->vs.n == 1 && !info->may_fail && n != out) {
         /* its default everywhere: a constant, no head (scores of huge keys need not be exact) */
         info->cat = ARENA_NEW(p->arena, LinView);
         info->cat[0] = lv_unit(p->arena, DIM_ONE, 1);

@@ -234,6 +234,14 @@ static bool distinct_by_position(Plan *p, const IrNode *k, int depth) {
     return false;
 }
 
+bool selector_never_selects(const Plan *p, const IrNode *sel) {
+    const PosTable *t = p->info[sel->id].pos;
+    if (!t || !t->counts_seen || t->any_fail) return false;
+    for (size_t c = 1; c <= p->max_len; c++)
+        if (t->counts_seen[c]) return false;
+    return true;
+}
+
 bool selector_at_most_one(Plan *p, const IrNode *sel) {
     const PosTable *t = p->info[sel->id].pos;
     if (t && t->at_most_one) return true;

@@ -139,6 +139,7 @@ static unsigned node_kinds(Plan *p, const IrNode *n) {
     case IR_INDICES: case IR_LENGTH: case IR_SELECTOR_WIDTH: return K_INT;
     case IR_CONST: return 1u << n->u.constant.kind;
     case IR_AGGREGATE: { /* the default, one key's value, or a mean */
+        if (selector_never_selects(p, n->u.aggregate.selector)) return 1u << n->u.aggregate.default_value.kind;
         unsigned s = k[n->u.aggregate.sop->id];
         return (1u << n->u.aggregate.default_value.kind) | s | (s & (K_INT | K_FLOAT) ? K_FLOAT : 0);
     }

@@ -263,6 +263,9 @@ static const Case cases[] = {
      "w = aggregate(select((0 - 2 ^ 53), indices, ==), n * (aggregate((select(indices, n, <) and select(1, indices, ==)), ((0 - 2 ^ 53) * 10000000000000000.0)) + aggregate((select(indices, n, <) and select(3, indices, ==)), (indicator(tokens_str == \"z\") * indices))));\n"
      "out = [\"x\", \"y\", \"z\"][aggregate(select(a, 2, <), w, 0)];\n",
      "out", "abc", 7, 4, -1},
+    {"the mean of a mean over a selector that never selects: its kind is the default's (outsider finding: refused)",
+     "y = aggregate(select(indices, 5, ==), tokens == \"a\", 0); r = aggregate(select(indices, indices, <=), y, 0);", "r",
+     "ab", 4, 4, -1},
     {"a per-length readout at lengths where the output always raises",
      "x4 = [3, 1, 2][[0.5, 2, True][length]]; r = indices * aggregate(select(length, indices, >), x4 or tokens);", "r",
      "a", 5, 5, -1},
