@@ -266,6 +266,8 @@ static const Case cases[] = {
     {"the mean of a mean over a selector that never selects: its kind is the default's (outsider finding: refused)",
      "y = aggregate(select(indices, 5, ==), tokens == \"a\", 0); r = aggregate(select(indices, indices, <=), y, 0);", "r",
      "ab", 4, 4, -1},
+    {"a select's query that is the float 1.0 at one length and the int 1 at others (outsider finding)",
+     "v1 = aggregate(select(indices, 1, ==), indices, 1.0); r = selector_width(select(indices, v1, <=));", "r", "a", 6, 6, -1},
     {"a per-length readout at lengths where the output always raises",
      "x4 = [3, 1, 2][[0.5, 2, True][length]]; r = indices * aggregate(select(length, indices, >), x4 or tokens);", "r",
      "a", 5, 5, -1},
