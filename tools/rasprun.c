@@ -19,6 +19,7 @@
 #include "runtime/parallel.h"
 #include "runtime/kernels32.h"
 #include "runtime/precision.h"
+#include "support/parse.h"
 #include "support/term.h"
 #include "verify/verify.h"
 #include "viz/heatmap.h"
@@ -122,15 +123,6 @@ static int usage_error(const char *fmt, const char *arg) {
     fprintf(stderr, fmt, arg);
     fprintf(stderr, "\n%s(rasprun --help for details)\n", usage_text);
     return 2;
-}
-
-static bool parse_size(const char *s, size_t *out) {
-    char *end;
-    if (!s || !*s || *s == '-') return false;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*end) return false;
-    *out = (size_t)v;
-    return true;
 }
 
 /* "--name=value": the name goes to buf and the value is returned; otherwise NULL. */

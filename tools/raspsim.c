@@ -11,6 +11,7 @@
 
 #include "runtime/model_io.h"
 #include "sim/sim.h"
+#include "support/parse.h"
 #include "support/term.h"
 
 #define RASPSIM_VERSION "0.1"
@@ -55,15 +56,6 @@ static int usage_error(const char *fmt, const char *arg) {
     fprintf(stderr, fmt, arg);
     fprintf(stderr, "\n%s(raspsim --help for details)\n", usage_text);
     return 2;
-}
-
-static bool parse_size(const char *s, size_t *out) {
-    char *end;
-    if (!s || !*s || *s == '-') return false;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*end) return false;
-    *out = (size_t)v;
-    return true;
 }
 
 /* Returns -1 to proceed, otherwise the exit code. */

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "support/parse.h"
 #include "testbed/report.h"
 #include "testbed/run.h"
 #include "testbed/task.h"
@@ -75,15 +76,6 @@ static int usage_error(const char *msg, const char *arg) {
     fprintf(stderr, "rasptestbed: %s%s%s\n%s(rasptestbed --help for details)\n", msg, arg ? " " : "", arg ? arg : "",
             usage_text);
     return 2;
-}
-
-static bool parse_size(const char *s, size_t *out) {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*s == '-' || end == s || *end || errno) return false;
-    *out = (size_t)v;
-    return true;
 }
 
 static bool parse_list(const char *s, Options *o) {
