@@ -609,6 +609,10 @@ void plan_mlp_output(Plan *p, MlpOp *m, SopInfo *info, bool want_cat_out);
 /* The slot from which every dim view v reads holds its value (scanning the ops planned so far),
  * or t if later. */
 int plan_view_time(const Plan *p, LinView v, int t);
+/* The residual dims MLP op writes from out_dim on: its categorical block, or one number. */
+static inline size_t mlp_out_count(const MlpOp *op) {
+    return op->fn == MLP_FN_GATED || !op->out_cat ? 1 : op->out_vs ? op->out_vs->n : 1;
+}
 /* A categorical encoding for an s-op that only has a numerical one (one MLP later) */
 bool plan_convert_to_cat(Plan *p, SopInfo *info);
 /* Prints one line per s-op the model computes: its value set, how it is encoded and when. */

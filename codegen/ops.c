@@ -278,8 +278,7 @@ int plan_view_time(const Plan *p, LinView v, int t) {
                 if (p->heads[h].out_dims[j] == d && 2 * p->heads[h].layer + 1 > t) t = 2 * p->heads[h].layer + 1;
         for (size_t j = 0; j < p->n_mlps; j++) {
             const MlpOp *op = &p->mlps[j];
-            size_t count = op->fn == MLP_FN_GATED || !op->out_cat ? 1 : op->out_vs ? op->out_vs->n : 1;
-            if (d >= op->out_dim && d < op->out_dim + count && 2 * op->layer + 2 > t) t = 2 * op->layer + 2;
+            if (d >= op->out_dim && d < op->out_dim + mlp_out_count(op) && 2 * op->layer + 2 > t) t = 2 * op->layer + 2;
         }
     }
     return t;

@@ -50,7 +50,7 @@ bool schedule_check(Plan *p) {
     }
     for (size_t i = 0; i < p->n_mlps; i++) {
         const MlpOp *op = &p->mlps[i];
-        size_t count = op->fn == MLP_FN_GATED || !op->out_cat ? 1 : op->out_vs ? op->out_vs->n : 1;
+        size_t count = mlp_out_count(op);
         for (size_t k = 0; k < count; k++)
             if (!write(p, &w, op->out_dim + (uint32_t)k, 2 * op->layer + 2, op->node)) return false;
     }
