@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "support/arena.h"
 
 struct MatrixStore {
     MatrixStore *next;
