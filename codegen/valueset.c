@@ -53,12 +53,17 @@ static int member_order(const ValueSet *vs, Value a, Value b) {
     return atom_order(a, b);
 }
 
+/* Whether v is no integer, or one that float64 holds exactly (|v| <= 2^53). */
+static bool int_fits_double(Value v) {
+    return v.kind != VAL_INT || (v.as.i <= (INT64_C(1) << 53) && v.as.i >= -(INT64_C(1) << 53));
+}
+
 bool vs_decodable(const ValueSet *vs, bool with_kinds, double *gap) {
     if (vs->unbounded || !vs->numeric || vs->n == 0 || vs->approx) return false;
     double g = INFINITY, mag = 0;
     for (size_t i = 0; i < vs->n; i++) {
         double x = value_as_double(vs->vals[i]);
-        if (!isfinite(x)) return false;
+        if (!isfinite(x) || !int_fits_double(vs->vals[i])) return false; /* 2^53 + 1: no number holds it */
         mag = fmax(mag, fabs(x));
         if (i == 0) continue;
         double d = x - value_as_double(vs->vals[i - 1]);
@@ -72,9 +77,8 @@ bool vs_decodable(const ValueSet *vs, bool with_kinds, double *gap) {
 }
 
 bool vs_inexact_as_numbers(const ValueSet *vs) {
-    for (size_t i = 0; i < vs->n; i++) /* 2^53 + 1 has no float64 */
-        if (vs->vals[i].kind == VAL_INT && (vs->vals[i].as.i > (INT64_C(1) << 53) || vs->vals[i].as.i < -(INT64_C(1) << 53)))
-            return true;
+    for (size_t i = 0; i < vs->n; i++)
+        if (!int_fits_double(vs->vals[i])) return true;
     for (size_t i = 1; i < vs->n; i++)
         if (value_is_number(vs->vals[i - 1]) && value_is_number(vs->vals[i])) {
             double a = value_as_double(vs->vals[i - 1]), b = value_as_double(vs->vals[i]);

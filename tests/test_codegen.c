@@ -278,6 +278,9 @@ static const Case cases[] = {
     {"sorting by a per-length mean that raises at length 1: values from its table",
      "x2 = average((indices % (length - 1)) * (length - 1) + (length - 1) ^ 2); r = sort(indices, x2);", "r", "ab", 8, 6,
      -1},
+    {"an int past 2^53 (2^53 + 1) that a per-length readout took as a number (fuzz finding)",
+     "x1 = aggregate((select(indices, (length / 2), <) and select(0, indices, ==)), indices);"
+     " r = x1 or 9007199254740993;", "r", "abcd", 8, 6, -1},
 };
 
 START_TEST(test_differential) {
