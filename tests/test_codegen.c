@@ -493,6 +493,14 @@ START_TEST(test_compile_errors) {
          "aggregate(select(indices, n, <) and select(0, indices, ==), x3));\n"
          "r = x1 if indices % 2 == 0 and indices < 2 and aggregate(select(x2, x3, ==), indices < 2) else length;",
          "abcd", "float64 rounding", 5},
+        /* the same run: an output that is 2^53 at some positions and a mean such as 0.5 at others */
+        {
+         "s4 = (not select(aggregate(select(indices, length - indices - 1, ==), ((indices % ((length / 2) ^ 0.5)) + ((length / 2) ^ 0.5))), indices, <));\n"
+         "x3, x5 = aggregate(select(indices, length - indices - 1, ==), [0.5, 2, True][((round(1 / aggregate(s4 or select(indices, 0, ==), indicator(indices == 0))) - 1) + indices)]), (+aggregate(select(selector_width(select(indices, indices, ==)), indices, ==), indices));\n"
+         "s2 = (select(((indices + indicator(tokens == \"a\")) / 1), [0.5, 2, True][[0.5, 2, True][x3]], ==) or select(indices, 0, ==));\n"
+         "s1 = (s2 or select(indices, 0, ==));\n"
+         "r = ({0: 2 ^ 53, 1: 0}[indices] if (aggregate(select(indices, indices, <=), indicator((indices > length / 2))) > 0) else aggregate(s1, indices));\n",
+         "abcd", "float64 rounding", 8},
         /* fuzz_compile: more than four s-ops on one side of a joint selector (once reads past the members) */
         {"w8 = tokens if indices else tokens; s6 = select(\"\", w8, <); "
          "s4 = s6 and select(indices, length, <) and select(0, w8 == w8, ==);\n"
