@@ -281,6 +281,14 @@ static const Case cases[] = {
     {"an int past 2^53 (2^53 + 1) that a per-length readout took as a number (fuzz finding)",
      "x1 = aggregate((select(indices, (length / 2), <) and select(0, indices, ==)), indices);"
      " r = x1 or 9007199254740993;", "r", "abcd", 8, 6, -1},
+    /* outsider findings: -0.0 and 0.0 (the reference prints them apart) */
+    {"a default -0.0 against a copied 0.0", "r = aggregate(select(indices, 1, ==), tokens_int * 0.0, -0.0);", "r", "1", 4, 4,
+     -1},
+    {"x * 0.0 - 0.0 keeps the sign of x's zero", "x = tokens_int * 0.0; r = x - 0.0;", "r", "-1,1", 3, 3, -1},
+    {"a mean of -0.0: -0.0 over one key, 0.0 over several", "r = aggregate(select(indices, indices, <=), -0.0, 1);", "r",
+     "a", 4, 4, -1},
+    {"a copy of a signed zero, then a sum", "x = -indices * 0.0; r = aggregate(select(indices, length - indices - 1, ==), x) + "
+     "aggregate(select(indices, indices, ==), x);", "r", "ab", 5, 5, -1},
 };
 
 START_TEST(test_differential) {
@@ -501,6 +509,8 @@ START_TEST(test_compile_errors) {
          "s1 = (s2 or select(indices, 0, ==));\n"
          "r = ({0: 2 ^ 53, 1: 0}[indices] if (aggregate(select(indices, indices, <=), indicator((indices > length / 2))) > 0) else aggregate(s1, indices));\n",
          "abcd", "float64 rounding", 8},
+        /* a mean of tokens * 0.0 over several keys: its zero's sign follows the count of each sign */
+        {"tokens = tokens_int; r = aggregate(select(indices, indices, <=), tokens * 0.0);", "-1,1", "-0.0 and 0.0", 3},
         /* fuzz_compile: more than four s-ops on one side of a joint selector (once reads past the members) */
         {"w8 = tokens if indices else tokens; s6 = select(\"\", w8, <); "
          "s4 = s6 and select(indices, length, <) and select(0, w8 == w8, ==);\n"
