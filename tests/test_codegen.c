@@ -281,6 +281,10 @@ static const Case cases[] = {
     {"an int past 2^53 (2^53 + 1) that a per-length readout took as a number (fuzz finding)",
      "x1 = aggregate((select(indices, (length / 2), <) and select(0, indices, ==)), indices);"
      " r = x1 or 9007199254740993;", "r", "abcd", 8, 6, -1},
+    /* outsider finding (refused before): a copy through one key of a source that is a boolean at
+     * some positions and an int at others; its kind comes with the copied one-hot */
+    {"a one-key copy of booleans and ints", "c = tokens == \"a\"; s = c if indices == 0 else indicator(c); "
+     "r = aggregate(select(indices, length - indices - 1, ==), s, 0);", "r", "ab", 9, 6, -1},
     /* outsider findings: -0.0 and 0.0 (the reference prints them apart) */
     {"a default -0.0 against a copied 0.0", "r = aggregate(select(indices, 1, ==), tokens_int * 0.0, -0.0);", "r", "1", 4, 4,
      -1},
