@@ -15,6 +15,7 @@
 
 #include "codegen/errflag.h"
 #include "runtime/forward.h"
+#include "runtime/precision.h"
 
 enum { STAGE_A, STAGE_B, STAGE_C, N_STAGES };
 
@@ -155,17 +156,59 @@ static size_t distinct_numbers(Flag *f, const Value *vals, size_t n, double **ou
     return k;
 }
 
-/* Into `out`: clamp-to-[0, 1] of "F is not within margin m of any of u[0..k)": ramps into the
- * two tails, bumps on the gaps between members (each ramp at most half its gap). */
-static void decode_failure(Flag *f, int st, Fn F, const double *u, size_t k, double m, uint32_t out) {
-    double eta = m * ERRFLAG_DECODE_RAMP;
+/* Into `out`: clamp-to-[0, 1] of "F is not within margin[i] of any u[i] of u[0..k)": ramps of
+ * width eta into the two tails, bumps on the gaps between members (each ramp at most half its
+ * gap). */
+static void near_none(Flag *f, int st, Fn F, const double *u, const double *margin, size_t k, double eta, uint32_t out) {
     if (k == 0) { /* no value at all: always fails */
         unit(f, st, fn_dim(f, f->one, 1), 1, 0, out, 1);
         return;
     }
-    ramp_down(f, st, F, u[0] - m, eta, out, 1);
-    for (size_t i = 0; i + 1 < k; i++) bump(f, st, F, u[i] + m, u[i + 1] - m, eta, out, 1);
-    ramp_up(f, st, F, u[k - 1] + m, eta, out, 1);
+    ramp_down(f, st, F, u[0] - margin[0], eta, out, 1);
+    for (size_t i = 0; i + 1 < k; i++) bump(f, st, F, u[i] + margin[i], u[i + 1] - margin[i + 1], eta, out, 1);
+    ramp_up(f, st, F, u[k - 1] + margin[k - 1], eta, out, 1);
+}
+
+/* near_none for the output's decoding: margin m at every member, ramps m wide. */
+static void decode_failure(Flag *f, int st, Fn F, const double *u, size_t k, double m, uint32_t out) {
+    double *margin = ARENA_ARRAY(f->a, double, k ? k : 1);
+    for (size_t i = 0; i < k; i++) margin[i] = m;
+    near_none(f, st, F, u, margin, k, m * ERRFLAG_DECODE_RAMP, out);
+}
+
+/* A real-valued output whose kind block names int or bool: where the block says that kind, v
+ * must lie within error_bound + error_rel |r| of an integer r (0 or 1 for bool). |v| is bounded
+ * over every input (runtime/precision.h), so the integers are finitely many: a scratch dim per
+ * kind holds near_none over them, and stage B ANDs it with the kind's dim. */
+static bool integer_kinds(Flag *f, Fn F) {
+    const Model *M = f->m;
+    double *bound = ARENA_ARRAY(f->a, double, f->D0), V = 0;
+    model_value_bounds(M, bound);
+    for (size_t t = 0; t < F.n; t++) V += fabs(F.coefs[t]) * bound[F.dims[t]];
+    for (size_t kk = 0; kk < M->out_kind_count; kk++) {
+        ValueKind kind = M->out_kinds[kk];
+        if (kind == VAL_FLOAT) continue;
+        if (!(V <= ERRFLAG_MAX_INTEGERS))
+            return refuse(f, "--error-flag: the output %s is real-valued, may be read as an int, and its values are not "
+                          "bounded by a few thousand (the flag checks the integers one by one)", M->output_name);
+        long J = kind == VAL_BOOL ? 1 : (long)ceil(V) + 1, lo = kind == VAL_BOOL ? 0 : -J;
+        size_t k = (size_t)(J - lo + 1);
+        double *u = ARENA_ARRAY(f->a, double, k), *margin = ARENA_ARRAY(f->a, double, k);
+        for (size_t i = 0; i < k; i++) {
+            u[i] = (double)(lo + (long)i);
+            margin[i] = M->out_error_bound + M->out_error_rel * fabs(u[i]);
+            if (!(2 * margin[i] < 0.5))
+                return refuse(f, "--error-flag: the output %s is read as an integer within an error bound of a quarter "
+                              "or more", M->output_name);
+        }
+        char name[64];
+        snprintf(name, sizeof name, "err:not an integer:%s", kind == VAL_BOOL ? "bool" : "int");
+        uint32_t fail = new_dim(f, name);
+        near_none(f, STAGE_A, F, u, margin, k, ERRFLAG_INTEGER_RAMP, fail);
+        Fn and = fn_block(f, fail, 1, NULL, false, (uint32_t)(M->out_kind_dim + kk), 1);
+        unit(f, STAGE_B, and, 1, -1.5, f->err, 2);
+    }
+    return true;
 }
 
 /* The kinds the members with number x have. */
@@ -245,14 +288,7 @@ static bool output_checks(Flag *f) {
         onehot_detector(f, M->out_kind_dim, M->out_kind_count, f->raw);
         f->raw_used = true;
     }
-    if (M->out_count == 0) { /* unbounded: a float, or the integer nearest a real */
-        for (size_t k = 0; k < M->out_kind_count; k++)
-            if (M->out_kinds[k] != VAL_FLOAT)
-                return refuse(f, "--error-flag: the output %s is real-valued and may be read as an int or bool: whether "
-                              "a real lies within the error bound of some integer has no finite ReLU construction",
-                              M->output_name);
-        return true;
-    }
+    if (M->out_count == 0) return integer_kinds(f, F); /* unbounded: a float, or the integer nearest a real */
     if (!(M->out_margin > 0))
         return refuse(f, "--error-flag: the output %s decodes with margin 0 (no ramp fits)", M->output_name);
     if (!M->out_len_count) {
@@ -333,6 +369,26 @@ static void one_kind(Flag *f, const ModelCheck *c) {
     unit(f, STAGE_C, fn_block(f, a, 1, NULL, false, b, -1), 1, 0, f->err, -big);
 }
 
+/* A margin check: per threshold c, |v - c| = ReLU(v - c) + ReLU(c - v) into a scratch dim (one
+ * of the two terms is 0, so the sum is exact), then stage B fires by ReLU(m' - |v - c|) / eta
+ * with m' = m (1 + 2^-40): err > 0 exactly where |v - c| <= m (up to the rounding of v, which
+ * the runtime sums in its own order), >= 1 where |v - c| <= m' - eta. Values compared with
+ * thresholds are real numbers that land anywhere, so this boundary is exact, not a ramp. */
+static void margin_check(Flag *f, const ModelCheck *c) {
+    const ModelMargin *g = &f->m->margins[c->dim];
+    Fn F = {g->n_terms, ARENA_ARRAY(f->a, uint32_t, g->n_terms), g->coefs};
+    for (size_t t = 0; t < g->n_terms; t++) F.dims[t] = (uint32_t)g->dims[t];
+    double m = g->m * (1 + 0x1p-40), eta = g->m * ERRFLAG_MARGIN_RAMP;
+    for (size_t j = 0; j < g->n_thresholds; j++) {
+        char name[200];
+        snprintf(name, sizeof name, "err:distance %s:%.17g", c->what, g->thresholds[j]);
+        uint32_t dist = new_dim(f, name);
+        unit(f, STAGE_A, F, 1, -g->thresholds[j], dist, 1);
+        unit(f, STAGE_A, F, -1, g->thresholds[j], dist, 1);
+        unit(f, STAGE_B, fn_dim(f, dist, 1), -1, m, f->err, 1 / eta);
+    }
+}
+
 /* The dims a check reads. */
 static void check_dims(const Model *M, const ModelCheck *c, size_t *n, const size_t **dims, size_t *lo, size_t *count) {
     if (c->kind == MODEL_CHECK_MARGIN) {
@@ -398,23 +454,14 @@ static bool plan_flag(Flag *f) {
             break;
         case MODEL_CHECK_SINGLE_KEY: single_key(f, c); break;
         case MODEL_CHECK_ONE_KIND: one_kind(f, c); break;
-        case MODEL_CHECK_MARGIN: {
-            const ModelMargin *g = &M->margins[c->dim];
-            Fn F = {g->n_terms, ARENA_ARRAY(f->a, uint32_t, g->n_terms), g->coefs};
-            for (size_t t = 0; t < g->n_terms; t++) F.dims[t] = (uint32_t)g->dims[t];
-            for (size_t j = 0; j < g->n_thresholds; j++)
-                bump(f, STAGE_A, F, g->thresholds[j] - g->m, g->thresholds[j] + g->m, g->m * ERRFLAG_MARGIN_RAMP, f->raw, 1);
-            f->raw_used = true;
-            break;
-        }
+        case MODEL_CHECK_MARGIN: margin_check(f, c); break;
         }
     }
-    if (M->numeric_tokens) { /* a real token outside [lo, hi] */
+    if (M->numeric_tokens) { /* a real token outside [lo, hi]: tails, exactly 0 inside, straight into err */
         double eta = ERRFLAG_RANGE_RAMP * (1 + M->token_hi - M->token_lo);
         Fn x = fn_dim(f, (uint32_t)M->token_value_dim, 1);
-        unit(f, STAGE_A, x, -1, M->token_lo, f->raw, 1 / eta);
-        unit(f, STAGE_A, x, 1, -M->token_hi, f->raw, 1 / eta);
-        f->raw_used = true;
+        unit(f, STAGE_A, x, -1, M->token_lo, f->err, 1 / eta);
+        unit(f, STAGE_A, x, 1, -M->token_hi, f->err, 1 / eta);
     }
     if (f->raw_used) unit(f, STAGE_B, fn_dim(f, f->raw, 1), 1, -0.25, f->err, 2);
     return true;

@@ -33,9 +33,12 @@
 
 /* Ramp widths, relative to each check's own tolerance: within them err may be in (0, 1). */
 #define ERRFLAG_ONEHOT_RAMP 1.0   /* x MODEL_ONEHOT_TOL, outside the one-hot tolerance */
-#define ERRFLAG_MARGIN_RAMP 0.25  /* x the check's margin, inside [c - m, c + m] */
+#define ERRFLAG_MARGIN_RAMP 1e-3  /* x the check's margin, inside [c - m, c + m] */
 #define ERRFLAG_DECODE_RAMP 1.0   /* x the output's margin (at most half a failing gap), outside */
 #define ERRFLAG_RANGE_RAMP 1e-6   /* x (1 + hi - lo), outside a real-valued token's range */
+#define ERRFLAG_INTEGER_RAMP 0.25 /* absolute, outside the error bound around an integer */
+/* An unbounded output read as an int: the flag checks each integer its values can reach. */
+#define ERRFLAG_MAX_INTEGERS 4096.0
 
 /* Adds the error flag to m (it must not have one). False with a message when a check reads a
  * dim that a later layer writes again (the flag reads every check after the last layer) or the
