@@ -6,7 +6,7 @@ usage: tests/errflag_suite.py BINDIR [--random K] [--corpus DIR] [--sizes FILE]
 Compiles with raspcc --error-flag (whose self-check already compares the flag with the checks on
 up to 2500 inputs) and runs tests/errflag_diff.py on each model:
   - tests/errflag/*.rasp, programs that raise, one per kind of check (flags on their first line);
-  - rasp_examples/*.rasp, at the vocabularies below and max_len 6 (sort 5);
+  - rasp_examples/*.rasp, at the vocabulary and max-len of each one's header line;
   - with --corpus, every entry of DIR/tma.tsv and DIR/rasp.tsv (the programs nobody here wrote)
     at the smallest length >= 5 it lists (else its largest), as DIR/check.py writes them; an entry that does not compile
     without the flag either is listed as skipped.
@@ -20,8 +20,6 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-EXAMPLES = [("reverse", "abc", 6), ("hist", "abc", 6), ("double_hist", "abc", 6), ("sort", "0..4", 5),
-            ("sort_freq", "abc", 6), ("dyck1", "()", 6), ("dyck2", "(){}", 6), ("dyck3", "(){}[]", 6)]
 
 
 def programs(corpus, tmp):
@@ -33,8 +31,12 @@ def programs(corpus, tmp):
             first = open(path).readline()
             flags = first.lstrip("#").split("(")[0].split()
             out.append(("errflag/" + f[:-5], path, flags))
-    for name, vocab, n in EXAMPLES:
-        out.append((name, os.path.join(ROOT, "rasp_examples", name + ".rasp"), ["--vocab", vocab, "--max-len", str(n)]))
+    for f in sorted(os.listdir(os.path.join(ROOT, "rasp_examples"))):
+        path = os.path.join(ROOT, "rasp_examples", f)
+        if f.endswith(".rasp"):
+            words = open(path).readline().lstrip("#").split()  # "output: hist   vocab: abcd   max-len: 8"
+            head = dict(zip(words[0::2], words[1::2]))
+            out.append((f[:-5], path, ["--vocab", head["vocab:"], "--max-len", head["max-len:"]]))
     if corpus:
         for table in ("tma", "rasp"):
             for line in open(os.path.join(corpus, table + ".tsv")):
