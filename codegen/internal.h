@@ -83,6 +83,7 @@ typedef struct ValueSet {
     /* Numbers equal in value are one member (1, 1.0 and True): no consumer tells them apart
      * (valueset.c, kinds). Lookups compare numbers by value. */
     bool by_number;
+    bool zero_signs;    /* with by_number: -0.0 and 0.0 stay two members (a consumer keeps the sign) */
 } ValueSet;
 
 /* c0 + sum_j coef[j] * agg[j], numerical aggregates that all average over one selector: the
@@ -223,6 +224,7 @@ typedef struct SopInfo {
      * its views are sums over the index one-hot, free (classify.c) */
     bool pos_free;
     bool kind_matters; /* some consumer tells 1, 1.0 and True apart (valueset.c) */
+    bool zero_sign_matters; /* some consumer tells -0.0 from 0.0 (valueset.c) */
     /* A positional s-op q that select(indices, q, ==) reads (selector.c): t = q where q is an
      * index (an integral number >= 0), else 0; and the BOS score t^2 - 1/2 (valid) or 1/2. */
     bool want_target, has_target;
@@ -475,6 +477,8 @@ uint32_t sop_kinds(Plan *p, const IrNode *x, ValueKind kinds[3]);
 int atom_order(Value a, Value b);
 /* Sorts and deduplicates vals[0..n) in place (a set of exact atoms). */
 ValueSet vs_from_values(Value *vals, size_t n);
+/* How a set orders (and identifies) its members: atom_order, or by number for a collapsed set. */
+int vs_member_order(const ValueSet *vs, Value a, Value b);
 bool vs_contains(const ValueSet *vs, Value v, size_t *index);
 /* Whether a numerical encoding of the s-op can be read back exactly: finite, numbers only, no
  * two members equal as numbers (1 and 1.0) unless with_kinds (a kind block tells them apart),
