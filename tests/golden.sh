@@ -561,7 +561,7 @@ EOF2
 }
 
 # 9. the error flag: tests/errflag/single_key.rasp compiled with --error-flag, rasprun --flag (text
-#    and --json) on tests/golden/errflag.in printing exactly tests/golden/errflag.out (the flag 0
+#    and --json) on tests/errflag/golden.in printing exactly tests/errflag/golden.out (the flag 0
 #    where the input passes, set where it fails, none where it cannot be embedded), --info naming
 #    the flag, and the usage errors.
 golden_errflag() {
@@ -572,11 +572,11 @@ golden_errflag() {
     }
     "$bin/raspcc" tests/errflag/single_key.rasp --vocab ab --max-len 5 --error-flag -o "$d/m.bin" 2>"$d/err"
     check "raspcc --error-flag: exit" 0 "$?"
-    "$bin/rasprun" "$d/m.bin" --flag --inputs tests/golden/errflag.in >"$d/out" 2>>"$d/err"
+    "$bin/rasprun" "$d/m.bin" --flag --inputs tests/errflag/golden.in >"$d/out" 2>>"$d/err"
     rc=$?
-    "$bin/rasprun" "$d/m.bin" --flag --json --inputs tests/golden/errflag.in >>"$d/out" 2>>"$d/err"
+    "$bin/rasprun" "$d/m.bin" --flag --json --inputs tests/errflag/golden.in >>"$d/out" 2>>"$d/err"
     check "rasprun --flag: exit (some inputs fail)" "1 1" "$rc $?"
-    if cmp -s "$d/out" tests/golden/errflag.out; then pass; else fail "rasprun --flag: output differs from tests/golden/errflag.out"; diff "$d/out" tests/golden/errflag.out | head -5; fi
+    if cmp -s "$d/out" tests/errflag/golden.out; then pass; else fail "rasprun --flag: output differs from tests/errflag/golden.out"; diff "$d/out" tests/errflag/golden.out | head -5; fi
     "$bin/rasprun" "$d/m.bin" --info >"$d/info"
     if grep -q '^error flag: *residual dim [0-9]* (err)' "$d/info" && grep -q '^compile flags: .*--error-flag' "$d/info"; then pass
     else fail "rasprun --info: no error flag line"; fi
