@@ -52,7 +52,7 @@ typedef struct Flag {
     bool raw_used;
     Unit *units[N_STAGES];
     size_t n_units[N_STAGES], cap_units[N_STAGES];
-    FlagHead heads[2];
+    FlagHead heads[2]; /* the length head, and the head of the one one_kind check plan_flag accepts */
     size_t n_heads;
     uint32_t *len_ind; /* per-length value sets: len_ind[n - 1] is 1 at inputs of length n */
     char *msg;
@@ -354,7 +354,6 @@ static void one_kind(Flag *f, const ModelCheck *c) {
     uint32_t a = new_dim(f, name);
     snprintf(name, sizeof name, "err:numbers %s", c->what);
     uint32_t b = new_dim(f, name);
-    if (f->n_heads == 2) return; /* the caller refuses a second one_kind check first */
     FlagHead *hd = &f->heads[f->n_heads++];
     hd->stage = STAGE_C;
     hd->q = fn_block(f, f->one, 1, NULL, false, f->bos, -2); /* 1 at non-BOS queries, -1 at BOS */
@@ -464,6 +463,14 @@ static bool plan_flag(Flag *f) {
         unit(f, STAGE_A, x, 1, -M->token_hi, f->err, 1 / eta);
     }
     if (f->raw_used) unit(f, STAGE_B, fn_dim(f, f->raw, 1), 1, -0.25, f->err, 2);
+    size_t most = 0;
+    for (int st = 0; st < N_STAGES; st++) most = f->n_units[st] > most ? f->n_units[st] : most;
+    if (f->D - f->D0 > ERRFLAG_MAX_DIMS || most > ERRFLAG_MAX_UNITS) {
+        snprintf(f->msg, f->msgsize, "--error-flag: the flag would add %zu residual dims and %zu hidden units to one layer "
+                 "(limits %zu and %zu): the output or the checks have too many values or thresholds", f->D - f->D0, most,
+                 ERRFLAG_MAX_DIMS, ERRFLAG_MAX_UNITS);
+        return false;
+    }
     return true;
 }
 

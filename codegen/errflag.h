@@ -39,6 +39,9 @@
 #define ERRFLAG_INTEGER_RAMP 0.25 /* absolute, outside the error bound around an integer */
 /* An unbounded output read as an int: the flag checks each integer its values can reach. */
 #define ERRFLAG_MAX_INTEGERS 4096.0
+/* Limits on what the flag adds (refused beyond): residual dims, and hidden units of one layer. */
+#define ERRFLAG_MAX_DIMS ((size_t)1 << 16)
+#define ERRFLAG_MAX_UNITS ((size_t)1 << 22)
 
 /* Adds the error flag to m (it must not have one). False with a message when a check reads a
  * dim that a later layer writes again (the flag reads every check after the last layer) or the
