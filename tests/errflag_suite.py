@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """The error flag on many programs (tests/errflag.sh runs it; needs NumPy).
 
-usage: tests/errflag_suite.py BINDIR [--random K] [--corpus DIR] [--sizes FILE]
+usage: tests/errflag_suite.py BINDIR [--random K] [--corpus DIR] [--long] [--sizes FILE]
 
 Compiles with raspcc --error-flag (whose self-check already compares the flag with the checks on
 up to 2500 inputs) and runs tests/errflag_diff.py on each model:
   - tests/errflag/*.rasp, programs that raise, one per kind of check (flags on their first line);
   - rasp_examples/*.rasp, at the vocabulary and max-len of each one's header line;
   - with --corpus, every entry of DIR/tma.tsv and DIR/rasp.tsv (the programs nobody here wrote)
-    at the smallest length >= 5 it lists (else its largest), as DIR/check.py writes them; an entry that does not compile
+    at the smallest length >= 5 it lists (else its largest; with --long its largest), as
+    DIR/check.py writes them; an entry that does not compile
     without the flag either is listed as skipped.
 With --sizes FILE, also compiles each without the flag and writes a Markdown table of the layers,
 parameters, non-zeros and file sizes with and without it. Prints one line per model and
@@ -22,7 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 
-def programs(corpus, tmp):
+def programs(corpus, tmp, long=False):
     """(name, path, flags) of every program."""
     out = []
     for f in sorted(os.listdir(os.path.join(HERE, "errflag"))):
@@ -48,7 +49,7 @@ def programs(corpus, tmp):
                     o.write(open(os.path.join(corpus, table, f)).read() + "\nout = %s;\n" % call)
                 flags = ["--range", rng] if kind == "float" else ["--vocab", rng]
                 ns = [int(x) for x in lengths.split(",")]
-                n = min([x for x in ns if x >= 5] or [max(ns)])
+                n = max(ns) if long else min([x for x in ns if x >= 5] or [max(ns)])
                 out.append(("%s:%s" % (f, call), path, flags + ["--max-len", str(n), "--output", "out"]))
     return out
 
@@ -77,7 +78,7 @@ def main():
     passed = failed = 0
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name, path, flags in programs(corpus, tmp):
+        for name, path, flags in programs(corpus, tmp, "--long" in args):
             model = os.path.join(tmp, "m.bin")
             with_flag, why = stats(bindir, path, flags + ["--error-flag"], model)
             if with_flag is None:
