@@ -48,8 +48,8 @@ typedef struct Flag {
     size_t D0, D;       /* the residual's width before and after */
     const char **names; /* labels of the new dims D0.. */
     size_t names_cap;
-    uint32_t bos, one, err, raw;
-    bool raw_used;
+    uint32_t bos, one, err;
+    uint32_t raw; /* UINT32_MAX until a check sums into it (raw_dim) */
     Unit *units[N_STAGES];
     size_t n_units[N_STAGES], cap_units[N_STAGES];
     FlagHead heads[2]; /* the length head, and the head of the one one_kind check plan_flag accepts */
@@ -73,6 +73,12 @@ static uint32_t new_dim(Flag *f, const char *name) {
     }
     f->names[i] = arena_strdup(f->a, name);
     return (uint32_t)f->D++;
+}
+
+/* The scratch dim the bumps of stage A sum into, made at its first use. */
+static uint32_t raw_dim(Flag *f) {
+    if (f->raw == UINT32_MAX) f->raw = new_dim(f, "err:raw");
+    return f->raw;
 }
 
 static Fn fn_dim(Flag *f, uint32_t d, double coef) {
@@ -277,16 +283,14 @@ static void length_indicators(Flag *f) {
 static bool output_checks(Flag *f) {
     const Model *M = f->m;
     if (M->output_kind == MODEL_OUT_CATEGORICAL) {
-        onehot_detector(f, M->out_dim, M->out_count, f->raw);
-        f->raw_used = true;
+        onehot_detector(f, M->out_dim, M->out_count, raw_dim(f));
         return true;
     }
     Fn F = {0, ARENA_ARRAY(f->a, uint32_t, f->D0), ARENA_ARRAY(f->a, double, f->D0)};
     for (size_t d = 0; d < f->D0; d++)
         if (M->out_readout[d] != 0) F.dims[F.n] = (uint32_t)d, F.coefs[F.n++] = M->out_readout[d];
     if (M->out_kind_count) {
-        onehot_detector(f, M->out_kind_dim, M->out_kind_count, f->raw);
-        f->raw_used = true;
+        onehot_detector(f, M->out_kind_dim, M->out_kind_count, raw_dim(f));
     }
     if (M->out_count == 0) return integer_kinds(f, F); /* unbounded: a float, or the integer nearest a real */
     if (!(M->out_margin > 0))
@@ -294,8 +298,7 @@ static bool output_checks(Flag *f) {
     if (!M->out_len_count) {
         double *u;
         size_t k = distinct_numbers(f, M->out_values, M->out_count, &u);
-        decode_failure(f, STAGE_A, F, u, k, M->out_margin, f->raw);
-        f->raw_used = true;
+        decode_failure(f, STAGE_A, F, u, k, M->out_margin, raw_dim(f));
         if (M->out_kind_count) kind_mismatch(f, F, M->out_values, M->out_count, M->out_margin, NULL, "");
         return true;
     }
@@ -442,14 +445,13 @@ static bool plan_flag(Flag *f) {
     if (kinds > 1) return refuse(f, "--error-flag: %s", "the model has more than one one_kind check (one head each is not built yet)");
     if (!checks_stay_put(f)) return false;
     f->err = new_dim(f, "err");
-    f->raw = new_dim(f, "err:raw");
+    f->raw = UINT32_MAX;
     if (!output_checks(f)) return false;
     for (size_t i = 0; i < M->n_checks; i++) {
         const ModelCheck *c = &M->checks[i];
         switch (c->kind) {
         case MODEL_CHECK_ONE_HOT:
-            onehot_detector(f, c->dim, c->count, f->raw);
-            f->raw_used = true;
+            onehot_detector(f, c->dim, c->count, raw_dim(f));
             break;
         case MODEL_CHECK_SINGLE_KEY: single_key(f, c); break;
         case MODEL_CHECK_ONE_KIND: one_kind(f, c); break;
@@ -462,7 +464,7 @@ static bool plan_flag(Flag *f) {
         unit(f, STAGE_A, x, -1, M->token_lo, f->err, 1 / eta);
         unit(f, STAGE_A, x, 1, -M->token_hi, f->err, 1 / eta);
     }
-    if (f->raw_used) unit(f, STAGE_B, fn_dim(f, f->raw, 1), 1, -0.25, f->err, 2);
+    if (f->raw != UINT32_MAX) unit(f, STAGE_B, fn_dim(f, f->raw, 1), 1, -0.25, f->err, 2);
     size_t most = 0;
     for (int st = 0; st < N_STAGES; st++) most = f->n_units[st] > most ? f->n_units[st] : most;
     if (f->D - f->D0 > ERRFLAG_MAX_DIMS || most > ERRFLAG_MAX_UNITS) {
