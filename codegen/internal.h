@@ -140,6 +140,9 @@ typedef struct Gated {
     size_t n;          /* values of the gate */
     double *a, *b;     /* per gate value */
     double bound;      /* max |a_v y + b_v| over the grid */
+    /* `y if gate else y2` between two numbers: where on_y2[v], gate value v reads y2 instead */
+    const IrNode *y2;
+    bool *on_y2;
 } Gated;
 
 /* An interval [lo, hi] (realfn.c rounds its arithmetic outward). */
@@ -343,6 +346,7 @@ typedef struct MlpOp {
     Ival x_range, y_range;     /* MLP_FN_PRODUCT: where x and y lie */
     const LinView *gate_views;
     LinView y_view;
+    LinView y2_view;           /* MLP_FN_GATED with Gated.y2 */
     /* output: categorical block or a numerical dim */
     bool out_cat;
     const ValueSet *out_vs;

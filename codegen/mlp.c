@@ -542,14 +542,16 @@ static bool table_rounding_ok(const Tab *t, const HiddenBuf *hb, size_t first, d
 
 /* sum_v e_v (a_v y + b_v): for each gate value the pair
  *   ReLU(a_v y + b_v + M e_v - M) - ReLU(-(a_v y + b_v) + M e_v - M),
- * which is a_v y + b_v when e_v = 1 and 0 when e_v = 0, since |a_v y + b_v| <= bound < M. */
+ * which is a_v y + b_v when e_v = 1 and 0 when e_v = 0, since |a_v y + b_v| <= bound < M. A conditional
+ * between two numbers reads y2 instead of y for the gate values that take its other branch. */
 static bool gated_units(Plan *p, const MlpOp *op, HiddenBuf *hb) {
     const Gated *gd = op->gated;
     double M = 2 * gd->bound + 1;
     for (size_t v = 0; v < gd->n; v++) {
         if (gd->a[v] == 0 && gd->b[v] == 0) continue;
+        LinView y = gd->y2 && gd->on_y2[v] ? op->y2_view : op->y_view;
         for (int sign = 1; sign >= -1; sign -= 2) {
-            LinView in = lv_combine(p->arena, sign * gd->a[v], op->y_view, M, op->gate_views[v]);
+            LinView in = lv_combine(p->arena, sign * gd->a[v], y, M, op->gate_views[v]);
             size_t h = hidden_add(p, hb, in, 1, sign * gd->b[v] - M);
             hb->out_dim[h] = op->out_dim;
             hb->out_coef[h] = sign;

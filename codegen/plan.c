@@ -302,17 +302,20 @@ static bool tabulate(Plan *p, SopInfo *info, bool out_cat) {
 /* A gated map (internal.h, Gated): one MLP op, a numerical output. */
 static bool plan_gated(Plan *p, SopInfo *info) {
     const Gated *gd = info->gated;
-    SopInfo *g = &p->info[gd->gate->id], *y = &p->info[gd->y->id];
+    SopInfo *g = &p->info[gd->gate->id], *y = &p->info[gd->y->id], *y2 = gd->y2 ? &p->info[gd->y2->id] : y;
     if (!g->has_cat && !plan_convert_to_cat(p, g)) return false;
     if (!y->has_num) return plan_error(p, y->node, "has no numerical encoding (internal compiler error)");
+    if (!y2->has_num) return plan_error(p, y2->node, "has no numerical encoding (internal compiler error)");
     MlpOp *m = plan_new_mlp(p);
-    int slot = next_slot(g->time > y->time ? g->time : y->time, false);
+    int t = g->time > y->time ? g->time : y->time;
+    int slot = next_slot(t > y2->time ? t : y2->time, false);
     m->layer = slot_layer(slot);
     m->node = info->node;
     m->fn = MLP_FN_GATED;
     m->gated = gd;
     m->gate_views = g->cat;
     m->y_view = y->num;
+    m->y2_view = y2->num;
     m->out_cat = false;
     m->out_vs = &info->vs;
     m->out_dim = plan_alloc_dims(p, 1, plan_node_name(p, info->node), NULL);

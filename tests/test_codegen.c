@@ -317,6 +317,10 @@ START_TEST(test_sizes) {
          * length, not a table of every product (71,040 units) */
         {"n = (length / 2) ^ 0.5; r = n * (aggregate(select(indices, 0, ==), tokens_int) + 10 * aggregate(select(indices, 1, "
          "==), tokens_int) + 100 * aggregate(select(indices, 2, ==), tokens_int));", "-5..5", 32, 400},
+        /* a conditional between two numbers: gated by the condition (four units per value), not a
+         * table of every (condition, then, else) (16,762 units) */
+        {"a = selector_width(select(tokens, tokens, ==)); b = selector_width(select(tokens, tokens, <)) * 3 + indices;"
+         " r = a if tokens == \"a\" else b;", "abcd", 32, 200},
     };
     for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
         Compiled *c = compile_src(k[i].src, "r", k[i].vocab, k[i].max_len);
