@@ -6,8 +6,9 @@
 #   make check      unit tests (plain and under ASan+UBSan), golden and differential tests, the
 #                   original REPL's transcripts through bin/rasp, the simulator programs
 #                   against the mathematics (tests/simulator.sh), and the Python package
-#                   against rasprun when python3-numpy and python3-torch are installed
-#                   and the testbed at n = 8, 16
+#                   against rasprun when python3-numpy and python3-torch are installed,
+#                   the error flag (raspcc --error-flag) against rasprun's errors when
+#                   python3-numpy is (tests/errflag.sh), and the testbed at n = 8, 16
 #   make verify     long differential sweeps (not part of check)
 #   make bench      the benchmark table (docs/benchmarks.md explains it)
 #   make experiments  the embedding-only training table (docs/experiments.md; ~30 min of CPU)
@@ -90,7 +91,7 @@ $(eval $(call mode_rules,rel,$(OPT)))
 $(eval $(call mode_rules,san,-O1 -g $(SAN)))
 
 .SECONDARY:
-.PHONY: all deps python-deps demo check unit-tests golden corpus repl-transcripts simulator python verify bench \
+.PHONY: all deps python-deps demo check unit-tests golden corpus repl-transcripts simulator python errflag verify bench \
 	bench-simulator testbed-check testbed fuzz clean conformance
 all: deps $(addprefix bin/,$(TOOLS))
 
@@ -146,7 +147,10 @@ simulator: all
 python: all
 	@sh tests/python.sh bin
 
-check: all unit-tests golden corpus repl-transcripts simulator python testbed-check
+errflag: all
+	@sh tests/errflag.sh bin
+
+check: all unit-tests golden corpus repl-transcripts simulator python errflag testbed-check
 
 verify: all
 	@sh tests/verify.sh bin

@@ -87,6 +87,10 @@ bool batch_parse_line(Arena *arena, const char *line, size_t len, size_t line_no
             known = true;
             fine = x->kind == JSON_BOOL;
             if (fine) req->no_selfcheck = x->boolean;
+        } else if (!strcmp(k, "error-flag")) {
+            known = true;
+            fine = x->kind == JSON_BOOL;
+            if (fine) req->error_flag = x->boolean;
         } else if (!strcmp(k, "id")) {
             known = true;
             *id = x;

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "codegen/errflag.h"
 #include "runtime/model_io.h"
 #include "support/term.h"
 
@@ -163,6 +164,7 @@ static const char *compile_flags(Arena *a, const CompileRequest *r) {
     const char *s = "";
     for (size_t k = 0; k < sizeof flag / sizeof *flag; k++)
         if (value[k]) s = arena_printf(a, "%s%s%s %s", s, *s ? " " : "", flag[k], shell_word(a, value[k]));
+    if (r->error_flag) s = arena_printf(a, "%s%s--error-flag", s, *s ? " " : "");
     for (size_t k = 0; k < r->n_defines; k++) {
         const char *def = arena_printf(a, "%s=%s", r->defines[k].name, r->defines[k].value);
         s = arena_printf(a, "%s%s-D %s", s, *s ? " " : "", shell_word(a, def));
@@ -315,6 +317,12 @@ bool compile_job_compile(CompileJob *j, const CompileRequest *r) {
     ticker_stop(&ticker);
     render_since(j, r, from);
     if (!j->compiled) return fail(j, 2);
+    char why[512];
+    if (r->error_flag && !errflag_add(&j->model, why, sizeof why)) {
+        compile_job_message(j, r, DIAG_ERROR, "%s", why);
+        j->compiled = false;
+        return fail(j, 2);
+    }
     size_t heads = 0;
     for (size_t l = 0; l < j->model.n_layers; l++) heads += j->model.layers[l].n_heads;
     step(r, "compiled %s: %zu layers, %zu heads, residual width %zu, %zu parameters (%.1f ms)", j->output_name,

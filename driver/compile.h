@@ -42,6 +42,7 @@ typedef struct CompileRequest {
     const ElabOverride *defines; /* -D NAME=VALUE, in order */
     size_t n_defines;
     bool no_selfcheck;
+    bool error_flag;         /* --error-flag: the weights also compute the error flag (codegen/errflag.h) */
     FILE *plan_out;          /* --dump-plan: the plan is printed there */
     /* Messages: rendered to `messages` as they happen when it is set (NULL: only kept), in
      * `style` (colour, -q), with `tool` ("raspcc") before the driver's own. */

@@ -603,6 +603,28 @@ static void fail_outcome(ModelOutcome *o, Arena *a, const char *err) {
     o->err = arena_strdup(a, err);
 }
 
+/* The error flag of one sequence's rows X against its outcome (MODEL_FLAG_ERROR). A non-finite
+ * number is outside the flag (errflag.h). */
+static void compare_flag(const Model *m, const double *X, size_t n, ModelOutcome *o, Arena *a) {
+    size_t D = m->d_model, first_set = n;
+    o->flag = ARENA_ARRAY(a, double, n ? n : 1);
+    for (size_t i = 0; i < n; i++) {
+        o->flag[i] = X[(i + 1) * D + m->error_flag_dim];
+        if (o->flag[i] != 0 && first_set == n) first_set = i; /* NaN counts as set */
+    }
+    char err[1200];
+    if (o->ok && first_set < n)
+        snprintf(err, sizeof err, MODEL_FLAG_ERROR ": every check passes, but err is %.17g at position %zu", o->flag[first_set],
+                 first_set);
+    else if (!o->ok && first_set == n && !strstr(o->err, "not a finite number"))
+        snprintf(err, sizeof err, MODEL_FLAG_ERROR ": err is 0 at every position, but the input fails: %s", o->err);
+    else
+        return;
+    double *flag = o->flag;
+    fail_outcome(o, a, err);
+    o->flag = flag;
+}
+
 /* Rows [o, o + rows) of the batch's residual, in float64, into X (row-major). */
 static void batch_rows(const Workspace *ws, size_t D, size_t o, size_t rows, double *X) {
     if (ws->f32) forward32_rows(ws, D, o, rows, X);
@@ -632,12 +654,16 @@ static void run_rows(const Model *m, Workspace *ws, const size_t *starts, const 
     }
     for (size_t s = 0; s < count; s++) {
         ModelOutcome *o = &outcomes[idx[s]];
-        if (!o->ok) continue;
+        if (!o->ok && !m->has_error_flag) continue;
         size_t n = starts[s + 1] - starts[s] - 1;
         batch_rows(ws, D, starts[s], n + 1, ws->X);
-        o->out = ARENA_ARRAY(out_arena, Value, n ? n : 1);
-        for (size_t i = 0; i < n && o->ok; i++)
-            if (!model_read_output(m, ws->X + (i + 1) * D, i, n, &o->out[i], err, sizeof err)) fail_outcome(o, out_arena, err);
+        if (o->ok) {
+            o->out = ARENA_ARRAY(out_arena, Value, n ? n : 1);
+            for (size_t i = 0; i < n && o->ok; i++)
+                if (!model_read_output(m, ws->X + (i + 1) * D, i, n, &o->out[i], err, sizeof err))
+                    fail_outcome(o, out_arena, err);
+        }
+        if (m->has_error_flag) compare_flag(m, ws->X, n, o, out_arena);
     }
 }
 
@@ -656,6 +682,7 @@ void model_run_batch(const Model *m, Workspace *ws, const Value *const *inputs, 
             o->ok = true;
             o->out = NULL;
             o->err = NULL;
+            o->flag = NULL;
             if (n > m->max_len) {
                 snprintf(err, sizeof err, "input has length %zu > max length %zu", n, m->max_len);
                 fail_outcome(o, out_arena, err);

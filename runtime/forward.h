@@ -37,6 +37,13 @@
  * tooling classifies such refusals apart from disagreements (verify/verify.h VERIFY_MARGIN). */
 #define MODEL_MARGIN_ERROR "within the margin"
 
+/* A model with an error flag (runtime/model.h, codegen/errflag.h) is run with its checks as
+ * always, and then its flag is compared with them: an input that fails (a check or the readout,
+ * not a non-finite number) must have err != 0 at some non-BOS row, and one that passes err = 0 at
+ * every row. A disagreement fails the input with an error starting with this (an internal error:
+ * the weights and the checks say different things). */
+#define MODEL_FLAG_ERROR "the error flag disagrees with the checks"
+
 /* Hidden units per chunk of an MLP block: no buffer grows with the hidden width. */
 #define WORKSPACE_HIDDEN_CHUNK 64
 
@@ -142,6 +149,8 @@ typedef struct ModelOutcome {
     bool ok;
     Value *out;      /* n atoms when ok */
     const char *err; /* when !ok: what model_run would have written to err */
+    double *flag;    /* a model with an error flag, an input that ran: err at each of its n
+                        positions (in the caller's arena); NULL otherwise */
 } ModelOutcome;
 
 /* model_run on count inputs (inputs[i] of lens[i] atoms) at once, in batches as large as the

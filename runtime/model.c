@@ -308,6 +308,9 @@ static bool check_margin(const Model *m, const ModelCheck *c, size_t i, char *er
 }
 
 bool model_check_checks(const Model *m, char *err, size_t errsize) {
+    if (m->has_error_flag && m->error_flag_dim >= m->d_model)
+        return out_fail(err, errsize, "the error flag's dim %zu is outside the residual (d_model %zu)", m->error_flag_dim,
+                        m->d_model);
     if (m->n_checks && !m->checks) return out_fail(err, errsize, "the model has %zu checks but none stored", m->n_checks);
     for (size_t i = 0; i < m->n_checks; i++) {
         const ModelCheck *c = &m->checks[i];

@@ -197,6 +197,15 @@ typedef struct Model {
     size_t n_margins;
     ModelMargin *margins;
 
+    /* The error flag (raspcc --error-flag, codegen/errflag.h; stored as config "error_flag"):
+     * when has_error_flag, residual dim error_flag_dim ("err") is computed by the weights so that
+     * at every non-BOS row it is 0 when every check and the output's decoding pass there, and
+     * > 0 (>= 1 but within a check's ramp of its boundary) when one fails: the input fails iff
+     * some non-BOS row has err != 0. The runtime compares it with its own checks
+     * (MODEL_FLAG_ERROR, runtime/forward.h). */
+    bool has_error_flag;
+    size_t error_flag_dim;
+
     /* provenance: the program, so --check needs nothing else */
     const char *program_source;
     const char *program_name;  /* file name it was compiled from */

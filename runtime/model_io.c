@@ -169,7 +169,9 @@ static bool write_config(const Model *m, JsonBuf *b) {
         }
         jbuf_puts(b, "}");
     }
-    jbuf_puts(b, "]}");
+    jbuf_puts(b, "]");
+    if (m->has_error_flag) jbuf_printf(b, ",\"error_flag\":{\"dim\":%zu}", m->error_flag_dim); /* absent: none */
+    jbuf_puts(b, "}");
     return ok;
 }
 
@@ -878,6 +880,13 @@ static bool read_output_and_checks(Reader *r, const JsonValue *cfg) {
                 c->is_string[d] = s->items[d].boolean;
             }
         }
+    }
+    /* "error_flag": absent or null (files without it, older ones included), or {"dim": d} */
+    const JsonValue *flag = json_get(cfg, "error_flag");
+    if (flag && flag->kind != JSON_NULL) {
+        if (flag->kind != JSON_OBJECT) return fail(r->err, r->errsize, "model: config: 'error_flag' must be null or an object");
+        if (!get_size(r, flag, "dim", "error_flag", &m->error_flag_dim)) return false;
+        m->has_error_flag = true;
     }
     if (!model_check_checks(m, why, sizeof why)) return fail(r->err, r->errsize, "model: config: %s", why);
     return true;

@@ -25,7 +25,8 @@
  * roundoff of float64 takes the same decisions whatever the summation order (the runtime's fixed
  * FMA chains or a BLAS's blocked sums): its decoded outputs do not depend on it. Two things are
  * not covered and make a format "not safe": margin checks (their refusals near the boundary of
- * the margin follow the computed value) and real-valued outputs (the printed number itself). */
+ * the margin follow the computed value), real-valued outputs (the printed number itself) and the
+ * error flag (whether err is exactly 0). */
 #ifndef RASPCC_RUNTIME_PRECISION_H
 #define RASPCC_RUNTIME_PRECISION_H
 
@@ -50,5 +51,9 @@ typedef struct ModelPrecision {
 /* The analysis for unit roundoff u; round_weights when the weights themselves are rounded to the
  * format (float32 copies of float64 weights). */
 void model_precision(const Model *m, double u, bool round_weights, ModelPrecision *out);
+
+/* Bounds on the exact residual after the last layer, over every input the model takes: |x_d| <=
+ * bound[d] (D entries; the interval part of the analysis above, without rounding). */
+void model_value_bounds(const Model *m, double *bound);
 
 #endif

@@ -25,6 +25,7 @@
 #      there and not with -q.
 #   8. raspcc --batch: a manifest of good and bad lines, one JSON result each, in order, the
 #      stats --stats --json gives, models that rasprun runs, exit 1 when a line failed.
+#   9. the error flag (raspcc --error-flag, rasprun --flag and --info).
 # One line per failure, then "golden: N passed, M failed"; exit 1 on any failure.
 # More loops (e.g. compiled models) add a function and one call at the bottom.
 bin=${1:?usage: tests/golden.sh BINDIR}
@@ -559,6 +560,38 @@ EOF2
     rm -rf "$d"
 }
 
+# 9. the error flag: tests/errflag/single_key.rasp compiled with --error-flag, rasprun --flag (text
+#    and --json) on tests/errflag/golden.in printing exactly tests/errflag/golden.out (the flag 0
+#    where the input passes, set where it fails, none where it cannot be embedded), --info naming
+#    the flag, and the usage errors.
+golden_errflag() {
+    d=$tmp/errflag
+    mkdir -p "$d"
+    check() { # check WHAT WANT GOT
+        if [ "$3" = "$2" ]; then pass; else fail "errflag $1: want '$2' got '$3'"; fi
+    }
+    "$bin/raspcc" tests/errflag/single_key.rasp --vocab ab --max-len 5 --error-flag -o "$d/m.bin" 2>"$d/err"
+    check "raspcc --error-flag: exit" 0 "$?"
+    "$bin/rasprun" "$d/m.bin" --flag --inputs tests/errflag/golden.in >"$d/out" 2>>"$d/err"
+    rc=$?
+    "$bin/rasprun" "$d/m.bin" --flag --json --inputs tests/errflag/golden.in >>"$d/out" 2>>"$d/err"
+    check "rasprun --flag: exit (some inputs fail)" "1 1" "$rc $?"
+    if cmp -s "$d/out" tests/errflag/golden.out; then pass; else fail "rasprun --flag: output differs from tests/errflag/golden.out"; diff "$d/out" tests/errflag/golden.out | head -5; fi
+    "$bin/rasprun" "$d/m.bin" --info >"$d/info"
+    if grep -q '^error flag: *residual dim [0-9]* (err)' "$d/info" && grep -q '^compile flags: .*--error-flag' "$d/info"; then pass
+    else fail "rasprun --info: no error flag line"; fi
+    "$bin/raspcc" tests/errflag/single_key.rasp --eval --error-flag ab >/dev/null 2>&1
+    check "raspcc --eval --error-flag: exit" 2 "$?"
+    "$bin/rasprun" "$d/m.bin" --flag --check ab >/dev/null 2>&1
+    check "rasprun --flag --check: exit" 2 "$?"
+    "$bin/raspcc" rasp_examples/reverse.rasp --vocab ab --max-len 3 -o "$d/plain.bin" 2>>"$d/err"
+    out=$("$bin/rasprun" "$d/plain.bin" --flag ab 2>&1)
+    check "rasprun --flag on a model without a flag" "[b, a]
+flag: none
+rasprun: warning: --flag: this model has no error flag (compile it with raspcc --error-flag)" "$out"
+    rm -rf "$d"
+}
+
 golden_eval
 golden_raspfut
 golden_errors
@@ -568,6 +601,7 @@ golden_cli_options
 golden_pictures
 golden_behaving
 golden_batch
+golden_errflag
 
 echo "golden: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -6,7 +6,8 @@
 #   random      rasprun --verify --random 2000 --seed 1 (inputs of lengths up to the header's
 #               max-len; VERIFY_RANDOM overrides 2000)
 # each must exit 0 with 0 mismatches. Then bench/fut_sweep.sh BINDIR 1 (one trial per
-# configuration), when it exists, and tests/corpus.sh BINDIR 500 (the corpus programs). The programs run in VERIFY_JOBS (default 2) parallel lanes, each
+# configuration), when it exists, tests/corpus.sh BINDIR 500 (the corpus programs) and
+# tests/errflag.sh BINDIR 100 --long (the error flag, the corpus at its largest lengths). The programs run in VERIFY_JOBS (default 2) parallel lanes, each
 # taking the next unclaimed program. One line per program, then "verify: N passed, M failed"
 # (two checks per program, one for the raspfut sweep); exit 1 on any failure.
 bin=${1:?usage: tests/verify.sh BINDIR}
@@ -111,6 +112,17 @@ else
     failed=$((failed + 1))
     echo "FAIL corpus (tests/corpus.sh $bin 500):"
     cat "$tmp/corpus"
+fi
+
+# The error flag at the corpus programs' largest lengths, 100 random inputs of every length each.
+t0=$(date +%s)
+if sh tests/errflag.sh "$bin" 100 --long >"$tmp/errflag" 2>&1; then
+    passed=$((passed + 1))
+    echo "ok error flag (tests/errflag.sh $bin 100 --long, $(($(date +%s) - t0)) s): $(tail -n 1 "$tmp/errflag")"
+else
+    failed=$((failed + 1))
+    echo "FAIL error flag (tests/errflag.sh $bin 100 --long):"
+    grep -v 'all agree' "$tmp/errflag"
 fi
 
 echo "verify: $passed passed, $failed failed ($(($(date +%s) - start)) s)"

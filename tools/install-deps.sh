@@ -2,10 +2,11 @@
 # Installs the Debian packages the build needs when they are missing: as root it runs apt-get;
 # otherwise it prints the one command that would. Used by `make`, `make check` and .ci/run.
 # Extra packages a target needs can be named as arguments (make testbed: gnuplot-nox).
-# With --python (`make python-deps`): the optional python3-numpy and python3-torch, which
+# python3-numpy runs the weights alone for tests/errflag.sh (the error flag against rasprun).
+# With --python (`make python-deps`): python3-numpy and the optional python3-torch, which
 # python/raspcc and tests/python.sh use.
 set -eu
-PKGS="flex bison check pkg-config liblapacke-dev libopenblas-dev libpng-dev libedit-dev clang libclang-rt-14-dev python3"
+PKGS="flex bison check pkg-config liblapacke-dev libopenblas-dev libpng-dev libedit-dev clang libclang-rt-14-dev python3 python3-numpy"
 if [ "${1:-}" = --python ]; then PKGS="python3-numpy python3-torch"; else PKGS="$PKGS $*"; fi
 missing=""
 # A bare machine needs make and a C compiler too; make install-check renders man pages (man-db).

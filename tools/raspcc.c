@@ -25,7 +25,7 @@ static const char usage_text[] =
     "  raspcc PROGRAM.rasp --eval [-D NAME=VALUE ...] [--output NAME] [--json] [--inputs FILE | INPUT ...]\n"
     "  raspcc PROGRAM.rasp -o MODEL.bin [-D NAME=VALUE ...] [--output NAME] [--vocab V] [--max-len N]\n"
     "                      [--range LO..HI] [--tol T] [--margin M] [--mlp relu|gated]\n"
-    "                      [--stats [--json]] [--no-selfcheck] [--dot [FILE]]\n"
+    "                      [--stats [--json]] [--no-selfcheck] [--error-flag] [--dot [FILE]]\n"
     "                      [--fut-target T.bin [--beta B] [--fut-embed INPUT]]\n"
     "  raspcc PROGRAM.rasp --dot [FILE] --vocab V ...     (the s-op graph, without -o: no model file)\n"
     "  raspcc --batch MANIFEST.jsonl [--vocab V] [--max-len N] [-D NAME=VALUE] ...\n"
@@ -81,6 +81,10 @@ static const char help_text[] =
     "                   what the self-check checked (--json: one JSON object); without -o,\n"
     "                   compile and check only\n"
     "  --no-selfcheck   write the model without checking it first (see below)\n"
+    "  --error-flag     append layers whose weights compute a residual dim 'err', 0 at a position\n"
+    "                   where every check of the runtime passes and > 0 (>= 1 but at a check's\n"
+    "                   boundary) where one fails, so that a framework running the weights alone\n"
+    "                   sees what rasprun raises (docs/model-format.md, \"The error flag\")\n"
     "  --dot [FILE]     write the program's s-op graph in Graphviz dot to FILE (standard output\n"
     "                   without FILE, or with -): each s-op with its operation and where the\n"
     "                   compiled model computes it (embedding, layer L head H, layer L MLP, or\n"
@@ -104,7 +108,7 @@ static const char help_text[] =
     "                   (a file) or \"source\" (its text, named \"name\"), \"model\" (the file to\n"
     "                   write; absent: none), \"output\", \"vocab\" (a string or a JSON list),\n"
     "                   \"max-len\", \"range\", \"tol\", \"margin\", \"mlp\", \"max-mlp\", \"max-bytes\"\n"
-    "                   (strings or numbers), \"defines\" ({\"N\": 3} for -D N=3), \"no-selfcheck\"\n"
+    "                   (strings or numbers), \"defines\" ({\"N\": 3} for -D N=3), \"no-selfcheck\", \"error-flag\"\n"
     "                   (true/false) and \"id\" (echoed). Compile flags given beside --batch are\n"
     "                   defaults for every line; paths are relative to the current directory.\n"
     "                   A result: {\"line\", \"id\", \"program\", \"output\",\n"
@@ -210,9 +214,9 @@ static const char **value_slot(Options *o, const char *a) {
 /* The flag's bool, or NULL when `a` is not a flag. */
 static bool *flag_slot(Options *o, const char *a) {
     static const char *const names[] = {"--eval", "--json", "--stats", "--dump-ir", "--dump-ast", "--dump-plan",
-                                        "--no-selfcheck", "-q", "--quiet", "-v", "--verbose"};
+                                        "--no-selfcheck", "--error-flag", "-q", "--quiet", "-v", "--verbose"};
     bool *slots[] = {&o->eval, &o->json, &o->stats, &o->dump_ir, &o->dump_ast, &o->dump_plan,
-                     &o->req.no_selfcheck, &o->quiet, &o->quiet, &o->verbose, &o->verbose};
+                     &o->req.no_selfcheck, &o->req.error_flag, &o->quiet, &o->quiet, &o->verbose, &o->verbose};
     for (size_t k = 0; k < sizeof names / sizeof *names; k++)
         if (!strcmp(a, names[k])) return slots[k];
     return NULL;
@@ -295,7 +299,7 @@ static int parse_args(int argc, char **argv, Options *o) {
         if (o->eval || o->dump_ir || o->dump_ast || o->dump_plan || o->dot || r->model_path || o->fut_target ||
             o->stats || o->json || o->inputs_file)
             return usage_error("%s", "--batch goes with compile flags only (--vocab, --max-len, --range, --tol, "
-                               "--margin, --mlp, --max-mlp, --max-bytes, --output, -D, --no-selfcheck, -q, -v)");
+                               "--margin, --mlp, --max-mlp, --max-bytes, --output, -D, --no-selfcheck, --error-flag, -q, -v)");
         return -1;
     }
     if (!o->program) return usage_error("%s", "no program given");
@@ -308,9 +312,9 @@ static int parse_args(int argc, char **argv, Options *o) {
         return usage_error("%s", "inputs are only for --eval");
     if (o->inputs_file && o->n_inputs) return usage_error("%s", "give --inputs FILE or inputs, not both");
     if (o->eval && (r->vocab || r->max_len || r->range || r->tol || r->margin || r->mlp || r->max_mlp ||
-                    r->max_bytes || r->no_selfcheck))
+                    r->max_bytes || r->no_selfcheck || r->error_flag))
         return usage_error("%s", "--vocab, --max-len, --range, --tol, --margin, --mlp, --max-mlp, --max-bytes, "
-                           "--stats, --no-selfcheck and --fut-target are for compilation (-o)");
+                           "--stats, --no-selfcheck, --error-flag and --fut-target are for compilation (-o)");
     if (o->dump_ast && o->n_defines)
         return usage_error("%s", "-D goes with --eval, -o or --dump-ir (--dump-ast only parses)");
     if (o->json && !o->eval && !o->stats) return usage_error("%s", "--json goes with --eval or --stats");

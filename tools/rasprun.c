@@ -3,7 +3,7 @@
  * what `raspcc PROGRAM --eval` prints; --trace and --trace-png show the residual stream layer by
  * layer (viz/trace.h, viz/heatmap.h). Exit: 0 fine, 1 an input failed or mismatched (with
  * --check, an input the model refuses inside the margin of a comparison is a note, not a
- * failure), 2 bad usage or a bad model file. */
+ * failure), 2 bad usage or a bad model file, 3 a model's error flag disagreed with its checks. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,7 +29,7 @@
 #define VERIFY_LIMIT 10000000 /* exhaustive --verify refuses more inputs than this */
 
 static const char usage_text[] =
-    "usage: rasprun MODEL.bin [--json] [--check] [--float64] [--inputs FILE | INPUT ...]\n"
+    "usage: rasprun MODEL.bin [--json] [--check | --flag] [--float64] [--inputs FILE | INPUT ...]\n"
     "       rasprun MODEL.bin --trace [--trace-png FILE] [--inputs FILE | INPUT ...]\n"
     "       rasprun MODEL.bin --verify [--max-len N | --random K] [--seed S] [--float64]\n"
     "       rasprun MODEL.bin --info | --bench K [--float64]\n"
@@ -63,6 +63,10 @@ static const char help_text[] =
     "                  stdout): a panel per stage (embedding, layer 0, ...), a row per residual\n"
     "                  dim (labelled), a column per position; red > 0, blue < 0, each row scaled\n"
     "                  by its largest |value|. With or without --trace\n"
+    "  --flag          a model compiled with --error-flag: after each input's line, the error\n"
+    "                  flag its weights computed, err at each position: 'flag: [0, 0, 2]' (with\n"
+    "                  --json {\"flag\": [0, 0, 2]}); 'flag: none' for an input that was not run\n"
+    "                  (too long, a token outside the vocabulary: no embedding row)\n"
     "  --info          print the model's configuration and parameter counts\n"
     "  --bench K       time K random inputs of the maximum length, batched and one at a time, with\n"
     "                  the floating-point operations per second beside the measured peak of a core\n"
@@ -89,12 +93,19 @@ static const char help_text[] =
     "\n"
     "An option with a value is written --opt VALUE or --opt=VALUE; -- ends the options. Progress\n"
     "shows on stderr only when it is a terminal (and not with -q).\n"
-    "Exit status: 0 fine; 1 an input failed or disagreed; 2 bad usage or a bad model file.\n";
+    "A model compiled with raspcc --error-flag computes the flag in its weights (residual dim\n"
+    "'err': 0 where every check passes, > 0 where one fails; docs/model-format.md). Every run\n"
+    "compares it with the checks: an input that fails must have err != 0 at some position, one\n"
+    "that passes err = 0 everywhere. A disagreement fails the input with 'the error flag disagrees\n"
+    "with the checks: ...' and is an internal error (exit 3).\n"
+    "\n"
+    "Exit status: 0 fine; 1 an input failed or disagreed; 2 bad usage or a bad model file; 3 the\n"
+    "error flag disagreed with the checks.\n";
 
 typedef struct Options {
     const char *model, *inputs_file, **inputs;
     size_t n_inputs;
-    bool json, check, verify, info, have_max_len, trace, quiet, verbose, float64;
+    bool json, check, verify, info, have_max_len, trace, quiet, verbose, float64, flag;
     const char *trace_png; /* --trace-png FILE, "-" for standard output */
     size_t max_len, random, bench;
     uint64_t seed;
@@ -116,6 +127,7 @@ typedef struct Runner {
     char **queue;
     size_t queued;
     bool queue_failed;   /* an input of a flushed batch failed */
+    bool flag_disagreed; /* an input's error flag disagreed with the checks (exit 3) */
 } Runner;
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -157,7 +169,7 @@ static int parse_args(int argc, char **argv, Options *o) {
                            strcmp(a, "--seed") == 0 || strcmp(a, "--bench") == 0 || strcmp(a, "--trace-png") == 0;
         if (value && !takes_value) {
             bool known = !strcmp(a, "--json") || !strcmp(a, "--check") || !strcmp(a, "--verify") || !strcmp(a, "--info") ||
-                         !strcmp(a, "--trace") || !strcmp(a, "--quiet") || !strcmp(a, "--float64") ||
+                         !strcmp(a, "--trace") || !strcmp(a, "--quiet") || !strcmp(a, "--float64") || !strcmp(a, "--flag") ||
                          !strcmp(a, "--verbose") || !strcmp(a, "--help") || !strcmp(a, "--version");
             return usage_error(known ? "option '%s' takes no value" : "unknown option '%s'", a);
         }
@@ -173,6 +185,7 @@ static int parse_args(int argc, char **argv, Options *o) {
         else if (strcmp(a, "--info") == 0) o->info = true;
         else if (strcmp(a, "--trace") == 0) o->trace = true;
         else if (strcmp(a, "--float64") == 0) o->float64 = true;
+        else if (strcmp(a, "--flag") == 0) o->flag = true;
         else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) o->quiet = true;
         else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) o->verbose = true;
         else if (strcmp(a, "--inputs") == 0) o->inputs_file = value;
@@ -196,6 +209,7 @@ static int parse_args(int argc, char **argv, Options *o) {
     if ((modes && !tracing) && (o->inputs_file || o->n_inputs || o->check || o->json))
         return usage_error("%s", "inputs, --check and --json go with running inputs, not --verify/--info/--bench");
     if (tracing && (o->check || o->json)) return usage_error("%s", "--check and --json do not go with --trace");
+    if (o->flag && (modes || o->check)) return usage_error("%s", "--flag goes with running inputs, without --check");
     if (!o->verify && (o->have_max_len || o->random)) return usage_error("%s", "--max-len and --random go with --verify");
     if (o->have_max_len && o->random) return usage_error("%s", "give --max-len N or --random K, not both");
     if ((!modes || tracing) && !o->inputs_file && !o->n_inputs)
@@ -262,6 +276,29 @@ static void print_outcome(const Options *o, bool ok, const Value *out, size_t n,
     }
 }
 
+/* --flag: the error flag of one input (err at each position), or that it was not run. */
+static void print_flag(const Options *o, const double *flag, size_t n) {
+    printf(o->json ? "{\"flag\": " : "flag: ");
+    if (!flag) {
+        printf(o->json ? "null}\n" : "none\n");
+        return;
+    }
+    fputc('[', stdout);
+    for (size_t i = 0; i < n; i++) {
+        if (i) fputs(", ", stdout);
+        if (o->json) value_print_json(stdout, value_float(flag[i]));
+        else printf("%g", flag[i]);
+    }
+    printf(o->json ? "]}\n" : "]\n");
+}
+
+/* An internal error: the weights' error flag and the runtime's checks disagree. */
+static void note_flag(Runner *r, bool ok, const char *msg) {
+    if (ok || strncmp(msg, MODEL_FLAG_ERROR, strlen(MODEL_FLAG_ERROR))) return;
+    r->flag_disagreed = true;
+    fprintf(stderr, "rasprun: internal error: %s\n", msg);
+}
+
 static bool run_one(Runner *r, const Options *o, const char *text) {
     Arena scratch;
     arena_init(&scratch);
@@ -293,6 +330,7 @@ static bool run_one(Runner *r, const Options *o, const char *text) {
     } else if (ok) {
         ok = model_run(&r->model, &r->ws, in, n, &scratch, &out, msg, sizeof msg);
     }
+    note_flag(r, ok, msg);
     print_outcome(o, ok, out, n, msg);
     fflush(stdout);
     arena_free(&scratch);
@@ -325,6 +363,8 @@ static void flush_queue(Runner *r, const Options *o) {
         bool ok = slot[i] != SIZE_MAX && res[slot[i]].ok;
         if (slot[i] == SIZE_MAX) print_outcome(o, false, NULL, 0, why[i]);
         else print_outcome(o, ok, res[slot[i]].out, len[slot[i]], res[slot[i]].err);
+        if (slot[i] != SIZE_MAX) note_flag(r, ok, res[slot[i]].err);
+        if (o->flag) print_flag(o, slot[i] != SIZE_MAX ? res[slot[i]].flag : NULL, slot[i] != SIZE_MAX ? len[slot[i]] : 0);
         r->queue_failed |= !ok;
     }
     fflush(stdout);
@@ -374,6 +414,8 @@ static int run_inputs(Runner *r, const Options *o) {
     flush_queue(r, o);
     all_ok &= !r->queue_failed;
     if (status == 2) return 2;
+    if (o->flag && !r->model.has_error_flag)
+        fprintf(stderr, "rasprun: warning: --flag: this model has no error flag (compile it with raspcc --error-flag)\n");
     if (o->check && r->mismatches)
         fprintf(stderr, "rasprun: %zu mismatch%s with the reference evaluator\n", r->mismatches,
                 r->mismatches == 1 ? "" : "es");
@@ -383,6 +425,7 @@ static int run_inputs(Runner *r, const Options *o) {
         verify_format_summary(&r->model, r->pair.bound, &r->counts, line, sizeof line);
         fprintf(stderr, "rasprun: check: %s\n", line);
     }
+    if (r->flag_disagreed) return 3;
     return all_ok ? 0 : 1;
 }
 
@@ -539,6 +582,9 @@ static void info(const Model *m, const Workspace *ws, const char *why_float64) {
     }
     size_t margins = 0;
     for (size_t i = 0; i < m->n_checks; i++) margins += m->checks[i].kind == MODEL_CHECK_MARGIN;
+    if (m->has_error_flag)
+        printf("error flag:    residual dim %zu (%s): 0 where every check passes, > 0 where one fails "
+               "(docs/model-format.md)\n", m->error_flag_dim, m->labels[m->error_flag_dim]);
     printf("checks:        %zu", m->n_checks);
     if (margins) printf(" (%zu margin check%s)", margins, margins == 1 ? "" : "s");
     printf("\n");

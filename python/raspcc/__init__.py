@@ -3,6 +3,7 @@
     import raspcc
     model = raspcc.load("model.bin")           # config, residual labels, dense float64 weights
     raspcc.run(model, list("hello"))           # output atoms, as rasprun prints them (hard attention)
+    raspcc.run_weights(model, list("hello"))   # (outputs, flag): the weights alone, and the error flag
     net = raspcc.to_torch("model.bin")         # an ordinary transformer (softmax attention)
 
 Modules: atoms (RASP values, printing and input parsing as the C tools do), container
@@ -13,10 +14,10 @@ temperature softmax attention needs), cli (the rasprun-compatible command line).
 
 from .atoms import InputError, RaspError, parse_input
 from .model import Model, ModelError, load
-from .machine import finish, forward, run
+from .machine import decode_plain, finish, forward, run, run_weights
 from .beta import exact_beta, sufficient_beta
 
-__all__ = ["InputError", "RaspError", "Model", "ModelError", "load", "parse_input", "run", "forward", "finish",
+__all__ = ["InputError", "RaspError", "Model", "ModelError", "load", "parse_input", "run", "forward", "finish", "run_weights", "decode_plain",
            "sufficient_beta", "exact_beta", "to_torch"]
 
 

@@ -10,6 +10,11 @@ attention is softmax(beta * scores) instead (the approximation the torch module 
 "Softmax attention" in docs/model-format.md). ``finish(model, residuals, n)`` applies the checks
 and decodes, so any forward pass (this one, the torch module's) is judged the same way.
 
+``run_weights(model, tokens)`` uses the weights alone, as any framework would: the forward pass,
+then the plain decoding of docs/model-format.md ("The error flag") without the runtime's checks,
+and the error flag of a model compiled with --error-flag (err at each position; the input fails
+where any is not 0).
+
 Where the C runtime's floating-point order decides a result's last bits, this code comes close
 without reproducing it: products run over the residual dims each matrix touches, means of the
 selected keys are summed in key order, the readout and the margin functionals in dim order, each
@@ -22,7 +27,7 @@ decoded atom and every error is the same.
 from __future__ import annotations
 
 import math
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -346,3 +351,52 @@ def finish(model: Model, residuals: Sequence[np.ndarray], n: int) -> List[Atom]:
     for l in range(len(model.layers)):
         check_layer(model, l, residuals[l], n)
     return decode_output(model, residuals[-1], n)
+
+
+# ---- the weights alone: plain decoding and the error flag ----
+
+def decode_plain(model: Model, X: np.ndarray, n: int) -> List[Atom]:
+    """The output atoms of the final residual X without any check: the hot (largest) entry of a
+    categorical block; for a numerical output v = x . readout, then the member nearest v among the
+    values of the input's length (ties: the smaller), of the kind the kind block's largest entry
+    names when it has one (else its first member with that number); v itself for a real-valued
+    output (an int or bool rounded when the kind block says so). Meaningful where the error flag
+    is 0."""
+    out = model.output
+    if out["kind"] == "categorical":
+        return [model.output_values[int(np.argmax(X[i + 1, out["dim"]: out["dim"] + out["count"]]))] for i in range(n)]
+    readout = model.weights["output.readout"]
+    dims = np.flatnonzero(readout)
+    vs = sequential_dot(X[1 : n + 1], dims, readout[dims])
+    kb = out["kind_block"]
+    values = model.output_values if model.values_by_length is None else model.values_by_length[n - 1]
+    atoms: List[Atom] = []
+    for i in range(n):
+        v = float(vs[i])
+        kind = None if kb is None else kb["kinds"][int(np.argmax(X[i + 1, kb["dim"]: kb["dim"] + len(kb["kinds"])]))]
+        if not values:
+            r = c_round(v)
+            atoms.append(v if kind in (None, "float") else int(r) if kind == "int" else bool(r != 0))
+            continue
+        nums = [_number(a) for a in values]
+        at = _nearest(nums, v)
+        same = [a for a in values if _number(a) == nums[at]]
+        atoms.append(next((a for a in same if kind_name(a) == kind), same[0]))
+    return atoms
+
+
+def _number(a: Atom) -> float:
+    return float(a)
+
+
+def run_weights(model: Model, tokens: Sequence[Atom], beta: Optional[float] = None,
+                scaled: bool = False) -> Tuple[List[Atom], Optional[np.ndarray]]:
+    """The weights alone on one input: (outputs, flag). outputs by decode_plain; flag the error
+    flag (err at each position, None for a model compiled without --error-flag): the input fails
+    exactly where rasprun raises when some entry is not 0 (docs/model-format.md). Raises
+    InputError only for what has no embedding (too long, a token outside the vocabulary)."""
+    ids, values = model.encode(tokens, check_range=False)
+    X = forward(model, ids, values, beta, scaled)[-1]
+    n = len(tokens)
+    dim = model.error_flag_dim
+    return decode_plain(model, X, n), None if dim is None else X[1 : n + 1, dim].copy()

@@ -89,6 +89,12 @@ class Model:
     def numeric_tokens(self) -> Optional[Dict[str, Any]]:
         return self.config["numeric_tokens"]
 
+    @property
+    def error_flag_dim(self) -> Optional[int]:
+        """The residual dim of the error flag (raspcc --error-flag), or None for a model without one."""
+        flag = self.config.get("error_flag")
+        return None if flag is None else flag["dim"]
+
     def head(self, layer: int, head: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(Wq, Wk, Wv, Wo) of a head: [D, dk], [D, dk], [D, dv], [dv, D]."""
         p = "layer.%d.head.%d." % (layer, head)
@@ -99,11 +105,13 @@ class Model:
         p = "layer.%d.mlp." % layer
         return {k[len(p):]: v for k, v in self.weights.items() if k.startswith(p)}
 
-    def encode(self, tokens: Sequence[Atom]) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+    def encode(self, tokens: Sequence[Atom], check_range: bool = True) -> Tuple[np.ndarray, Optional[np.ndarray]]:
         """Token ids of an input (BOS excluded) and, for real-valued tokens, their values.
 
         Raises InputError with rasprun's messages: too long, a token its token type refuses, a
-        token outside the vocabulary or outside the real range."""
+        token outside the vocabulary or (with check_range) outside the real range. The first
+        three have no embedding; a real token outside the range has one, and the error flag sees
+        it (run_weights passes check_range=False)."""
         n = len(tokens)
         if n > self.max_len:
             raise InputError("input has length %d > max length %d" % (n, self.max_len))
@@ -115,7 +123,7 @@ class Model:
             if values is not None:
                 lo, hi = float(self.numeric_tokens["lo"]), float(self.numeric_tokens["hi"])
                 v = float(tok)
-                if not (lo <= v <= hi):
+                if check_range and not (lo <= v <= hi):
                     raise InputError("token %g at position %d is outside the range %g..%g the model was compiled for"
                                      % (v, i, lo, hi))
                 values[i] = v
@@ -314,6 +322,9 @@ def _config(config: Any, labels: Any) -> None:
                 _fail("%s needs one boolean string flag per dim", where)
         else:
             _fail("%s has unknown kind '%s'", where, str(kind)[:40])
+    flag = config.get("error_flag")  # absent or null: none (files before --error-flag)
+    if flag is not None and not (isinstance(flag, dict) and _size(flag, "dim", "error_flag") < D):
+        _fail("'error_flag' must be null or {\"dim\": d} with d < d_model")
 
 
 # ---- the tensors ----

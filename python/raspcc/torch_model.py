@@ -133,6 +133,14 @@ class CompiledTransformer(nn.Module):
             return out or [x]
         return x
 
+    def error_flag(self, x: torch.Tensor) -> Optional[torch.Tensor]:
+        """The error flag of final residuals x [B, N+1, D] (a model compiled with raspcc
+        --error-flag): err [B, N] at the non-BOS positions; an input fails where any of its
+        positions (up to its length) is not 0 (docs/model-format.md, "The error flag"). None for
+        a model without one."""
+        dim = self.model.error_flag_dim
+        return None if dim is None else x[:, 1:, dim]
+
 
 def encode(model: Model, inputs: Sequence[Sequence[Atom]]) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(ids [B, N+1], lengths [B], values [B, N+1]) of inputs the model takes (N the longest);
