@@ -168,8 +168,9 @@ static bool add_term(NqSide *s, const IrNode *x, double coef, NqKind kind, PosDe
     return true;
 }
 
-/* Adds coef * x to side s: constants into c0, positional s-ops as they are, affine maps through
- * their arguments, anything else as one term (NQ_OTHER; it needs an exact, bounded set of numbers). */
+/* Adds coef * x to side s: constants into c0, affine maps through their arguments, other
+ * positional s-ops as they are, anything else as one term (NQ_OTHER; it needs an exact, bounded
+ * set of numbers). */
 static bool decompose(const Plan *p, const IrNode *x, double coef, NqSide *s, unsigned from, int depth) {
     if (depth > 16 || !isfinite(coef)) return false;
     if (x->kind == IR_CONST) {
@@ -177,14 +178,14 @@ static bool decompose(const Plan *p, const IrNode *x, double coef, NqSide *s, un
         s->c0 += coef * value_as_double(x->u.constant);
         return true;
     }
-    PosDep dep;
-    if (positional_term(p, x, &dep)) return add_term(s, x, coef, NQ_POS, dep, from);
     double a[2] = {0, 0};
-    if (affine_map(p, x, a)) {
+    if (affine_map(p, x, a)) { /* through positional ones too: indices + length splits, and the length may move */
         for (uint32_t j = 0; j < x->u.map.nargs; j++)
             if (a[j] != 0 && !decompose(p, x->u.map.args[j], coef * a[j], s, from, depth + 1)) return false;
         return true;
     }
+    PosDep dep;
+    if (positional_term(p, x, &dep)) return add_term(s, x, coef, NQ_POS, dep, from);
     const SopInfo *info = &p->info[x->id];
     const ValueSet *vs = &info->vs;
     if (info->real || info->real_fn || vs->unbounded || vs->approx || !vs->numeric || vs->n == 0) return false;
@@ -514,12 +515,33 @@ static double table_units(const double *cell, PosDep dep, size_t N) {
     return u;
 }
 
-/* Weights of the table lowering's one-hot of x: none when it is free, else an MLP step pair and a
- * dim per value (an estimate; INFINITY when x has no finite set). */
+/* Weights of the table lowering's one-hot of x (an estimate, about five per hidden unit): none
+ * when it is free; a table over (index, length) for a positional x; a tabulation over its leaves'
+ * grid for a map; else an MLP step pair per value. INFINITY when x has no finite set. */
 static double onehot_cost(Plan *p, const IrNode *x) {
     if (x->kind == IR_CONST || free_cat(p, x, 0)) return 0;
-    const ValueSet *vs = &p->info[x->id].vs;
-    return vs->unbounded || vs->approx ? INFINITY : 10.0 * (double)vs->n;
+    const SopInfo *info = &p->info[x->id];
+    if (info->vs.unbounded || info->vs.approx) return INFINITY;
+    double per_value = 10.0 * (double)info->vs.n;
+    PosDep dep;
+    if (positional_term(p, x, &dep)) {
+        size_t N = p->max_len;
+        double *cell = ARENA_ARRAY(p->arena, double, pos_at(N + 1, 0));
+        for (size_t n = 1; n <= N; n++)
+            for (size_t i = 0; i < n; i++) cell[pos_at(n, i)] = pos_value(p, x, n, i);
+        return 5 * table_units(cell, dep, N) + per_value;
+    }
+    if (x->kind == IR_MAP && info->n_leaves) {
+        double grid = 1;
+        for (uint32_t k = 0; k < info->n_leaves; k++) {
+            const SopInfo *a = &p->info[info->leaves[k]->id];
+            if (a->vs.unbounded) return INFINITY;
+            bool width = a->node->kind == IR_LENGTH || a->node->kind == IR_SELECTOR_WIDTH;
+            grid *= width ? (double)p->max_len + 1 : (double)a->vs.n;
+        }
+        return 10 * grid + per_value;
+    }
+    return per_value;
 }
 
 /* Whether a side read through chords waits for an MLP that computes one of its terms (a map, a
@@ -595,7 +617,7 @@ static NumEq *analyse(Plan *p, const IrNode *sel) {
     double ours = 0;
     for (int s = 0; s < 2; s++) {
         NqSide *d = &e->side[s];
-        if (d->affine) ours += 2 * (double)p->max_len; /* the length's number */
+        if (d->affine) ours += 4 * (double)p->max_len; /* the length's number and its square */
         else if (d->has_pos) ours += table_units(d->cell, d->dep, p->max_len) * (d->feat == FEAT_POS ? 2 : 1);
         if (d->feat == FEAT_PL) ours += (double)d->n_knots;
     }
@@ -630,15 +652,23 @@ static void side_want(Plan *p, const NqSide *s) {
     }
 }
 
-/* Every comparison in a conjunct read through one-hots (as demand.c's tables). */
+/* Every comparison in a conjunct computed and read through one-hots (as demand.c's tables). */
 static void want_onehots(Plan *p, const IrNode *sel) {
     if (sel->kind == IR_SELECT) {
-        p->info[sel->u.select.keys->id].want_cat = true;
-        p->info[sel->u.select.queries->id].want_cat = true;
+        SopInfo *k = &p->info[sel->u.select.keys->id], *q = &p->info[sel->u.select.queries->id];
+        k->needed = k->want_cat = q->needed = q->want_cat = true;
         return;
     }
     want_onehots(p, sel->u.combine.lhs);
     if (sel->u.combine.rhs) want_onehots(p, sel->u.combine.rhs);
+}
+
+/* Every selector node of sel's tree is computed. */
+static void need_tree(Plan *p, const IrNode *sel) {
+    p->info[sel->id].needed = true;
+    if (sel->kind == IR_SELECT) return;
+    need_tree(p, sel->u.combine.lhs);
+    if (sel->u.combine.rhs) need_tree(p, sel->u.combine.rhs);
 }
 
 bool numeq_want(Plan *p, const IrNode *sel, bool for_width) {
@@ -660,6 +690,7 @@ bool numeq_want(Plan *p, const IrNode *sel, bool for_width) {
             side_want(p, &e->side[0]);
             side_want(p, &e->side[1]);
         }
+    need_tree(p, sel);
     return true;
 }
 
@@ -687,8 +718,9 @@ static bool cells_view(Plan *p, const IrNode *sel, const double *cell, PosDep de
     t->dep = dep;
     SopInfo *len = &p->info[p->length->id];
     if (!len->has_u) return plan_error(p, sel, "reads the length, which is not computed (internal compiler error)");
+    bool by_n = dep == POS_N; /* a function of the length alone: one input, no slice per index */
     const IrNode **lv = ARENA_ARRAY(p->arena, const IrNode *, 2);
-    lv[0] = p->indices;
+    lv[0] = by_n ? p->length : p->indices;
     lv[1] = p->length;
     MlpOp *m = plan_new_mlp(p);
     m->node = sel;
@@ -697,7 +729,9 @@ static bool cells_view(Plan *p, const IrNode *sel, const double *cell, PosDep de
     m->leaves = lv;
     int slot = next_slot(len->u_time > ix->time ? len->u_time : ix->time, false);
     m->layer = slot_layer(slot);
-    if (!plan_scalar_arg(p, m, 0, (SopInfo *)ix, true) || !plan_scalar_arg(p, m, 1, len, true)) return false;
+    if (by_n ? !plan_scalar_arg(p, m, 0, len, true)
+             : !plan_scalar_arg(p, m, 0, (SopInfo *)ix, true) || !plan_scalar_arg(p, m, 1, len, true))
+        return false;
     m->out_cat = false;
     m->out_dim = plan_alloc_dims(p, 1, arena_printf(p->arena, "select@%d:%d:%s", sel->loc.line, sel->loc.col, what), NULL);
     *out = lv_unit(p->arena, m->out_dim, 1);
@@ -716,17 +750,22 @@ static bool side_build(Plan *p, const IrNode *sel, NqSide *s, bool keys) {
     if (s->has_pos && s->feat != FEAT_POS &&
         !cells_view(p, sel, s->cell, s->dep, arena_printf(p->arena, "%s", name), &pos, &t_pos))
         return false;
-    if (s->affine) { /* a_i i + a_n n + a_c + c0 from the index and the length's number */
+    if (s->affine) { /* a_i i + a_n n + a_c + c0 from the index and the length's number; n^2 on its own */
         SopInfo *len = &p->info[p->length->id];
         if (!len->has_num) return plan_error(p, sel, "reads the length's number, which is not computed (internal compiler "
                                                   "error)");
         s->n_view = len->num;
+        double *n2 = ARENA_ARRAY(p->arena, double, cells);
+        for (size_t n = 1; n <= N; n++)
+            for (size_t i = 0; i < n; i++) n2[pos_at(n, i)] = (double)n * (double)n;
+        int t_n2;
+        if (!cells_view(p, sel, n2, POS_N, "length^2", &s->square, &t_n2)) return false;
         LvBuild b = {0};
         lvb_add(&b, s->a_i, plan_index_power(p, 1));
         lvb_add(&b, s->a_n, len->num);
         lvb_add(&b, s->a_c + s->c0, lv_unit(p->arena, DIM_ONE, 1));
         s->view = lvb_done(p->arena, &b);
-        s->time = plan_view_time(p, s->view, 0);
+        s->time = plan_view_time(p, s->view, t_n2);
         s->built = true;
         return true;
     }
@@ -806,7 +845,7 @@ bool numeq_columns(Plan *p, const IrNode *sel, ScoreColumn *cols, size_t *n, int
     LinView one = lv_unit(p->arena, DIM_ONE, 1);
     cols[(*n)++] = (ScoreColumn){lv_combine(p->arena, 2 * s, qs->view, 0, lv_empty()), ks->view};
     cols[(*n)++] = (ScoreColumn){lv_unit(p->arena, DIM_ONE, -s), ks->square};
-    if (qs->affine) { /* q^2 = (a_i i + c)^2 + 2 a_n (a_i i + c) n + a_n^2 n^2, c = a_c + c0: the n's of the key row */
+    if (qs->affine) { /* q^2 = (a_i i + c)^2 + 2 a_n (a_i i + c) n + a_n^2 n^2, c = a_c + c0: n and n^2 of the key row */
         double c = qs->a_c + qs->c0;
         LvBuild b = {0};
         lvb_add(&b, 1, one);
@@ -816,7 +855,7 @@ bool numeq_columns(Plan *p, const IrNode *sel, ScoreColumn *cols, size_t *n, int
         cols[(*n)++] = (ScoreColumn){lvb_done(p->arena, &b), one};
         LinView lin = lv_combine(p->arena, -s * 2 * qs->a_n * qs->a_i, plan_index_power(p, 1), -s * 2 * qs->a_n * c, one);
         cols[(*n)++] = (ScoreColumn){lin, qs->n_view};
-        cols[(*n)++] = (ScoreColumn){lv_combine(p->arena, -s * qs->a_n * qs->a_n, qs->n_view, 0, lv_empty()), qs->n_view};
+        cols[(*n)++] = (ScoreColumn){lv_unit(p->arena, DIM_ONE, -s * qs->a_n * qs->a_n), qs->square};
     } else {
         cols[(*n)++] = (ScoreColumn){lv_combine(p->arena, 1, one, -s, qs->square), one};
     }
