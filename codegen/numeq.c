@@ -426,12 +426,16 @@ static double *set_numbers(Plan *p, const ValueSet *vs, size_t *n) {
 
 static bool integral(double x) { return x == floor(x) && fabs(x) < 0x1p50; }
 
+typedef enum NqBound { NQ_BOUND, NQ_UNKNOWN, NQ_TOO_CLOSE } NqBound;
+
 /* A lower bound on |K - Q| where they differ, from the form: the integral terms sum to an
  * integer, so the bound is the distance from the integers of the other terms' sum, over every
- * combination of their values. False when that could be a rounding matter: a non-integral sum
- * that is (nearly) an integer, a non-integral term both sides read (the reference rounds the two
- * differently), or too many combinations. */
-static bool structural_dmin(Plan *p, NumEq *e, double mag, double *dmin) {
+ * combination of their values. NQ_UNKNOWN where the form does not say: a non-integral term both
+ * sides read (the reference rounds the two differently), too many combinations; NQ_TOO_CLOSE
+ * where the equality is a matter of rounding: a non-integral sum that is an integer or within
+ * rounding of one. */
+static NqBound structural_dmin(Plan *p, NumEq *e, double mag, double *dmin) {
+    *dmin = 1;
     const NqTerm *frac[2 * NQ_TERMS];
     double sign[2 * NQ_TERMS];
     size_t nf = 0;
@@ -443,20 +447,19 @@ static bool structural_dmin(Plan *p, NumEq *e, double mag, double *dmin) {
             if (t->kind == NQ_POS) {
                 for (size_t n = 1; whole && n <= p->max_len; n++)
                     for (size_t i = 0; whole && i < n; i++) whole = integral(pos_value(p, t->x, n, i));
-                if (!whole) return false;
+                if (!whole) return NQ_UNKNOWN;
                 continue;
             }
             const ValueSet *vs = &p->info[t->x->id].vs;
             for (size_t v = 0; whole && v < vs->n; v++) whole = integral(value_as_double(vs->vals[v]));
             if (whole) continue;
-            if (t->from == 3) return false;
+            if (t->from == 3) return NQ_UNKNOWN;
             frac[nf] = t;
             sign[nf++] = s ? -1 : 1;
             combos *= (double)vs->n;
         }
-    if (combos > NQ_MAX_FRAC) return false;
+    if (combos > NQ_MAX_FRAC) return NQ_UNKNOWN;
     double tiny = 64 * DBL_EPSILON * (mag + 1) * (double)(e->side[0].n + e->side[1].n + 2);
-    *dmin = 1;
     for (size_t combo = 0; combo < (size_t)combos; combo++) {
         size_t rest = combo;
         double f = c0;
@@ -470,10 +473,10 @@ static bool structural_dmin(Plan *p, NumEq *e, double mag, double *dmin) {
         }
         if (whole) continue;
         double d = fabs(f - nearbyint(f));
-        if (d <= tiny) return false;
         *dmin = fmin(*dmin, d);
+        if (d <= tiny) return NQ_TOO_CLOSE;
     }
-    return true;
+    return NQ_BOUND;
 }
 
 /* Knots: the values vals plus one below and one above everything [lo, hi]. */
@@ -578,8 +581,14 @@ static NumEq *analyse(Plan *p, const IrNode *sel) {
         size_t nk, nq;
         double *a = set_numbers(p, vk, &nk), *b = set_numbers(p, vq, &nq);
         e->dmin = least_distance(a, nk, b, nq);
-    } else if (!structural_dmin(p, e, mag, &e->dmin)) {
-        return NULL;
+    } else {
+        NqBound b = structural_dmin(p, e, mag, &e->dmin);
+        if (b == NQ_UNKNOWN) return NULL;
+        if (b == NQ_TOO_CLOSE) { /* refused here when no table can replace it */
+            e->why = arena_printf(p->arena, "compares numbers that float64 cannot tell apart: values up to %.3g, as close "
+                                  "as %.3g", mag, e->dmin);
+            return isfinite(onehot_cost(p, K) + onehot_cost(p, Q)) ? NULL : e;
+        }
     }
     if (!isfinite(e->dmin)) e->dmin = 1; /* no two values differ: any gap separates nothing */
     /* the knots: every query value where that is possible (the better gap), else every key value */
@@ -599,14 +608,21 @@ static NumEq *analyse(Plan *p, const IrNode *sel) {
     bool concave = qs->vals != NULL; /* every query a knot of h, and g exact at every query */
     e->gap = e->dmin * (concave ? fmax(e->dmin, least_spacing(ks->knots, ks->n_knots)) : e->dmin);
     e->scale = 1 / e->gap;
-    /* float64: each side's value within err of the reference's, the products and chords rounding */
+    /* float64: each side's value within err of the reference's (the numbers read, each within
+     * NQ_REL_ERR of its magnitude but the exact index, and the roundings of both sums). The score
+     * errs by the slopes (|2q|, |2k|, h' and g', all <= 2M) times those, plus the roundings of the
+     * chords (terms up to ~M^2 each), of tables of squares (within NQ_REL_ERR) and of the columns. */
+    double M = fmax(fmax(fabs(ks->lo), fabs(ks->hi)), fmax(fabs(qs->lo), fabs(qs->hi))) + 2, Mq = fmax(fabs(qs->lo), fabs(qs->hi)) + 2;
+    double rounding = 16 * DBL_EPSILON * ((double)ks->n_knots * M * M + (double)qs->n_knots * Mq * Mq + 8 * M * M);
     for (int s = 0; s < 2; s++) {
         NqSide *d = &e->side[s];
-        d->err = 2 * (double)(d->n + 1) * DBL_EPSILON * (mag + 1);
-        for (size_t k = 0; k < d->n; k++) d->err += fabs(d->t[k].coef) * NQ_REL_ERR * fmax(1, term_magnitude(p, &d->t[k]));
+        d->err = 2 * (double)(d->n + 1) * DBL_EPSILON * M;
+        for (size_t k = 0; k < d->n; k++)
+            if (d->t[k].x->kind != IR_INDICES)
+                d->err += fabs(d->t[k].coef) * NQ_REL_ERR * fmax(1, term_magnitude(p, &d->t[k]));
+        if (d->has_pos && (d->dep == POS_N || d->dep == POS_IN)) rounding += NQ_REL_ERR * (s ? Mq * Mq : M * M);
     }
-    double m2 = (mag + 1) * (mag + 1), units = (double)(ks->n_knots + qs->n_knots) + 16;
-    double score_err = e->scale * (4 * (mag + 1) * (ks->err + qs->err) + units * 8 * DBL_EPSILON * m2 + 2 * NQ_REL_ERR * m2);
+    double score_err = e->scale * (4 * M * (ks->err + qs->err) + rounding);
     if (e->dmin <= 64 * (ks->err + qs->err) || !(score_err <= NQ_MAX_SCORE_ERR))
         e->why = arena_printf(p->arena, "compares numbers that float64 cannot tell apart in attention scores: values "
                               "up to %.3g, as close as %.3g", mag, e->dmin);
@@ -672,10 +688,9 @@ static void need_tree(Plan *p, const IrNode *sel) {
 }
 
 bool numeq_want(Plan *p, const IrNode *sel, bool for_width) {
-    (void)for_width;
     SelTerm *terms;
     size_t n;
-    if (!selector_terms(p, sel, &terms, &n)) return false;
+    if (selector_index_match(p, sel, for_width) != IM_NONE || !selector_terms(p, sel, &terms, &n)) return false;
     bool any = false;
     for (size_t t = 0; t < n; t++)
         for (size_t c = 0; c < terms[t].n_conj; c++) any = any || numeq_of(p, terms[t].conj[c]);
