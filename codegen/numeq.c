@@ -61,6 +61,10 @@ typedef struct NqTerm {
     NqKind kind;
     PosDep dep;    /* NQ_POS */
     unsigned from; /* bit s: read by original side s (0 keys, 1 queries) */
+    /* a mean of integers whose values are too many to enumerate: s/m for integers s and
+     * m = 1..max_len, or its default, all within [lo, hi] */
+    bool mean;
+    double lo, hi;
 } NqTerm;
 
 /* How a side's square (h or g) is computed: from tables of the position, from the one-hot of its
@@ -156,16 +160,33 @@ static bool affine_map(const Plan *p, const IrNode *x, double a[2]) {
     }
 }
 
-static bool add_term(NqSide *s, const IrNode *x, double coef, NqKind kind, PosDep dep, unsigned from) {
+static bool add_term(NqSide *s, const NqTerm *t) {
     for (size_t k = 0; k < s->n; k++)
-        if (s->t[k].x == x) {
-            s->t[k].coef += coef;
-            s->t[k].from |= from;
+        if (s->t[k].x == t->x) {
+            s->t[k].coef += t->coef;
+            s->t[k].from |= t->from;
             return true;
         }
     if (s->n == NQ_TERMS) return false;
-    s->t[s->n++] = (NqTerm){x, coef, kind, dep, from};
+    s->t[s->n++] = *t;
     return true;
+}
+
+/* Whether x is a mean of integers (an aggregate of an s-op with a finite set of integers and an
+ * integer default): its values lie in [lo, hi] and are s/m with m <= max_len or the default. */
+static bool mean_of_integers(const Plan *p, const IrNode *x, double *lo, double *hi) {
+    if (x->kind != IR_AGGREGATE) return false;
+    const ValueSet *src = &p->info[x->u.aggregate.sop->id].vs;
+    Value d = x->u.aggregate.default_value;
+    if (src->unbounded || !src->all_int || !src->numeric || src->n == 0 || !finite_number(d) ||
+        value_as_double(d) != floor(value_as_double(d)))
+        return false;
+    *lo = *hi = value_as_double(d);
+    for (size_t v = 0; v < src->n; v++) {
+        *lo = fmin(*lo, value_as_double(src->vals[v]));
+        *hi = fmax(*hi, value_as_double(src->vals[v]));
+    }
+    return fmax(fabs(*lo), fabs(*hi)) < 0x1p40;
 }
 
 /* Adds coef * x to side s: constants into c0, affine maps through their arguments, other
@@ -185,13 +206,16 @@ static bool decompose(const Plan *p, const IrNode *x, double coef, NqSide *s, un
         return true;
     }
     PosDep dep;
-    if (positional_term(p, x, &dep)) return add_term(s, x, coef, NQ_POS, dep, from);
+    if (positional_term(p, x, &dep)) return add_term(s, &(NqTerm){x, coef, NQ_POS, dep, from, false, 0, 0});
     const SopInfo *info = &p->info[x->id];
     const ValueSet *vs = &info->vs;
-    if (info->real || info->real_fn || vs->unbounded || vs->approx || !vs->numeric || vs->n == 0) return false;
+    NqTerm t = {x, coef, NQ_OTHER, POS_CONST, from, false, 0, 0};
+    if (info->real || info->real_fn || !vs->numeric) return false;
+    if (vs->unbounded) return (t.mean = mean_of_integers(p, x, &t.lo, &t.hi)) && add_term(s, &t);
+    if (vs->approx || vs->n == 0) return false;
     for (size_t v = 0; v < vs->n; v++)
         if (!finite_number(vs->vals[v])) return false;
-    return add_term(s, x, coef, NQ_OTHER, POS_CONST, from);
+    return add_term(s, &t);
 }
 
 /* The largest |value| of term t. */
@@ -202,6 +226,7 @@ static double term_magnitude(const Plan *p, const NqTerm *t) {
             for (size_t i = 0; i < n; i++) m = fmax(m, fabs(pos_value(p, t->x, n, i)));
         return m;
     }
+    if (t->mean) return fmax(fabs(t->lo), fabs(t->hi));
     const ValueSet *vs = &p->info[t->x->id].vs;
     for (size_t v = 0; v < vs->n; v++) m = fmax(m, fabs(value_as_double(vs->vals[v])));
     return m;
@@ -245,7 +270,9 @@ static bool move_terms(NqSide *from, NqSide *to, NqKind kind) {
             from->t[kept++] = *t;
             continue;
         }
-        if (!add_term(to, t->x, -t->coef, t->kind, t->dep, t->from)) return false;
+        NqTerm moved = *t;
+        moved.coef = -t->coef;
+        if (!add_term(to, &moved)) return false;
     }
     from->n = kept;
     return true;
@@ -357,11 +384,15 @@ static bool side_analyse(Plan *p, NqSide *s) {
     for (size_t k = 0; k < s->n; k++) {
         if (s->t[k].kind == NQ_POS) continue;
         const ValueSet *vs = &p->info[s->t[k].x->id].vs;
-        double a = s->t[k].coef * value_as_double(vs->vals[0]), b = s->t[k].coef * value_as_double(vs->vals[vs->n - 1]);
+        double a = INFINITY, b = -INFINITY;
         for (size_t v = 0; v < vs->n; v++) { /* sets of numbers are ordered, but bools and ints interleave */
             double x = s->t[k].coef * value_as_double(vs->vals[v]);
             a = fmin(a, x);
             b = fmax(b, x);
+        }
+        if (s->t[k].mean) {
+            a = fmin(s->t[k].coef * s->t[k].lo, s->t[k].coef * s->t[k].hi);
+            b = fmax(s->t[k].coef * s->t[k].lo, s->t[k].coef * s->t[k].hi);
         }
         s->lo += a;
         s->hi += b;
@@ -381,7 +412,7 @@ static bool side_analyse(Plan *p, NqSide *s) {
     for (size_t k = 0; k < s->n && cur; k++) {
         if (s->t[k].kind == NQ_POS) continue;
         const ValueSet *vs = &p->info[s->t[k].x->id].vs;
-        if ((double)n * (double)vs->n > NQ_MAX_VALUES) {
+        if (s->t[k].mean || (double)n * (double)vs->n > NQ_MAX_VALUES) {
             cur = NULL;
             break;
         }
@@ -440,6 +471,7 @@ static NqBound structural_dmin(Plan *p, NumEq *e, double mag, double *dmin) {
     double sign[2 * NQ_TERMS];
     size_t nf = 0;
     double c0 = e->side[0].c0 - e->side[1].c0, combos = 1;
+    size_t means = 0;
     for (int s = 0; s < 2; s++)
         for (size_t k = 0; k < e->side[s].n; k++) {
             const NqTerm *t = &e->side[s].t[k];
@@ -450,6 +482,11 @@ static NqBound structural_dmin(Plan *p, NumEq *e, double mag, double *dmin) {
                 if (!whole) return NQ_UNKNOWN;
                 continue;
             }
+            if (t->mean) { /* s/m: at least 1/m from the integers unless it is one (then exact) */
+                if (fabs(t->coef) != 1 || t->from == 3) return NQ_UNKNOWN;
+                means++;
+                continue;
+            }
             const ValueSet *vs = &p->info[t->x->id].vs;
             for (size_t v = 0; whole && v < vs->n; v++) whole = integral(value_as_double(vs->vals[v]));
             if (whole) continue;
@@ -458,7 +495,11 @@ static NqBound structural_dmin(Plan *p, NumEq *e, double mag, double *dmin) {
             sign[nf++] = s ? -1 : 1;
             combos *= (double)vs->n;
         }
-    if (combos > NQ_MAX_FRAC) return NQ_UNKNOWN;
+    if (combos > NQ_MAX_FRAC || means > 1 || (means && (nf || !integral(c0)))) return NQ_UNKNOWN;
+    if (means) {
+        *dmin = 1 / (double)p->max_len;
+        return *dmin > 64 * DBL_EPSILON * (mag + 1) * (double)(e->side[0].n + e->side[1].n + 2) ? NQ_BOUND : NQ_TOO_CLOSE;
+    }
     double tiny = 64 * DBL_EPSILON * (mag + 1) * (double)(e->side[0].n + e->side[1].n + 2);
     for (size_t combo = 0; combo < (size_t)combos; combo++) {
         size_t rest = combo;

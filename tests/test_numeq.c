@@ -157,6 +157,18 @@ START_TEST(test_long_addition_core) {
 }
 END_TEST
 
+/* The target position at max-len 100: add_index's values (means s/m, m <= 100) are too many to
+ * enumerate, so its distance from the integers (>= 1/m) bounds the gap. */
+START_TEST(test_unbounded_mean) {
+    Compiled *c = compile_src(cases[0].src, "r", cases[0].vocab, 100);
+    ck_assert_msg(c->ok, "%s", compiled_first_error(c));
+    size_t dk = head_columns(&c->model, "aggregate r");
+    ck_assert_msg(dk >= 2 && dk <= 7, "%zu score columns", dk);
+    ck_assert_uint_gt(agree_with_reference(c, "the target position at max-len 100"), 0);
+    compiled_free(c);
+}
+END_TEST
+
 /* Numbers a thousand billion apart per index, compared to a mean that differs from an integer by
  * 1/40: no float64 score separates them, and no table can replace the head (the target takes
  * millions of values). */
@@ -184,6 +196,7 @@ static Suite *suite(void) {
     tcase_set_timeout(t, 120);
     tcase_add_loop_test(t, test_numerical_equality, 0, (int)(sizeof cases / sizeof *cases * N_LENS));
     tcase_add_test(t, test_long_addition_core);
+    tcase_add_test(t, test_unbounded_mean);
     tcase_add_test(t, test_refused_when_float64_cannot_separate);
     suite_add_tcase(s, t);
     return s;
