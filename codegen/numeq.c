@@ -21,16 +21,20 @@
  *
  * Rearranging: a term with the same value at every position (the length, a mean over a selector
  * that ignores its queries) may move to the other side. Uniform terms go where they keep the other
- * side a function of the position alone, whose value and square then come from tables over
- * (index, length) in the first MLP (or free, over the index one-hot): long addition's
- * `indices + length - a == indices` becomes `indices - a == indices - length`, whose key side
- * needs one ReLU per query value and whose query side is two tables, all in layer 0.
+ * side a function of the position alone, whose value and square then come from the position: free
+ * over the index one-hot, tables over (index, length) in the first MLP, or, affine in the length,
+ * the length's number with n^2 from a table of the length and the products with n paired with the
+ * key row's copy of n. Long addition's `indices + length - a == indices` becomes
+ * `indices - a == indices - length`: one ReLU per query value on the key side, the length's number
+ * and its square on the query side, all in layer 0.
  *
  * Exactness. dmin comes from the exact value sets of K and Q when both are bounded; otherwise from
  * the form: integral terms (indices, length, integers) contribute integers, so |K - Q| >= the
- * distance of the non-integral terms' sum from the integers, enumerated over their values. The
- * reference decides K == Q on rounded doubles, the model on the rearranged real sum; they agree
- * because dmin exceeds every rounding by far (checked), and an integral sum is computed exactly.
+ * distance of the non-integral terms' sum from the integers, enumerated over their values (a mean
+ * of integers too large to enumerate, s/m, is >= 1/max_len from them). The reference decides
+ * K == Q on rounded doubles, the model on the rearranged real sum; they agree because dmin exceeds
+ * every rounding by far (checked, at the scale of everything summed), and an integral sum is
+ * computed exactly (a non-integral s-op read twice, or on both sides, leaves the form unknown).
  * Scores are checked against float64: each number read is taken within 2^-40 of its magnitude,
  * products and sums round at 2^-52, and the total must stay below 1/16 of the gap; else the select
  * is refused with a located message when no table can replace it. */
@@ -65,6 +69,7 @@ typedef struct NqTerm {
      * m = 1..max_len, or its default, all within [lo, hi] */
     bool mean;
     double lo, hi;
+    bool merged;   /* the s-op is read more than once (its coefficients added) */
 } NqTerm;
 
 /* How a side's square (h or g) is computed: from tables of the position, from the one-hot of its
@@ -75,6 +80,10 @@ typedef struct NqSide {
     double c0;
     size_t n;
     NqTerm t[NQ_TERMS];
+    size_t n_gone;         /* terms that cancelled (their coefficients summed to 0) */
+    NqTerm gone[NQ_TERMS];
+    double ops_mag;        /* the sum of |coef| |value| of everything read: the scale of the
+                              reference's roundings, which cancellations do not undo */
     bool has_pos;         /* positional terms: their sum per cell (n, i) is cell[pos_at(n, i)] */
     double *cell;
     PosDep dep;
@@ -165,6 +174,7 @@ static bool add_term(NqSide *s, const NqTerm *t) {
         if (s->t[k].x == t->x) {
             s->t[k].coef += t->coef;
             s->t[k].from |= t->from;
+            s->t[k].merged = true;
             return true;
         }
     if (s->n == NQ_TERMS) return false;
@@ -189,35 +199,6 @@ static bool mean_of_integers(const Plan *p, const IrNode *x, double *lo, double 
     return fmax(fabs(*lo), fabs(*hi)) < 0x1p40;
 }
 
-/* Adds coef * x to side s: constants into c0, affine maps through their arguments, other
- * positional s-ops as they are, anything else as one term (NQ_OTHER; it needs an exact, bounded
- * set of numbers). */
-static bool decompose(const Plan *p, const IrNode *x, double coef, NqSide *s, unsigned from, int depth) {
-    if (depth > 16 || !isfinite(coef)) return false;
-    if (x->kind == IR_CONST) {
-        if (!finite_number(x->u.constant)) return false;
-        s->c0 += coef * value_as_double(x->u.constant);
-        return true;
-    }
-    double a[2] = {0, 0};
-    if (affine_map(p, x, a)) { /* through positional ones too: indices + length splits, and the length may move */
-        for (uint32_t j = 0; j < x->u.map.nargs; j++)
-            if (a[j] != 0 && !decompose(p, x->u.map.args[j], coef * a[j], s, from, depth + 1)) return false;
-        return true;
-    }
-    PosDep dep;
-    if (positional_term(p, x, &dep)) return add_term(s, &(NqTerm){x, coef, NQ_POS, dep, from, false, 0, 0});
-    const SopInfo *info = &p->info[x->id];
-    const ValueSet *vs = &info->vs;
-    NqTerm t = {x, coef, NQ_OTHER, POS_CONST, from, false, 0, 0};
-    if (info->real || info->real_fn || !vs->numeric) return false;
-    if (vs->unbounded) return (t.mean = mean_of_integers(p, x, &t.lo, &t.hi)) && add_term(s, &t);
-    if (vs->approx || vs->n == 0) return false;
-    for (size_t v = 0; v < vs->n; v++)
-        if (!finite_number(vs->vals[v])) return false;
-    return add_term(s, &t);
-}
-
 /* The largest |value| of term t. */
 static double term_magnitude(const Plan *p, const NqTerm *t) {
     double m = 0;
@@ -230,6 +211,41 @@ static double term_magnitude(const Plan *p, const NqTerm *t) {
     const ValueSet *vs = &p->info[t->x->id].vs;
     for (size_t v = 0; v < vs->n; v++) m = fmax(m, fabs(value_as_double(vs->vals[v])));
     return m;
+}
+
+/* Adds coef * x to side s: constants into c0, affine maps through their arguments, other
+ * positional s-ops as they are, anything else as one term (NQ_OTHER; it needs an exact, bounded
+ * set of numbers). */
+static bool decompose(const Plan *p, const IrNode *x, double coef, NqSide *s, unsigned from, int depth) {
+    if (depth > 16 || !isfinite(coef)) return false;
+    if (x->kind == IR_CONST) {
+        if (!finite_number(x->u.constant)) return false;
+        s->c0 += coef * value_as_double(x->u.constant);
+        s->ops_mag += fabs(coef * value_as_double(x->u.constant));
+        return true;
+    }
+    double a[2] = {0, 0};
+    if (affine_map(p, x, a)) { /* through positional ones too: indices + length splits, and the length may move */
+        for (uint32_t j = 0; j < x->u.map.nargs; j++)
+            if (a[j] != 0 && !decompose(p, x->u.map.args[j], coef * a[j], s, from, depth + 1)) return false;
+        return true;
+    }
+    NqTerm t = {x, coef, NQ_OTHER, POS_CONST, from, false, 0, 0, false};
+    const SopInfo *info = &p->info[x->id];
+    const ValueSet *vs = &info->vs;
+    if (positional_term(p, x, &t.dep)) {
+        t.kind = NQ_POS;
+    } else if (info->real || info->real_fn || !vs->numeric) {
+        return false;
+    } else if (vs->unbounded) {
+        if (!(t.mean = mean_of_integers(p, x, &t.lo, &t.hi))) return false;
+    } else {
+        if (vs->approx || vs->n == 0) return false;
+        for (size_t v = 0; v < vs->n; v++)
+            if (!finite_number(vs->vals[v])) return false;
+    }
+    s->ops_mag += fabs(coef) * term_magnitude(p, &t);
+    return add_term(s, &t);
 }
 
 bool numeq_magnitude(const Plan *p, const IrNode *x, double *mag) {
@@ -292,10 +308,11 @@ static bool rearrange(NqSide side[2]) {
         int to = np[0] ? 1 : 0;
         if (!move_terms(&side[1 - to], &side[to], NQ_POS)) return false;
     }
-    for (int s = 0; s < 2; s++) { /* terms that cancelled */
+    for (int s = 0; s < 2; s++) { /* terms that cancelled: remembered for the exactness argument */
         size_t kept = 0;
         for (size_t k = 0; k < side[s].n; k++)
             if (side[s].t[k].coef != 0) side[s].t[kept++] = side[s].t[k];
+            else side[s].gone[side[s].n_gone++] = side[s].t[k];
         side[s].n = kept;
     }
     return true;
@@ -457,6 +474,21 @@ static double *set_numbers(Plan *p, const ValueSet *vs, size_t *n) {
 
 static bool integral(double x) { return x == floor(x) && fabs(x) < 0x1p50; }
 
+/* Whether every value of s-op t->x is an integer (whatever the coefficient). */
+static bool term_integral(const Plan *p, const NqTerm *t) {
+    if (t->mean) return false;
+    if (t->kind == NQ_POS) {
+        for (size_t n = 1; n <= p->max_len; n++)
+            for (size_t i = 0; i < n; i++)
+                if (!integral(pos_value(p, t->x, n, i))) return false;
+        return true;
+    }
+    const ValueSet *vs = &p->info[t->x->id].vs;
+    for (size_t v = 0; v < vs->n; v++)
+        if (!integral(value_as_double(vs->vals[v]))) return false;
+    return true;
+}
+
 typedef enum NqBound { NQ_BOUND, NQ_UNKNOWN, NQ_TOO_CLOSE } NqBound;
 
 /* A lower bound on |K - Q| where they differ, from the form: the integral terms sum to an
@@ -472,10 +504,14 @@ static NqBound structural_dmin(Plan *p, NumEq *e, double mag, double *dmin) {
     size_t nf = 0;
     double c0 = e->side[0].c0 - e->side[1].c0, combos = 1;
     size_t means = 0;
+    for (int s = 0; s < 2; s++) /* a non-integral s-op read twice and cancelled: the reference's sum was rounded */
+        for (size_t k = 0; k < e->side[s].n_gone; k++)
+            if (!term_integral(p, &e->side[s].gone[k])) return NQ_UNKNOWN;
     for (int s = 0; s < 2; s++)
         for (size_t k = 0; k < e->side[s].n; k++) {
             const NqTerm *t = &e->side[s].t[k];
             bool whole = integral(t->coef);
+            if (t->kind != NQ_POS && t->merged && !term_integral(p, t)) return NQ_UNKNOWN;
             if (t->kind == NQ_POS) {
                 for (size_t n = 1; whole && n <= p->max_len; n++)
                     for (size_t i = 0; whole && i < n; i++) whole = integral(pos_value(p, t->x, n, i));
@@ -496,11 +532,9 @@ static NqBound structural_dmin(Plan *p, NumEq *e, double mag, double *dmin) {
             combos *= (double)vs->n;
         }
     if (combos > NQ_MAX_FRAC || means > 1 || (means && (nf || !integral(c0)))) return NQ_UNKNOWN;
-    if (means) {
-        *dmin = 1 / (double)p->max_len;
-        return *dmin > 64 * DBL_EPSILON * (mag + 1) * (double)(e->side[0].n + e->side[1].n + 2) ? NQ_BOUND : NQ_TOO_CLOSE;
-    }
+    if (means) *dmin = 1 / (double)p->max_len;
     double tiny = 64 * DBL_EPSILON * (mag + 1) * (double)(e->side[0].n + e->side[1].n + 2);
+    if (means) return *dmin > tiny ? NQ_BOUND : NQ_TOO_CLOSE;
     for (size_t combo = 0; combo < (size_t)combos; combo++) {
         size_t rest = combo;
         double f = c0;
@@ -616,7 +650,8 @@ static NumEq *analyse(Plan *p, const IrNode *sel) {
             if (e->side[s].t[k].kind == NQ_OTHER && pos_uniform(p, e->side[s].t[k].x)) e->side[s].t[k].kind = NQ_UNIFORM;
     if (!rearrange(e->side) || !side_analyse(p, &e->side[0]) || !side_analyse(p, &e->side[1])) return NULL;
     NqSide *ks = &e->side[0], *qs = &e->side[1];
-    double mag = fmax(fmax(fabs(ks->lo), fabs(ks->hi)), fmax(fabs(qs->lo), fabs(qs->hi)));
+    /* the scale of every rounding: the values, and what the reference summed to reach them */
+    double mag = fmax(fmax(fmax(fabs(ks->lo), fabs(ks->hi)), fmax(fabs(qs->lo), fabs(qs->hi))), fmax(ks->ops_mag, qs->ops_mag));
     bool exact_sets = !vk->unbounded && !vq->unbounded && !vs_inexact_as_numbers(vk) && !vs_inexact_as_numbers(vq);
     if (exact_sets) {
         size_t nk, nq;
@@ -657,7 +692,7 @@ static NumEq *analyse(Plan *p, const IrNode *sel) {
     double rounding = 16 * DBL_EPSILON * ((double)ks->n_knots * M * M + (double)qs->n_knots * Mq * Mq + 8 * M * M);
     for (int s = 0; s < 2; s++) {
         NqSide *d = &e->side[s];
-        d->err = 2 * (double)(d->n + 1) * DBL_EPSILON * M;
+        d->err = 2 * (double)(d->n + d->n_gone + 1) * DBL_EPSILON * fmax(M, mag);
         for (size_t k = 0; k < d->n; k++)
             if (d->t[k].x->kind != IR_INDICES)
                 d->err += fabs(d->t[k].coef) * NQ_REL_ERR * fmax(1, term_magnitude(p, &d->t[k]));
