@@ -354,6 +354,43 @@ static bool wide_gaps_per_length(Plan *p, const IrNode *out) {
     return sets != NULL;
 }
 
+/* Whether a conditional `t if g else e` between two numbers of one kind can be gated: g has few
+ * values, each of which picks t or e (Gated.y2); fills *gd. Instead of a table of every (g, t, e),
+ * four units per gate value. */
+static bool gated_cond_form(Plan *p, const IrNode *n, Gated *gd) {
+    if (n->u.map.kind != IR_MAP_COND || n->u.map.nargs != 3) return false;
+    const IrNode *g = n->u.map.args[0], *t = n->u.map.args[1], *e = n->u.map.args[2];
+    if (g->kind == IR_CONST || t->kind == IR_CONST || e->kind == IR_CONST || t == e || g == t || g == e) return false;
+    const ValueSet *G = &p->info[g->id].vs, *T = &p->info[t->id].vs, *E = &p->info[e->id].vs;
+    const ValueSet *out = &p->info[n->id].vs;
+    if (G->unbounded || G->n == 0 || G->n > CG_MAX_GATE || T->unbounded || E->unbounded || !T->numeric || !E->numeric ||
+        vs_inexact_as_numbers(T) || vs_inexact_as_numbers(E) || T->n + E->n <= 2 * G->n)
+        return false;
+    /* one kind of number throughout (or kinds that no consumer sees), exact as numbers */
+    for (size_t i = 0; i < out->n && !out->by_number; i++)
+        if (out->vals[i].kind != out->vals[0].kind) return false;
+    if (vs_inexact_as_numbers(out) && !(n == p->output && wide_gaps_per_length(p, n))) return false;
+    gd->gate = g;
+    gd->y = t;
+    gd->y2 = e;
+    gd->n = G->n;
+    gd->a = ARENA_ARRAY(p->arena, double, G->n);
+    gd->b = ARENA_ARRAY(p->arena, double, G->n);
+    gd->on_y2 = ARENA_ARRAY(p->arena, bool, G->n);
+    gd->bound = 0;
+    for (size_t i = 0; i < T->n; i++) gd->bound = fmax(gd->bound, fabs(value_as_double(T->vals[i])));
+    for (size_t i = 0; i < E->n; i++) gd->bound = fmax(gd->bound, fabs(value_as_double(E->vals[i])));
+    char msg[160];
+    for (size_t v = 0; v < G->n; v++) { /* which branch the gate value takes: markers 1 and 2 */
+        ValueResult r = ir_map_apply(n, (Value[3]){G->vals[v], value_int(1), value_int(2)}, p->arena, msg, sizeof msg);
+        if (!r.ok || r.value.kind != VAL_INT) return false;
+        gd->on_y2[v] = r.value.as.i == 2;
+        gd->a[v] = 1;
+        gd->b[v] = 0;
+    }
+    return true;
+}
+
 /* Whether map n is affine in y for each value of the other varying argument g (see Gated),
  * over the exact grid of their values; fills *gd. Worth it only when g has few values and y many. */
 static bool gated_form(Plan *p, const IrNode *n, const IrNode *g, const IrNode *y, Gated *gd) {
@@ -432,18 +469,20 @@ MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls) {
             if (nv == 2) { nv = 3; break; }
             v[nv++] = a;
         }
-        Gated gd;
+        Gated gd = {0};
         for (int k = 0; nv == 2 && k < 2 && c == MAP_MLP; k++)
-            if (gated_form(p, n, v[k], v[1 - k], &gd)) {
-                info->gated = ARENA_NEW(p->arena, Gated);
-                *info->gated = gd;
-                c = MAP_GATED;
-            }
+            if (gated_form(p, n, v[k], v[1 - k], &gd)) c = MAP_GATED;
+        if (nv == 3 && gated_cond_form(p, n, &gd)) c = MAP_GATED;
+        if (c == MAP_GATED) {
+            info->gated = ARENA_NEW(p->arena, Gated);
+            *info->gated = gd;
+        }
     }
-    if (c == MAP_GATED) { /* its leaves are the gate and y */
+    if (c == MAP_GATED) { /* its leaves are the gate and y (and y2) */
         info->leaves[0] = info->gated->gate;
         info->leaves[1] = info->gated->y;
         info->n_leaves = 2;
+        if (info->gated->y2) info->leaves[info->n_leaves++] = info->gated->y2;
         return c;
     }
     if (c == MAP_MLP) info->may_fail = map_subtree_may_fail(p, n, info->leaves, info->n_leaves);

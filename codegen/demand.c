@@ -180,6 +180,7 @@ void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
                 SopInfo *g = &p->info[info->gated->gate->id], *y = &p->info[info->gated->y->id];
                 g->needed = g->want_cat = true;
                 y->needed = y->want_num = true;
+                if (info->gated->y2) p->info[info->gated->y2->id].needed = p->info[info->gated->y2->id].want_num = true;
             }
             if (cls[id] == MAP_REAL) real_want(p, info);
             break;

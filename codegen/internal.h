@@ -83,6 +83,7 @@ typedef struct ValueSet {
     /* Numbers equal in value are one member (1, 1.0 and True): no consumer tells them apart
      * (valueset.c, kinds). Lookups compare numbers by value. */
     bool by_number;
+    bool zero_signs;    /* with by_number: -0.0 and 0.0 stay two members (a consumer keeps the sign) */
 } ValueSet;
 
 /* c0 + sum_j coef[j] * agg[j], numerical aggregates that all average over one selector: the
@@ -139,6 +140,9 @@ typedef struct Gated {
     size_t n;          /* values of the gate */
     double *a, *b;     /* per gate value */
     double bound;      /* max |a_v y + b_v| over the grid */
+    /* `y if gate else y2` between two numbers: where on_y2[v], gate value v reads y2 instead */
+    const IrNode *y2;
+    bool *on_y2;
 } Gated;
 
 /* An interval [lo, hi] (realfn.c rounds its arithmetic outward). */
@@ -223,6 +227,7 @@ typedef struct SopInfo {
      * its views are sums over the index one-hot, free (classify.c) */
     bool pos_free;
     bool kind_matters; /* some consumer tells 1, 1.0 and True apart (valueset.c) */
+    bool zero_sign_matters; /* some consumer tells -0.0 from 0.0 (valueset.c) */
     /* A positional s-op q that select(indices, q, ==) reads (selector.c): t = q where q is an
      * index (an integral number >= 0), else 0; and the BOS score t^2 - 1/2 (valid) or 1/2. */
     bool want_target, has_target;
@@ -344,6 +349,7 @@ typedef struct MlpOp {
     Ival x_range, y_range;     /* MLP_FN_PRODUCT: where x and y lie */
     const LinView *gate_views;
     LinView y_view;
+    LinView y2_view;           /* MLP_FN_GATED with Gated.y2 */
     /* output: categorical block or a numerical dim */
     bool out_cat;
     const ValueSet *out_vs;
@@ -481,6 +487,8 @@ uint32_t sop_kinds(Plan *p, const IrNode *x, ValueKind kinds[3]);
 int atom_order(Value a, Value b);
 /* Sorts and deduplicates vals[0..n) in place (a set of exact atoms). */
 ValueSet vs_from_values(Value *vals, size_t n);
+/* How a set orders (and identifies) its members: atom_order, or by number for a collapsed set. */
+int vs_member_order(const ValueSet *vs, Value a, Value b);
 bool vs_contains(const ValueSet *vs, Value v, size_t *index);
 /* Whether a numerical encoding of the s-op can be read back exactly: finite, numbers only, no
  * two members equal as numbers (1 and 1.0) unless with_kinds (a kind block tells them apart),

@@ -4,7 +4,8 @@
  * different kinds (an aggregate gives the int 2 when it selects one key and the float 2.0 when
  * it averages several) and the kind matters (it reaches the output, valueset.c), the s-op gets a
  * *kind block*: a categorical encoding over the kinds it takes.
- *   aggregate  its kind follows from how many keys it selects (none: the default's kind, one:
+ *   aggregate  a view of its one-hot when it copies one (the kinds of the atoms copied); else
+ *              its kind follows from how many keys it selects (none: the default's kind, one:
  *              the source's, several: float): one more width head on its selector, in the same
  *              layer, and an MLP from that head's u;
  *   positional its kind at (i, n) is in its table: free over the index one-hot when it depends
@@ -101,10 +102,29 @@ static bool kinds_from_table(Plan *p, SopInfo *x, const PosTable *t) {
     return true;
 }
 
+/* An aggregate's kind block as a view of its one-hot over exact atoms: each kind the sum of its
+ * members' dims. A copy through one key of a source of several kinds carries them this way (the
+ * number of keys alone cannot tell them). Maps keep their kind MLP: it runs beside their table. */
+static bool kinds_from_cat(Plan *p, SopInfo *x) {
+    if (x->node->kind != IR_AGGREGATE || !x->has_cat || x->vs.by_number || x->vs.unbounded) return false;
+    LvBuild b[3] = {{0}, {0}, {0}};
+    for (size_t i = 0; i < x->vs.n; i++) {
+        uint32_t k = 0;
+        while (k < x->n_kinds && x->kinds[k] != x->vs.vals[i].kind) k++;
+        if (k == x->n_kinds) return false; /* a string: no kind in the block */
+        lvb_add(&b[k], 1, x->cat[i]);
+    }
+    for (uint32_t k = 0; k < 3; k++) x->kind_cat[k] = lvb_done(p->arena, &b[k]);
+    x->has_kind = true;
+    x->kind_time = x->time;
+    return true;
+}
+
 bool kinds_plan(Plan *p, SopInfo *x) {
     const IrNode *n = x->node;
     if (x->n_kinds == 0) x->n_kinds = sop_kinds(p, x->node, x->kinds);
     if (x->pos && x->pos->val) return kinds_from_table(p, x, x->pos);
+    if (kinds_from_cat(p, x)) return true;
     const PosTable *sel_pos = n->kind == IR_AGGREGATE ? p->info[n->u.aggregate.selector->id].pos : NULL;
     if (!x->pos && sel_pos && sel_pos->count) { /* a positional selector: the kind is positional too */
         const ValueSet *src = &p->info[n->u.aggregate.sop->id].vs;

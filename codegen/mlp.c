@@ -477,16 +477,81 @@ static bool tabulate_slice(Tab *t, size_t g, HiddenBuf *hb, double *b2) {
     }
 }
 
+/* The smallest gap between the distinct numbers of a set (INFINITY for fewer than two), rounding
+ * twins aside (they are one number read per length). */
+static double number_gap(const ValueSet *vs) {
+    double g = INFINITY;
+    for (size_t i = 1; vs && i < vs->n; i++) {
+        double a = value_as_double(vs->vals[i - 1]), b = value_as_double(vs->vals[i]);
+        if (b > a && !scalar_twins(a, b)) g = fmin(g, b - a);
+    }
+    return g;
+}
+
+/* Whether the table's float64 rounding stays far below what its output must tell apart.
+ * Every unit of a step reads p = sum_j c_j (s_j - min_j) / gap_j, up to p_max = mult, where the
+ * steps are at least 1 apart. Rounding makes p off by dp: the inputs' own errors (a residual
+ * number computed by attention or an MLP, a few ulps of its magnitude per key: u (N + 8) |s_j|
+ * is taken for it) scaled by c_j / gap_j, and the projection's sum. A step next to the point read
+ * then passes dp |df| on (df its change), and each active unit's pre-activation, as large as
+ * p_max, its own rounding. The output's error must stay below 1/16 of its one-hot tolerance or of
+ * the gap between its numbers; a projection over too fine a grid (mult near 1e12) fails it. */
+static bool table_rounding_ok(const Tab *t, const HiddenBuf *hb, size_t first, double mult) {
+    const MlpOp *op = t->op;
+    const double u = 0x1p-53, N = (double)t->p->max_len + 1;
+    double dp = 0, proj_mag = 0;
+    for (size_t j = 0; j < op->n_grid; j++) {
+        if ((int)j == t->gate || t->ax[j].n == 0) continue;
+        const Axis *a = &t->ax[j];
+        double mag = fmax(fabs(a->min), fabs(a->uniq[a->n - 1])), scale = a->coef / a->gap;
+        if (!op->grid[j].onehot) dp += scale * u * (N + 8) * mag; /* one-hot inputs are exact */
+        proj_mag += scale * (mag + fabs(a->min)) * (double)(op->grid[j].view.n + 2);
+    }
+    dp += u * proj_mag;
+    /* per output dim (a one-hot's units spread over its dims): the sum of |df| and the count */
+    size_t n_out = op->out_cat && op->out_vs ? op->out_vs->n : 1;
+    double *sum_df = calloc(n_out, sizeof *sum_df), *nnz = calloc(n_out, sizeof *nnz), max_df = 0;
+    if (!sum_df || !nnz) abort();
+    for (size_t h = first; h < hb->n; h++)
+        for (int k = 0; k < 2; k++) {
+            double c = fabs(k ? hb->out_coef2[h] : hb->out_coef[h]);
+            uint32_t d = k ? hb->out_dim2[h] : hb->out_dim[h];
+            if (c == 0 || d < op->out_dim || d - op->out_dim >= n_out) continue;
+            sum_df[d - op->out_dim] += c;
+            nnz[d - op->out_dim]++;
+            max_df = fmax(max_df, c);
+        }
+    double pre = 4 * u * (double)(t->proj.n + 4) * (mult + 1); /* one unit's pre-activation */
+    double err = 0;
+    for (size_t d = 0; d < n_out; d++)
+        err = fmax(err, 2 * dp * max_df + (pre + (nnz[d] + 2) * u * (mult + 1)) * sum_df[d]);
+    free(sum_df);
+    free(nnz);
+    /* A number within a quarter of the gap decodes to the right value (the output's margin);
+     * past half of it, to a wrong one, silently. A one-hot entry off by more than its tolerance
+     * makes the runtime raise instead, and the bound above is loose for one-hots (it adds the
+     * rounding of every active unit with one sign): those are left to the runtime's check. */
+    double limit = number_gap(op->out_vs) / 4;
+    if (!op->out_cat && !(err <= limit) && isfinite(limit))
+        return refuse(t->p, op,
+                      "needs a table over %.3g grid points whose float64 rounding (up to %.3g) is not below "
+                      "a quarter of the gap between its values (%.3g): lower --max-len or --vocab, or compute it "
+                      "from fewer or coarser inputs", mult, err, limit);
+    return true;
+}
+
 /* sum_v e_v (a_v y + b_v): for each gate value the pair
  *   ReLU(a_v y + b_v + M e_v - M) - ReLU(-(a_v y + b_v) + M e_v - M),
- * which is a_v y + b_v when e_v = 1 and 0 when e_v = 0, since |a_v y + b_v| <= bound < M. */
+ * which is a_v y + b_v when e_v = 1 and 0 when e_v = 0, since |a_v y + b_v| <= bound < M. A conditional
+ * between two numbers reads y2 instead of y for the gate values that take its other branch. */
 static bool gated_units(Plan *p, const MlpOp *op, HiddenBuf *hb) {
     const Gated *gd = op->gated;
     double M = 2 * gd->bound + 1;
     for (size_t v = 0; v < gd->n; v++) {
         if (gd->a[v] == 0 && gd->b[v] == 0) continue;
+        LinView y = gd->y2 && gd->on_y2[v] ? op->y2_view : op->y_view;
         for (int sign = 1; sign >= -1; sign -= 2) {
-            LinView in = lv_combine(p->arena, sign * gd->a[v], op->y_view, M, op->gate_views[v]);
+            LinView in = lv_combine(p->arena, sign * gd->a[v], y, M, op->gate_views[v]);
             size_t h = hidden_add(p, hb, in, 1, sign * gd->b[v] - M);
             hb->out_dim[h] = op->out_dim;
             hb->out_coef[h] = sign;
@@ -695,8 +760,12 @@ bool mlp_tabulate(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
         t.proj = lv_combine(p->arena, 1, t.proj, t.ax[j].coef / t.ax[j].gap, centred);
     }
     t.M = mult + 1; /* > p_max - p_min, which is below mult */
-    if (t.gate < 0) return tabulate_slice(&t, 0, hb, b2);
-    for (size_t g = 0; g < t.ax[t.gate].n; g++)
-        if (!tabulate_slice(&t, g, hb, b2)) return false;
-    return true;
+    size_t first = hb->n;
+    if (t.gate < 0) {
+        if (!tabulate_slice(&t, 0, hb, b2)) return false;
+    } else {
+        for (size_t g = 0; g < t.ax[t.gate].n; g++)
+            if (!tabulate_slice(&t, g, hb, b2)) return false;
+    }
+    return hb->n > hb->stop || table_rounding_ok(&t, hb, first, mult);
 }

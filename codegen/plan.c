@@ -232,8 +232,7 @@ static bool plan_aggregate(Plan *p, SopInfo *info, const IrNode *out) {
             Value v = info->vs.vals[i];
             size_t si;
             h->vals[i] = vs_contains(&src->vs, v, &si) ? src->cat[si] : by_number ? same_number(p, src, v) : lv_empty();
-            h->bos_value[i] = by_number && value_is_number(v) && value_is_number(d) ? value_number_order(v, d) == 0
-                                                                                 : value_order(v, d) == 0;
+            h->bos_value[i] = vs_member_order(&info->vs, v, d) == 0; /* -0.0 is not 0.0 where the sign shows */
             h->out_dims[i] = info->cat_dim + (uint32_t)i;
         }
         plan_num_from_cat(p, info);
@@ -303,17 +302,20 @@ static bool tabulate(Plan *p, SopInfo *info, bool out_cat) {
 /* A gated map (internal.h, Gated): one MLP op, a numerical output. */
 static bool plan_gated(Plan *p, SopInfo *info) {
     const Gated *gd = info->gated;
-    SopInfo *g = &p->info[gd->gate->id], *y = &p->info[gd->y->id];
+    SopInfo *g = &p->info[gd->gate->id], *y = &p->info[gd->y->id], *y2 = gd->y2 ? &p->info[gd->y2->id] : y;
     if (!g->has_cat && !plan_convert_to_cat(p, g)) return false;
     if (!y->has_num) return plan_error(p, y->node, "has no numerical encoding (internal compiler error)");
+    if (!y2->has_num) return plan_error(p, y2->node, "has no numerical encoding (internal compiler error)");
     MlpOp *m = plan_new_mlp(p);
-    int slot = next_slot(g->time > y->time ? g->time : y->time, false);
+    int t = g->time > y->time ? g->time : y->time;
+    int slot = next_slot(t > y2->time ? t : y2->time, false);
     m->layer = slot_layer(slot);
     m->node = info->node;
     m->fn = MLP_FN_GATED;
     m->gated = gd;
     m->gate_views = g->cat;
     m->y_view = y->num;
+    m->y2_view = y2->num;
     m->out_cat = false;
     m->out_vs = &info->vs;
     m->out_dim = plan_alloc_dims(p, 1, plan_node_name(p, info->node), NULL);
@@ -599,9 +601,9 @@ bool plan_build(Plan *p, const IrNode *out) {
     /* fixed dims and the embedding blocks */
     plan_alloc_dims(p, 1, "one", NULL);
     plan_alloc_dims(p, 1, "bos", NULL);
-    ValueSet vocab = {p->vocab, p->n_vocab, false, true, true, false, false};
+    ValueSet vocab = {p->vocab, p->n_vocab, false, true, true, false, false, false};
     p->tok_dim = p->numeric_tokens ? plan_alloc_dims(p, 1, "tokens", NULL) : plan_alloc_dims(p, p->n_vocab, "tokens", &vocab);
-    ValueSet positions = {NULL, p->max_len, false, true, true, false, false};
+    ValueSet positions = {NULL, p->max_len, false, true, true, false, false, false};
     positions.vals = ARENA_ARRAY(p->arena, Value, p->max_len);
     for (size_t i = 0; i < p->max_len; i++) positions.vals[i] = value_int((int64_t)i);
     p->pos_dim = plan_alloc_dims(p, p->max_len, "indices", &positions);

@@ -36,11 +36,11 @@ PosDep pos_classify(const PosTable *t, size_t N) {
             size_t a = pos_at(n, i);
             if (n > i + 1) { /* against the same index at the shortest length that has it */
                 size_t b = pos_at(i + 1, i);
-                if (t->fail[a] != t->fail[b] || (!t->fail[a] && value_order(t->val[a], t->val[b]) != 0)) by_i = false;
+                if (t->fail[a] != t->fail[b] || (!t->fail[a] && atom_order(t->val[a], t->val[b]) != 0)) by_i = false;
             }
             if (i > 0) {
                 size_t b = pos_at(n, 0);
-                if (t->fail[a] != t->fail[b] || (!t->fail[a] && value_order(t->val[a], t->val[b]) != 0)) by_n = false;
+                if (t->fail[a] != t->fail[b] || (!t->fail[a] && atom_order(t->val[a], t->val[b]) != 0)) by_n = false;
             }
         }
     return by_i && by_n ? POS_CONST : by_i ? POS_I : by_n ? POS_N : POS_IN;

@@ -77,6 +77,7 @@ bool schedule_check(Plan *p) {
         if (two && !reads_ok(p, &w, op->y_view, at, op->node, "MLP")) return false;
         if (op->fn == MLP_FN_GATED) {
             if (!reads_ok(p, &w, op->y_view, at, op->node, "MLP")) return false;
+            if (op->gated->y2 && !reads_ok(p, &w, op->y2_view, at, op->node, "MLP")) return false;
             for (size_t v = 0; v < op->gated->n; v++)
                 if (!reads_ok(p, &w, op->gate_views[v], at, op->node, "MLP gate")) return false;
         }

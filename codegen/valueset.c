@@ -35,7 +35,7 @@ static ValueSet vs_make(Value *vals, size_t n) {
     size_t u = 0;
     for (size_t i = 0; i < n; i++)
         if (u == 0 || atom_order(vals[u - 1], vals[i]) != 0) vals[u++] = vals[i];
-    ValueSet vs = {vals, u, false, true, true, false, false};
+    ValueSet vs = {vals, u, false, true, true, false, false, false};
     for (size_t i = 0; i < u; i++) {
         vs.numeric = vs.numeric && value_is_number(vals[i]);
         vs.all_int = vs.all_int && (vals[i].kind == VAL_INT || vals[i].kind == VAL_BOOL);
@@ -45,12 +45,20 @@ static ValueSet vs_make(Value *vals, size_t n) {
 
 ValueSet vs_from_values(Value *vals, size_t n) { return vs_make(vals, n); }
 
-static ValueSet vs_unbounded(void) { return (ValueSet){NULL, 0, true, true, false, false, false}; }
+static ValueSet vs_unbounded(void) { return (ValueSet){NULL, 0, true, true, false, false, false, false}; }
 
 /* value_order, or for a set collapsed by number (see kinds_collapse) the order of the numbers */
-static int member_order(const ValueSet *vs, Value a, Value b) {
-    if (vs->by_number && value_is_number(a) && value_is_number(b)) return value_number_order(a, b);
+int vs_member_order(const ValueSet *vs, Value a, Value b) {
+    if (vs->by_number && value_is_number(a) && value_is_number(b)) {
+        int c = value_number_order(a, b);
+        return c == 0 && vs->zero_signs && a.kind == VAL_FLOAT && b.kind == VAL_FLOAT ? atom_order(a, b) : c;
+    }
     return atom_order(a, b);
+}
+
+/* Whether v is no integer, or one that float64 holds exactly (|v| <= 2^53). */
+static bool int_fits_double(Value v) {
+    return v.kind != VAL_INT || (v.as.i <= (INT64_C(1) << 53) && v.as.i >= -(INT64_C(1) << 53));
 }
 
 bool vs_decodable(const ValueSet *vs, bool with_kinds, double *gap) {
@@ -58,7 +66,7 @@ bool vs_decodable(const ValueSet *vs, bool with_kinds, double *gap) {
     double g = INFINITY, mag = 0;
     for (size_t i = 0; i < vs->n; i++) {
         double x = value_as_double(vs->vals[i]);
-        if (!isfinite(x)) return false;
+        if (!isfinite(x) || !int_fits_double(vs->vals[i])) return false; /* 2^53 + 1: no number holds it */
         mag = fmax(mag, fabs(x));
         if (i == 0) continue;
         double d = x - value_as_double(vs->vals[i - 1]);
@@ -72,9 +80,8 @@ bool vs_decodable(const ValueSet *vs, bool with_kinds, double *gap) {
 }
 
 bool vs_inexact_as_numbers(const ValueSet *vs) {
-    for (size_t i = 0; i < vs->n; i++) /* 2^53 + 1 has no float64 */
-        if (vs->vals[i].kind == VAL_INT && (vs->vals[i].as.i > (INT64_C(1) << 53) || vs->vals[i].as.i < -(INT64_C(1) << 53)))
-            return true;
+    for (size_t i = 0; i < vs->n; i++)
+        if (!int_fits_double(vs->vals[i])) return true;
     for (size_t i = 1; i < vs->n; i++)
         if (value_is_number(vs->vals[i - 1]) && value_is_number(vs->vals[i])) {
             double a = value_as_double(vs->vals[i - 1]), b = value_as_double(vs->vals[i]);
@@ -98,7 +105,7 @@ bool vs_contains(const ValueSet *vs, Value v, size_t *index) {
     size_t lo = 0, hi = vs->n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        int c = member_order(vs, vs->vals[mid], v);
+        int c = vs_member_order(vs, vs->vals[mid], v);
         if (c == 0) {
             if (index) *index = mid;
             return true;
@@ -191,6 +198,24 @@ static bool map_arg_kind_flows(Plan *p, const IrNode *n, uint32_t j) {
     }
 }
 
+/* Whether the sign of a zero result depends on the sign of a zero argument j: arithmetic keeps it
+ * (-0.0 - 0.0 is -0.0, 1 * -0.0 too, whatever the other operand's kind), comparisons, truth
+ * tests and lookups do not. */
+static bool map_arg_zero_sign_flows(const IrNode *n, uint32_t j) {
+    switch (n->u.map.kind) {
+    case IR_MAP_UNARY: return n->u.map.op == VOP_NEG || n->u.map.op == VOP_POS;
+    case IR_MAP_BINARY:
+        switch (n->u.map.op) {
+        case VOP_ADD: case VOP_SUB: case VOP_MUL: case VOP_DIV: case VOP_MOD: case VOP_POW: case VOP_AND: case VOP_OR:
+            return true;
+        default: return false;
+        }
+    case IR_MAP_COND: return j > 0;
+    case IR_MAP_INDEX: return true;
+    default: return false;
+    }
+}
+
 /* kind_matters[id]: some consumer of the s-op (or the output, which is printed with its kind)
  * tells 1, 1.0 and True apart. Elsewhere the s-op's numbers are collapsed to one atom per value:
  * its consumers cannot see the difference, and a numerical encoding could not make it. */
@@ -198,13 +223,19 @@ static void kinds_compute(Plan *p, const IrNode *out) {
     p->kinds_possible = ARENA_ARRAY(p->arena, unsigned, (size_t)out->id + 1);
     for (size_t id = 0; id <= out->id; id++)
         if (p->info[id].reachable) p->kinds_possible[id] = node_kinds(p, p->g->nodes[id]);
-    p->info[out->id].kind_matters = !p->numbers_only;
+    p->info[out->id].kind_matters = p->info[out->id].zero_sign_matters = !p->numbers_only;
     for (size_t id = out->id + 1; id-- > 0;) {
         SopInfo *info = &p->info[id];
         const IrNode *n = info->node;
         if (!info->reachable) continue;
         if (n->kind == IR_MAP && n->u.map.kind == IR_MAP_INDEX) /* a float index raises, whatever the result */
             p->info[n->u.map.args[0]->id].kind_matters = true;
+        if (info->zero_sign_matters && n->kind == IR_MAP) {
+            for (uint32_t j = 0; j < n->u.map.nargs; j++)
+                if (map_arg_zero_sign_flows(n, j)) p->info[n->u.map.args[j]->id].zero_sign_matters = true;
+        } else if (info->zero_sign_matters && n->kind == IR_AGGREGATE) {
+            p->info[n->u.aggregate.sop->id].zero_sign_matters = true;
+        }
         if (!info->kind_matters) continue;
         if (n->kind == IR_MAP) {
             for (uint32_t j = 0; j < n->u.map.nargs; j++)
@@ -217,13 +248,15 @@ static void kinds_compute(Plan *p, const IrNode *out) {
 
 /* Keeps one atom per number (an int over a float over a bool: flags such as all_int stay as
  * strong as they can) and marks the set as compared by number. */
-static void kinds_collapse(ValueSet *vs) {
+static void kinds_collapse(ValueSet *vs, bool keep_zero_signs) {
     if (vs->unbounded || vs->by_number) return;
     static const int pref[] = {[VAL_BOOL] = 0, [VAL_INT] = 2, [VAL_FLOAT] = 1, [VAL_STR] = 0};
     size_t u = 0;
     for (size_t i = 0; i < vs->n; i++) {
         Value v = vs->vals[i];
-        if (u && value_is_number(v) && value_is_number(vs->vals[u - 1]) && value_number_order(v, vs->vals[u - 1]) == 0) {
+        if (u && value_is_number(v) && value_is_number(vs->vals[u - 1]) && value_number_order(v, vs->vals[u - 1]) == 0 &&
+            !(keep_zero_signs && atom_order(v, vs->vals[u - 1]) != 0 && v.kind == VAL_FLOAT &&
+              vs->vals[u - 1].kind == VAL_FLOAT)) {
             if (pref[v.kind] > pref[vs->vals[u - 1].kind]) vs->vals[u - 1] = v;
             continue;
         }
@@ -231,6 +264,7 @@ static void kinds_collapse(ValueSet *vs) {
     }
     vs->n = u;
     vs->by_number = true;
+    vs->zero_signs = keep_zero_signs;
     vs->all_int = true;
     for (size_t i = 0; i < u; i++) vs->all_int = vs->all_int && (vs->vals[i].kind == VAL_INT || vs->vals[i].kind == VAL_BOOL);
 }
@@ -415,7 +449,7 @@ static bool map_values_by_cell(Plan *p, SopInfo *info, ValueSet *out) {
             const IrNode *a = n->u.map.args[j];
             const SopInfo *x = &p->info[a->id];
             if (kind[j] == CK_VALUE && a->kind != IR_CONST) {
-                sets[j] = (ValueSet){(Value *)&x->vs.vals[tu[i].key[j]], 1, false, true, true, false, x->vs.by_number};
+                sets[j] = (ValueSet){(Value *)&x->vs.vals[tu[i].key[j]], 1, false, true, true, false, x->vs.by_number, x->vs.zero_signs};
             } else if (kind[j] == CK_COUNT) {
                 memset(counts, 0, (p->max_len + 1) * sizeof *counts);
                 counts[tu[i].key[j]] = true;
@@ -888,7 +922,7 @@ static void values_pass(Plan *p, const IrNode *out) {
             info->vs = pos_value_set(p, info->pos);
         if (info->pos && info->pos->any_fail) info->may_fail = true;
         if (!info->vs.unbounded && info->vs.n > CG_MAX_VALUES) info->vs = vs_unbounded();
-        if (!info->kind_matters) kinds_collapse(&info->vs);
+        if (!info->kind_matters) kinds_collapse(&info->vs, info->zero_sign_matters);
         info->affine = affine_of(p, n);
     }
 }

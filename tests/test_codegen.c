@@ -278,6 +278,21 @@ static const Case cases[] = {
     {"sorting by a per-length mean that raises at length 1: values from its table",
      "x2 = average((indices % (length - 1)) * (length - 1) + (length - 1) ^ 2); r = sort(indices, x2);", "r", "ab", 8, 6,
      -1},
+    {"an int past 2^53 (2^53 + 1) that a per-length readout took as a number (fuzz finding)",
+     "x1 = aggregate((select(indices, (length / 2), <) and select(0, indices, ==)), indices);"
+     " r = x1 or 9007199254740993;", "r", "abcd", 8, 6, -1},
+    /* outsider finding (refused before): a copy through one key of a source that is a boolean at
+     * some positions and an int at others; its kind comes with the copied one-hot */
+    {"a one-key copy of booleans and ints", "c = tokens == \"a\"; s = c if indices == 0 else indicator(c); "
+     "r = aggregate(select(indices, length - indices - 1, ==), s, 0);", "r", "ab", 9, 6, -1},
+    /* outsider findings: -0.0 and 0.0 (the reference prints them apart) */
+    {"a default -0.0 against a copied 0.0", "r = aggregate(select(indices, 1, ==), tokens_int * 0.0, -0.0);", "r", "1", 4, 4,
+     -1},
+    {"x * 0.0 - 0.0 keeps the sign of x's zero", "x = tokens_int * 0.0; r = x - 0.0;", "r", "-1,1", 3, 3, -1},
+    {"a mean of -0.0: -0.0 over one key, 0.0 over several", "r = aggregate(select(indices, indices, <=), -0.0, 1);", "r",
+     "a", 4, 4, -1},
+    {"a copy of a signed zero, then a sum", "x = -indices * 0.0; r = aggregate(select(indices, length - indices - 1, ==), x) + "
+     "aggregate(select(indices, indices, ==), x);", "r", "ab", 5, 5, -1},
 };
 
 START_TEST(test_differential) {
@@ -306,6 +321,10 @@ START_TEST(test_sizes) {
          * length, not a table of every product (71,040 units) */
         {"n = (length / 2) ^ 0.5; r = n * (aggregate(select(indices, 0, ==), tokens_int) + 10 * aggregate(select(indices, 1, "
          "==), tokens_int) + 100 * aggregate(select(indices, 2, ==), tokens_int));", "-5..5", 32, 400},
+        /* a conditional between two numbers: gated by the condition (four units per value), not a
+         * table of every (condition, then, else) (16,762 units) */
+        {"a = selector_width(select(tokens, tokens, ==)); b = selector_width(select(tokens, tokens, <)) * 3 + indices;"
+         " r = a if tokens == \"a\" else b;", "abcd", 32, 200},
     };
     for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
         Compiled *c = compile_src(k[i].src, "r", k[i].vocab, k[i].max_len);
@@ -474,6 +493,32 @@ START_TEST(test_compile_errors) {
         {"tokens = tokens_int; r = aggregate(select(indices, indices, <=), tokens + 9007199254740992);", "0..3",
          "where float64 stops being exact", 3},
         {"tokens = tokens_int; r = aggregate(select(indices, indices, <=), tokens * -0.0);", "-3..3", "-0.0 and 0.0", 3},
+        /* fuzz_compile (1 h run 5): a numerical table whose rounding reaches the gaps between its values:
+         * the self-check caught them (length ^ 27 past 2^53; a projection over 2.4e8 grid points) */
+        {"tokens = tokens_int; r = aggregate(select(indices, tokens, ==), (indices % (length / 7)) * (length / 7) + "
+         "(indices - indices % (length / 7)) / (length / 7)) * aggregate(select(indices, tokens, ==), ((length ^ 3) ^ 3) ^ 3);",
+         "0..3", "float64 rounding", 5},
+        {"def bw(s) { s = s or select(indices, 0, ==); return round((1 / aggregate(s, indicator(indices == 0)))) - 1; }\n"
+         "n = (length / 2) ^ 0.5;\n"
+         "x3 = aggregate(select(indices, (indices % (length / 2)) * (length / 2) + (length / 2) ^ 2, ==), 4) * "
+         "aggregate(select(indices, indices - 1, ==), [1, 2, 3, 4, 5, 6, 7, 8][bw(select(tokens, tokens, ==)) + "
+         "indicator(tokens == \"a\")]);\n"
+         "x2 = aggregate(select(indices, bw(select(x3, x3, ==)), ==), x3) * "
+         "aggregate(select(indices, (indices % 3) * (length / 2) + (indices - indices % 3) / 3, ==), x3);\n"
+         "x1 = n * (aggregate(select(indices, n, <) and select(1, indices, ==), indicator(tokens == \"b\") * x2) + "
+         "aggregate(select(indices, n, <) and select(0, indices, ==), x3));\n"
+         "r = x1 if indices % 2 == 0 and indices < 2 and aggregate(select(x2, x3, ==), indices < 2) else length;",
+         "abcd", "float64 rounding", 5},
+        /* the same run: an output that is 2^53 at some positions and a mean such as 0.5 at others */
+        {
+         "s4 = (not select(aggregate(select(indices, length - indices - 1, ==), ((indices % ((length / 2) ^ 0.5)) + ((length / 2) ^ 0.5))), indices, <));\n"
+         "x3, x5 = aggregate(select(indices, length - indices - 1, ==), [0.5, 2, True][((round(1 / aggregate(s4 or select(indices, 0, ==), indicator(indices == 0))) - 1) + indices)]), (+aggregate(select(selector_width(select(indices, indices, ==)), indices, ==), indices));\n"
+         "s2 = (select(((indices + indicator(tokens == \"a\")) / 1), [0.5, 2, True][[0.5, 2, True][x3]], ==) or select(indices, 0, ==));\n"
+         "s1 = (s2 or select(indices, 0, ==));\n"
+         "r = ({0: 2 ^ 53, 1: 0}[indices] if (aggregate(select(indices, indices, <=), indicator((indices > length / 2))) > 0) else aggregate(s1, indices));\n",
+         "abcd", "float64 rounding", 8},
+        /* a mean of tokens * 0.0 over several keys: its zero's sign follows the count of each sign */
+        {"tokens = tokens_int; r = aggregate(select(indices, indices, <=), tokens * 0.0);", "-1,1", "-0.0 and 0.0", 3},
         /* fuzz_compile: more than four s-ops on one side of a joint selector (once reads past the members) */
         {"w8 = tokens if indices else tokens; s6 = select(\"\", w8, <); "
          "s4 = s6 and select(indices, length, <) and select(0, w8 == w8, ==);\n"
