@@ -565,8 +565,9 @@ const NumEq *numeq_of(Plan *p, const IrNode *select);
 /* demand.c, for a selector with such a conjunct: what it computes and reads (the conjunct's
  * terms' numbers, the other conjuncts' one-hots); false when it has none (the caller's tables). */
 bool numeq_want(Plan *p, const IrNode *sel, bool for_width);
-/* Appends the score columns (at most 5) of conjunct `select` (1 where K == Q, <= 0 elsewhere), planning
- * the MLPs they read; raises *time to the slot they are available at. */
+/* Appends the score columns (at most NUMEQ_MAX_COLUMNS) of conjunct `select` (1 where K == Q,
+ * <= 0 elsewhere), planning the MLPs they read; raises *time to the slot they are available at. */
+enum { NUMEQ_MAX_COLUMNS = 5 };
 bool numeq_columns(Plan *p, const IrNode *select, ScoreColumn *cols, size_t *n, int *time);
 /* A bound on |x| over every input: its value set's, or the sum of its affine terms' (an
  * unbounded `indices + length - mean`); false when unknown. */

@@ -90,7 +90,7 @@ bool selector_lower_term(Plan *p, const SelTerm *t, bool for_width, ScoreColumn 
         const IrNode *keys = NULL, *queries = NULL;
         selector_single_pair(t->conj[c], &keys, &queries);
         size_t nk = p->info[keys->id].vs.n, nq = p->info[queries->id].vs.n;
-        cap += numeq_of(p, t->conj[c]) ? 5 : nk < nq ? nk : nq;
+        cap += numeq_of(p, t->conj[c]) ? NUMEQ_MAX_COLUMNS : nk < nq ? nk : nq;
     }
     ScoreColumn *cols = ARENA_ARRAY(p->arena, ScoreColumn, cap ? cap : 1);
     size_t n = 0;
