@@ -28,6 +28,7 @@ void selector_want(Plan *p, const IrNode *sel, bool for_width) {
         p->info[p->length->id].needed = true;
         return;
     }
+    if (numeq_want(p, sel, for_width)) return; /* numbers compared through their numbers (numeq.c) */
     want_tables(p, sel);
 }
 
@@ -125,6 +126,7 @@ static void need_selector(Plan *p, const IrNode *sel, bool for_width) {
         p->info[sel->id].needed = true;
         return;
     }
+    if (numeq_want(p, sel, for_width)) return; /* what numeq.c reads instead of the tables */
     need_tables(p, sel);
 }
 

@@ -271,6 +271,9 @@ typedef struct SopInfo {
     bool has_mlp_leaves;       /* a map tabulated by an MLP of its own (MAP_MLP), from `leaves` */
     bool count_known;          /* memo of agg_count_by_index */
     const int32_t *count_by_index;
+    /* a select(K, Q, ==) of numbers (numeq.c): analysed once (numeq_known); NULL: one-hot tables */
+    bool numeq_known;
+    struct NumEq *numeq;
 } SopInfo;
 
 typedef enum MapClass { MAP_UNARY_CAT, MAP_AFFINE, MAP_MLP, MAP_POS_FREE, MAP_GATED, MAP_REAL } MapClass;
@@ -458,6 +461,9 @@ bool pos_lookup(const PosTable *t, int64_t i, int64_t n, size_t max_len, Value *
 bool selector_at_most_one(Plan *p, const IrNode *sel);
 /* Whether positional selector sel selects no key at any position of any length (its table). */
 bool selector_never_selects(const Plan *p, const IrNode *sel);
+/* Whether s-op x has the same value at every position of a sequence (length, constants, means over
+ * a selector that ignores its queries, maps of such): a proof, false when unsure. */
+bool pos_uniform(Plan *p, const IrNode *x);
 
 /* 3. valueset.c: value sets (with positional tables, supports, kinds) */
 bool vs_compute(Plan *p, const IrNode *out);
@@ -550,6 +556,22 @@ bool selector_needs_joint(Plan *p, const IrNode *sel);
 /* Whether a selector_width over sel takes more heads than CG_MAX_WIDTH_TERMS as a signed sum
  * of terms: then one head reads the joint one-hots of its sides instead (joint.c). */
 bool selector_width_needs_joint(Plan *p, const IrNode *sel);
+
+/* 4b. numeq.c: select(K, Q, ==) between numbers, scored through the numbers (2 q k - h(k), h the
+ * chords of x^2 through knots) instead of one-hots, where that is smaller or the only way. */
+typedef struct NumEq NumEq;
+/* Its lowering, analysed on first use (value sets needed); NULL: the table lowering. */
+const NumEq *numeq_of(Plan *p, const IrNode *select);
+/* demand.c, for a selector with such a conjunct: what it computes and reads (the conjunct's
+ * terms' numbers, the other conjuncts' one-hots); false when it has none (the caller's tables). */
+bool numeq_want(Plan *p, const IrNode *sel, bool for_width);
+/* Appends the score columns (at most NUMEQ_MAX_COLUMNS) of conjunct `select` (1 where K == Q,
+ * <= 0 elsewhere), planning the MLPs they read; raises *time to the slot they are available at. */
+enum { NUMEQ_MAX_COLUMNS = 5 };
+bool numeq_columns(Plan *p, const IrNode *select, ScoreColumn *cols, size_t *n, int *time);
+/* A bound on |x| over every input: its value set's, or the sum of its affine terms' (an
+ * unbounded `indices + length - mean`); false when unknown. */
+bool numeq_magnitude(const Plan *p, const IrNode *x, double *mag);
 
 /* 5. classify.c: map classes, fusion (the leaves an MLP reads), and evaluation of fused maps */
 const IrNode *map_single_varying_arg(const IrNode *n);

@@ -214,7 +214,9 @@ static bool query_blind(Plan *p, const IrNode *sel, int depth) {
  * stay different doubles after adding or subtracting one more of them. */
 static bool small_numbers(const Plan *p, const IrNode *n) {
     const ValueSet *vs = &p->info[n->id].vs;
-    if (vs->unbounded || !vs->numeric) return false;
+    double bound; /* an unbounded sum of bounded terms (indices + length - mean) */
+    if (vs->unbounded) return vs->numeric && numeq_magnitude(p, n, &bound) && bound < 0x1p50;
+    if (!vs->numeric) return false;
     for (size_t v = 0; v < vs->n; v++)
         if (!(fabs(value_as_double(vs->vals[v])) < 0x1p50)) return false;
     return true;
@@ -257,3 +259,5 @@ bool selector_at_most_one(Plan *p, const IrNode *sel) {
     default: return false;
     }
 }
+
+bool pos_uniform(Plan *p, const IrNode *x) { return uniform(p, x, 0); }

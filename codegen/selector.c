@@ -1,6 +1,6 @@
 /* Selectors -> attention scores.
  *
- * A score is a sum of bilinear columns q(r_query) * k(r_key). Four lowerings, exact by
+ * A score is a sum of bilinear columns q(r_query) * k(r_key). Five lowerings, exact by
  * construction:
  *   table        a selector over one (keys, queries) pair of categorical s-ops, any boolean
  *                combination of comparisons: score = M[query value][key value] in {0, 1};
@@ -9,6 +9,9 @@
  *   index match  select(indices, q, ==) where q is an integer affine form of length and
  *                indices that provably lies in [0, length): score = 2 q i - i^2, maximal
  *                exactly at i = q, so q needs no categorical encoding (and no MLP layer).
+ *   numerical    select(K, Q, ==) between numbers with many values (numeq.c): a conjunct
+ *                scored 1 where K == Q and <= 0 elsewhere through the numbers themselves,
+ *                2 s q k - s h(k) + 1 - s g(q), in place of a table.
  *   joint        any other combination (an `or`/`not` across different pairs): the one-hot of
  *                each side's tuple of values (joint.c), score 1 where the selector holds.
  * A selector_width is a head per term of the selector's signed sum (selterms.c), at most
@@ -87,14 +90,16 @@ bool selector_lower_term(Plan *p, const SelTerm *t, bool for_width, ScoreColumn 
         const IrNode *keys = NULL, *queries = NULL;
         selector_single_pair(t->conj[c], &keys, &queries);
         size_t nk = p->info[keys->id].vs.n, nq = p->info[queries->id].vs.n;
-        cap += nk < nq ? nk : nq;
+        cap += numeq_of(p, t->conj[c]) ? NUMEQ_MAX_COLUMNS : nk < nq ? nk : nq;
     }
     ScoreColumn *cols = ARENA_ARRAY(p->arena, ScoreColumn, cap ? cap : 1);
     size_t n = 0;
     for (size_t c = 0; c < t->n_conj; c++) {
         const IrNode *keys = NULL, *queries = NULL;
         selector_single_pair(t->conj[c], &keys, &queries);
-        if (!table_columns(p, t->conj[c], keys, queries, cols, &n, time)) return false;
+        bool ok = numeq_of(p, t->conj[c]) ? numeq_columns(p, t->conj[c], cols, &n, time)
+                                          : table_columns(p, t->conj[c], keys, queries, cols, &n, time);
+        if (!ok) return false;
     }
     double m = (double)t->n_conj;
     *cols_out = cols;

@@ -15,7 +15,7 @@ if [ ! -f "$corpus/check.py" ]; then
 fi
 compiles="Transpose(),Transpose_3dot(),Matmul_3dot4(),Matmul4x4(),MaxMinSort(),Match2(19),Cofactor(),"
 compiles="${compiles}Transpose_3dot_2h(),hist_bos,hist_nobos,reverse,sort_bos,hist2_bos,sort_by_most_freq,"
-compiles="${compiles}dyck1_ptf,dyck2_ptf,dyck3_ptf,rover.rasp:res,"
+compiles="${compiles}dyck1_ptf,dyck2_ptf,dyck3_ptf,rover.rasp:res,longsum,"
 compiles="${compiles}ReLU(),softmax(),softmaxrect_3dot(),matmul3dot2_2h(),softmaxrect_3dot_2h(),matmul_3dot3(),softmax_3dot()"
 out=$(python3 "$corpus/check.py" --bin "$bin" --random "$random" --only "$compiles" 2>&1)
 rc=$?
