@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ir/eval.h"
+#include "runtime/flag_band.h"
 #include "runtime/forward32.h"
 #include "runtime/kernels.h"
 #include "runtime/precision.h"
@@ -604,7 +605,8 @@ static void fail_outcome(ModelOutcome *o, Arena *a, const char *err) {
 }
 
 /* The error flag of one sequence's rows X against its outcome (MODEL_FLAG_ERROR). A non-finite
- * number is outside the flag (errflag.h). */
+ * number is outside the flag (errflag.h); a set flag on an answered input inside the flag's band
+ * (runtime/flag_band.h) is a note. */
 static void compare_flag(const Model *m, const double *X, size_t n, ModelOutcome *o, Arena *a) {
     size_t D = m->d_model, first_set = n;
     o->flag = ARENA_ARRAY(a, double, n ? n : 1);
@@ -612,7 +614,13 @@ static void compare_flag(const Model *m, const double *X, size_t n, ModelOutcome
         o->flag[i] = X[(i + 1) * D + m->error_flag_dim];
         if (o->flag[i] != 0 && first_set == n) first_set = i; /* NaN counts as set */
     }
-    char err[1200];
+    char err[1200], band[600];
+    if (o->ok && first_set < n && flag_in_band(m, X, n, band, sizeof band)) {
+        snprintf(err, sizeof err, "the error flag is set (%.17g at position %zu) though every check passes: %s, inside "
+                 "the flag's band", o->flag[first_set], first_set, band);
+        o->note = arena_strdup(a, err);
+        return;
+    }
     if (o->ok && first_set < n)
         snprintf(err, sizeof err, MODEL_FLAG_ERROR ": every check passes, but err is %.17g at position %zu", o->flag[first_set],
                  first_set);
@@ -683,6 +691,7 @@ void model_run_batch(const Model *m, Workspace *ws, const Value *const *inputs, 
             o->out = NULL;
             o->err = NULL;
             o->flag = NULL;
+            o->note = NULL;
             if (n > m->max_len) {
                 snprintf(err, sizeof err, "input has length %zu > max length %zu", n, m->max_len);
                 fail_outcome(o, out_arena, err);

@@ -40,8 +40,10 @@
 /* A model with an error flag (runtime/model.h, codegen/errflag.h) is run with its checks as
  * always, and then its flag is compared with them: an input that fails (a check or the readout,
  * not a non-finite number) must have err != 0 at some non-BOS row, and one that passes err = 0 at
- * every row. A disagreement fails the input with an error starting with this (an internal error:
- * the weights and the checks say different things). */
+ * every row, unless it lies inside the flag's band (runtime/flag_band.h: a checked value within a
+ * stated distance of its check's boundary, on the passing side), where err != 0 is a note
+ * (ModelOutcome.note), not a disagreement. A disagreement fails the input with an error starting
+ * with this (an internal error: the weights and the checks say different things). */
 #define MODEL_FLAG_ERROR "the error flag disagrees with the checks"
 
 /* Hidden units per chunk of an MLP block: no buffer grows with the hidden width. */
@@ -151,6 +153,8 @@ typedef struct ModelOutcome {
     const char *err; /* when !ok: what model_run would have written to err */
     double *flag;    /* a model with an error flag, an input that ran: err at each of its n
                         positions (in the caller's arena); NULL otherwise */
+    const char *note; /* an answered input whose flag is set inside the flag's band: where
+                         (runtime/flag_band.h), in the caller's arena; NULL otherwise */
 } ModelOutcome;
 
 /* model_run on count inputs (inputs[i] of lens[i] atoms) at once, in batches as large as the

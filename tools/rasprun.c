@@ -276,8 +276,9 @@ static void print_outcome(const Options *o, bool ok, const Value *out, size_t n,
     }
 }
 
-/* --flag: the error flag of one input (err at each position), or that it was not run. */
-static void print_flag(const Options *o, const double *flag, size_t n) {
+/* --flag: the error flag of one input (err at each position), or that it was not run; and the
+ * note of an answered input whose flag is set inside the flag's band. */
+static void print_flag(const Options *o, const double *flag, size_t n, const char *note) {
     printf(o->json ? "{\"flag\": " : "flag: ");
     if (!flag) {
         printf(o->json ? "null}\n" : "none\n");
@@ -289,7 +290,14 @@ static void print_flag(const Options *o, const double *flag, size_t n) {
         if (o->json) value_print_json(stdout, value_float(flag[i]));
         else printf("%g", flag[i]);
     }
-    printf(o->json ? "]}\n" : "]\n");
+    fputc(']', stdout);
+    if (note && o->json) {
+        fputs(", \"note\": ", stdout);
+        value_print_json(stdout, value_str(note));
+    } else if (note) {
+        printf(" (note: %s)", note);
+    }
+    printf(o->json ? "}\n" : "\n");
 }
 
 /* An internal error: the weights' error flag and the runtime's checks disagree. */
@@ -363,8 +371,10 @@ static void flush_queue(Runner *r, const Options *o) {
         bool ok = slot[i] != SIZE_MAX && res[slot[i]].ok;
         if (slot[i] == SIZE_MAX) print_outcome(o, false, NULL, 0, why[i]);
         else print_outcome(o, ok, res[slot[i]].out, len[slot[i]], res[slot[i]].err);
-        if (slot[i] != SIZE_MAX) note_flag(r, ok, res[slot[i]].err);
-        if (o->flag) print_flag(o, slot[i] != SIZE_MAX ? res[slot[i]].flag : NULL, slot[i] != SIZE_MAX ? len[slot[i]] : 0);
+        const ModelOutcome *oc = slot[i] != SIZE_MAX ? &res[slot[i]] : NULL;
+        if (oc) note_flag(r, ok, oc->err);
+        if (oc && oc->note && !o->flag && !o->quiet) fprintf(stderr, "rasprun: note: %s\n", oc->note);
+        if (o->flag) print_flag(o, oc ? oc->flag : NULL, oc ? len[slot[i]] : 0, oc ? oc->note : NULL);
         r->queue_failed |= !ok;
     }
     fflush(stdout);

@@ -56,6 +56,8 @@ VerifyVerdict verify_outcome(const VerifyPair *p, const Value *input, size_t n, 
         snprintf(o->ref_err, sizeof o->ref_err, "%s: %s", where, e.message);
     }
     if (!o->model_ok && verify_is_margin_error(o->model_err)) return o->verdict = VERIFY_MARGIN;
+    /* the weights' error flag against the checks: a disagreement whatever the reference says */
+    if (!o->model_ok && !strncmp(o->model_err, MODEL_FLAG_ERROR, strlen(MODEL_FLAG_ERROR))) return o->verdict = VERIFY_MISMATCH;
     if (o->model_ok && o->ref_ok) o->max_error = max_error(o->model_out, o->ref_out, n);
     if (!o->model_ok || !o->ref_ok) o->verdict = o->model_ok == o->ref_ok ? VERIFY_BOTH_ERROR : VERIFY_MISMATCH;
     else if (verify_same_output(o->model_out, o->ref_out, n, p->bound, verify_model_rel(p->model), &o->position)) o->verdict = VERIFY_AGREE;
