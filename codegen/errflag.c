@@ -21,7 +21,7 @@
 #include "runtime/forward.h"
 #include "runtime/precision.h"
 
-enum { STAGE_A, STAGE_B, N_STAGES };
+enum { STAGE_A, STAGE_B, STAGE_C, N_STAGES };
 
 /* A linear functional of the residual: sum of coefs[t] * x[dims[t]]. */
 typedef struct Fn {
@@ -97,6 +97,13 @@ static Fn fn_dim(Flag *f, uint32_t d, double coef) {
     Fn F = {1, ARENA_NEW(f->a, uint32_t), ARENA_NEW(f->a, double)};
     F.dims[0] = d;
     F.coefs[0] = coef;
+    return F;
+}
+
+static Fn fn_terms(Flag *f, size_t n, const uint32_t *dims, const double *coefs) {
+    Fn F = {n, ARENA_ARRAY(f->a, uint32_t, n), ARENA_ARRAY(f->a, double, n)};
+    memcpy(F.dims, dims, n * sizeof *dims);
+    memcpy(F.coefs, coefs, n * sizeof *coefs);
     return F;
 }
 
@@ -236,13 +243,23 @@ static bool rounding_fits(Flag *f, Fn F, double margin, const char *what) {
 }
 
 /* A real-valued output whose kind block names int or bool: where the block says that kind, v
- * must lie within error_bound + error_rel |r| of an integer r (0 or 1 for bool). |v| is bounded
- * over every input (runtime/precision.h), so the integers are finitely many: a scratch dim per
- * kind holds near_none over them, and stage B ANDs it with the kind's dim. */
+ * must lie within b_r = error_bound + error_rel |r| of an integer r (0 or 1 for bool). The bounds
+ * are tiny (1e-14), below what a ramp can resolve on v, so this test uses no ramp: |v| is bounded
+ * over every input (runtime/precision.h), and per integer r of [-J, J] (J = ceil(bound) + 1)
+ *   stage A: dist_r = ReLU(v - r) + ReLU(r - v), exact for the integer nearest v (v - r is
+ *     exact within 1/2 of r, and one of the two terms is 0);
+ *   stage B: h_r = ReLU(dist_r - 1/2), exactly 0 for the nearest integer, >= 1/2 - b_r for the
+ *     others where a check passes; off = 2 ReLU(1/2 - kind), exactly 0 where the kind is hot;
+ *   stage C: err += ReLU(dist_r - 4 h_r - M off - (b_r - 2 delta)), M = 2 J + 4: for the
+ *     nearest integer where the kind is hot, exactly "dist_r > b_r - 2 delta"; 0 for the others
+ *     and where another kind is hot.
+ * delta: how far the flag's v and the runtime's can differ (0 for a readout of one dim). For bool
+ * (0 and 1 only), tails v < -1/4 and v > 5/4 gated alike. */
 static bool integer_kinds(Flag *f, Fn F) {
     const Model *M = f->m;
     double V = 0;
     for (size_t t = 0; t < F.n; t++) V += fabs(F.coefs[t]) * f->bound[F.dims[t]];
+    double delta = fn_rounding(f, F, 0);
     for (size_t kk = 0; kk < M->out_kind_count; kk++) {
         ValueKind kind = M->out_kinds[kk];
         if (kind == VAL_FLOAT) continue;
@@ -254,23 +271,44 @@ static bool integer_kinds(Flag *f, Fn F) {
             return refuse(f, "--error-flag: the output %s", what);
         }
         long J = kind == VAL_BOOL ? 1 : (long)ceil(V) + 1, lo = kind == VAL_BOOL ? 0 : -J;
-        size_t k = (size_t)(J - lo + 1);
-        double *u = ARENA_ARRAY(f->a, double, k), *margin = ARENA_ARRAY(f->a, double, k), least = INFINITY;
-        for (size_t i = 0; i < k; i++) {
-            u[i] = (double)(lo + (long)i);
-            margin[i] = M->out_error_bound + M->out_error_rel * fabs(u[i]);
-            least = fmin(least, margin[i]);
-            if (!(2 * margin[i] < 0.5))
+        double big = 2.0 * (double)J + 4.0 + (kind == VAL_BOOL && isfinite(V) ? 2 * V : 0);
+        if (kind == VAL_BOOL && !isfinite(V))
+            return refuse(f, "--error-flag: the output %s may be read as a bool, and the interval analysis of its readout "
+                          "(runtime/precision.h) does not bound it", M->output_name);
+        uint32_t kind_dim = (uint32_t)(M->out_kind_dim + kk);
+        char name[96];
+        snprintf(name, sizeof name, "err:not %s", kind == VAL_BOOL ? "bool" : "int");
+        uint32_t off = new_dim(f, name, false, 1);
+        unit(f, STAGE_B, fn_dim(f, kind_dim, 1), -1, 0.5, off, 2);
+        for (long r = lo; r <= J; r++) {
+            double b = M->out_error_bound + M->out_error_rel * fabs((double)r);
+            if (!(2 * b < 0.5))
                 return refuse(f, "--error-flag: the output %s is read as an integer within an error bound of a quarter "
                               "or more", M->output_name);
+            if (!(4 * delta < b)) {
+                snprintf(f->msg, f->msgsize, "--error-flag: the rounding of the output %s's readout (up to %.3g over the "
+                         "bounds of its terms) is not small against its error bound %.3g", M->output_name, delta, b);
+                return false;
+            }
+            snprintf(name, sizeof name, "err:distance to %ld", r);
+            uint32_t dist = new_dim(f, name, false, 0);
+            unit(f, STAGE_A, F, 1, -(double)r, dist, 1);
+            unit(f, STAGE_A, F, -1, (double)r, dist, 1);
+            snprintf(name, sizeof name, "err:not nearest %ld", r);
+            uint32_t h = new_dim(f, name, false, 0);
+            unit(f, STAGE_B, fn_dim(f, dist, 1), 1, -0.5, h, 1);
+            const uint32_t dims[3] = {dist, h, off};
+            const double coefs[3] = {1, -4, -big};
+            unit(f, STAGE_C, fn_terms(f, 3, dims, coefs), 1, -(b - 2 * delta), f->err, 1);
         }
-        if (!rounding_fits(f, F, least, "error bound")) return false;
-        char name[64];
-        snprintf(name, sizeof name, "err:not an integer:%s", kind == VAL_BOOL ? "bool" : "int");
-        uint32_t fail = new_dim(f, name, true, 0);
-        near_none(f, STAGE_A, F, u, margin, k, fail, V);
-        uint32_t and[2] = {fail, (uint32_t)(M->out_kind_dim + kk)};
-        and_into_err(f, STAGE_B, and, 2);
+        if (kind == VAL_BOOL)
+            for (int side = 0; side < 2; side++) {
+                snprintf(name, sizeof name, "err:bool %s", side ? "above 5/4" : "below -1/4");
+                uint32_t t = new_dim(f, name, false, 0);
+                unit(f, STAGE_A, F, side ? 1 : -1, side ? -1.25 : -0.25, t, 1);
+                Fn test = fn_block(f, t, 1, NULL, false, off, -big);
+                unit(f, STAGE_C, test, 1, 0, f->err, 1);
+            }
     }
     return true;
 }
