@@ -30,6 +30,17 @@ static const Program programs[] = {
      5, true},
     {"a mean compared with a constant", "p = aggregate(select(indices, indices, <=), indicator(tokens == \"a\")); r = p > 0.5;",
      "r", "ab", 5, false},
+    {"finding 002: strings and numbers by length (one_kind over a list index)", "r = [1, \"q\", \"q\", 0][length];", "r",
+     "a", 9, true},
+    {"finding 002: a string where a histogram exceeds 1 (one_kind)",
+     "h = selector_width(select(tokens, tokens, ==)); r = \"x\" if h > 1 else h;", "r", "abc", 6, true},
+    {"finding 002: the length or a string (one_kind, per-length values)",
+     "n = aggregate(select(indices, indices, <=), indicator(tokens == \"a\")); r = length if n == 0 else \"no\";", "r", "ab",
+     10, true},
+    {"two one_kind checks (the old flag refused more than one)",
+     "a = \"s\" if tokens == \"a\" else 1; b = aggregate(select(indices, 0, ==), a); c = aggregate(select(indices, 1, ==), a);\n"
+     "r = b if indices == 0 else c;",
+     "r", "ab", 5, true},
     {"the Dyck-1 program (several checks)",
      "p = select(indices, indices, <=); b = aggregate(p, indicator(tokens == \"(\")) - aggregate(p, indicator(tokens == \")\"));\n"
      "f = aggregate(p, indicator(b < 0)) > 0; d = \"F\" if f else (\"T\" if b == 0 else \"P\");",
@@ -222,11 +233,163 @@ START_TEST(test_rewritten_check_refused) {
 }
 END_TEST
 
+/* err is a sum of terms >= 0: every weight into err of the flag's layers is positive (so no
+ * rounding residue of one unit can cancel another's, finding 002). */
+START_TEST(test_err_weights_positive) {
+    const Program *p = &programs[_i];
+    Compiled *c = compile_src(p->src, p->output, p->vocab, p->max_len);
+    ck_assert(c->ok);
+    size_t L0 = c->model.n_layers;
+    char err[512];
+    ck_assert_msg(errflag_add(&c->model, err, sizeof err), "%s", err);
+    size_t e = c->model.error_flag_dim, n = 0;
+    for (size_t l = L0; l < c->model.n_layers; l++) {
+        const ModelLayer *L = &c->model.layers[l];
+        MatrixColumn col = matrix_column(&L->mlp.w2, e);
+        for (uint32_t k = 0; k < col.n; k++, n++) ck_assert_msg(col.val[k] > 0, "%s: layer %zu: %g", p->what, l, col.val[k]);
+        ck_assert(L->mlp.b2[e] == 0);
+        for (size_t h = 0; h < L->n_heads; h++) ck_assert(matrix_column(&L->heads[h].wo, e).n == 0);
+    }
+    ck_assert(n > 0);
+    compiled_free(c);
+}
+END_TEST
+
+static Compiled *compile_real(const char *src, double lo, double hi, double margin) {
+    CodegenOptions o = {.have_range = true, .range_lo = lo, .range_hi = hi, .max_len = 5, .real_margin = margin};
+    Compiled *c = compile_with(src, "out", o);
+    ck_assert_msg(c->ok, "%s", compiled_first_error(c));
+    char err[512];
+    ck_assert_msg(errflag_add(&c->model, err, sizeof err), "%s", err);
+    return c;
+}
+
+/* One real token through a flagged model: its outcome, copied out of the arena. */
+typedef struct Run {
+    bool ok, flag_set, flag_error;
+    double flag;
+    char note[600];
+} Run;
+
+static Run run_token(const Compiled *c, double x) {
+    Workspace ws;
+    char err[256];
+    ck_assert(workspace_init(&ws, &c->model, err, sizeof err));
+    Arena a;
+    arena_init(&a);
+    Value in = value_float(x);
+    const Value *inputs[1] = {&in};
+    size_t len = 1;
+    ModelOutcome o;
+    model_run_batch(&c->model, &ws, inputs, &len, 1, &a, &o);
+    Run r = {o.ok, o.flag && o.flag[0] != 0, !o.ok && !strncmp(o.err, MODEL_FLAG_ERROR, strlen(MODEL_FLAG_ERROR)),
+             o.flag ? o.flag[0] : 0, ""};
+    if (o.note) snprintf(r.note, sizeof r.note, "%s", o.note);
+    arena_free(&a);
+    workspace_free(&ws);
+    return r;
+}
+
+/* Finding 001: the margin check fails where |v - c| <= m; just outside, the flag may be set
+ * (inside its band) and the runtime answers with a note, never an internal error; inside, the
+ * flag is >= 1; far outside, 0 with no note. */
+START_TEST(test_margin_boundary) {
+    struct {
+        const char *src;
+        double lo, hi, margin, c;
+    } cases[] = {{"tokens = tokens_float; out = tokens > 0;", -1, 1, 0, 0},
+                 {"tokens = tokens_float; out = tokens > 1;", -2, 2, 0.5, 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        Compiled *c = compile_real(cases[i].src, cases[i].lo, cases[i].hi, cases[i].margin);
+        double m = cases[i].margin ? cases[i].margin : 1e-6, at = cases[i].c;
+        for (int side = -1; side <= 1; side += 2) {
+            double edge = at + side * m;
+            /* the first doubles past the edge where the runtime's |v - c| (rounded) exceeds m */
+            double first = nextafter(edge, side * INFINITY);
+            while (!(fabs(first - at) > m)) first = nextafter(first, side * INFINITY);
+            double outside[] = {first, side > 0 ? edge * (1 + 0x1p-45) : edge - m * 0x1p-45};
+            for (size_t k = 0; k < 2; k++) {
+                Run r = run_token(c, outside[k]);
+                ck_assert_msg(r.ok && !r.flag_error, "%.17g: %s", outside[k], r.note);
+                ck_assert_msg(!r.flag_set || strstr(r.note, "inside the flag's band"), "%.17g: flag %g, no note", outside[k], r.flag);
+            }
+            double inside[] = {edge, nextafter(first, -side * INFINITY), at + side * m / 2, at};
+            for (size_t k = 0; k < 4; k++) {
+                Run r = run_token(c, inside[k]);
+                ck_assert_msg(!r.ok && !r.flag_error && r.flag >= 1, "%.17g: ok %d, flag %g", inside[k], r.ok, r.flag);
+            }
+            Run far = run_token(c, at + side * 2 * m);
+            ck_assert(far.ok && !far.flag_set && !far.note[0]);
+        }
+        compiled_free(c);
+    }
+}
+END_TEST
+
+/* The program of that row has two one_kind checks. */
+START_TEST(test_two_one_kind_checks) {
+    const Program *p = programs;
+    while (strncmp(p->what, "two one_kind", 12)) p++;
+    Compiled *c = compile_src(p->src, p->output, p->vocab, p->max_len);
+    ck_assert(c->ok);
+    size_t kinds = 0;
+    for (size_t i = 0; i < c->model.n_checks; i++) kinds += c->model.checks[i].kind == MODEL_CHECK_ONE_KIND;
+    ck_assert_msg(kinds >= 2, "%s: %zu one_kind checks", p->what, kinds);
+    compiled_free(c);
+}
+END_TEST
+
+/* Finding 003: an output that is the int 1 or the token compiles with the flag (the integers it
+ * may reach bounded by the tighter analysis), and the flag agrees with the checks on a grid. */
+START_TEST(test_int_or_real_output) {
+    Compiled *c = compile_real("tokens = tokens_float; out = 1 if tokens > 0 else tokens;", -2, 2, 0);
+    for (int j = -64; j <= 64; j++) {
+        Run r = run_token(c, j / 32.0 * 0.999 + 3e-6);
+        ck_assert_msg(!r.flag_error && r.flag_set == !r.ok && !r.note[0], "%g: ok %d flag %g %s", j / 32.0, r.ok, r.flag, r.note);
+    }
+    compiled_free(c);
+}
+END_TEST
+
+/* The integer test has no band on a readout of one dim: a model whose int output is off by d
+ * (its last layer shifted) is refused exactly where d exceeds the error bound, and the flag is
+ * set exactly there. */
+START_TEST(test_integer_boundary_exact) {
+    const char *src = "tokens = tokens_float; out = 0 if tokens < 0 else tokens;";
+    CodegenOptions o = {.have_range = true, .range_lo = -2, .range_hi = 2, .max_len = 3};
+    Compiled *probe = compile_with(src, "out", o);
+    ck_assert(probe->ok && probe->model.output_kind == MODEL_OUT_NUMERICAL && probe->model.out_count == 0);
+    double b = probe->model.out_error_bound;
+    compiled_free(probe);
+    double shifts[] = {b, nextafter(b, INFINITY), b / 2, 2 * b, -b, nextafter(-b, -INFINITY)};
+    for (size_t i = 0; i < sizeof shifts / sizeof *shifts; i++) {
+        Compiled *c = compile_with(src, "out", o);
+        Model *m = &c->model;
+        size_t out = 0;
+        for (size_t d = 0; d < m->d_model; d++)
+            if (m->out_readout[d] != 0) out = d;
+        m->layers[m->n_layers - 1].mlp.b2[out] += shifts[i];
+        char err[512];
+        ck_assert_msg(errflag_add(m, err, sizeof err), "%s", err);
+        Run r = run_token(c, -1.5); /* the int 0, shifted */
+        bool fits = fabs(shifts[i]) <= b;
+        ck_assert_msg(r.ok == fits && r.flag_set == !fits && !r.flag_error && !r.note[0], "shift %.17g: ok %d flag %g", shifts[i],
+                      r.ok, r.flag);
+        compiled_free(c);
+    }
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("errflag");
     TCase *tc = tcase_create("errflag");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_flag_agrees_with_checks, 0, (int)(sizeof programs / sizeof *programs));
+    tcase_add_loop_test(tc, test_err_weights_positive, 0, (int)(sizeof programs / sizeof *programs));
+    tcase_add_test(tc, test_two_one_kind_checks);
+    tcase_add_test(tc, test_margin_boundary);
+    tcase_add_test(tc, test_int_or_real_output);
+    tcase_add_test(tc, test_integer_boundary_exact);
     tcase_add_test(tc, test_bos_row_clear);
     tcase_add_test(tc, test_disagreement_reported);
     tcase_add_test(tc, test_file);
