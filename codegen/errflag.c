@@ -657,9 +657,10 @@ static bool output_checks(Flag *f) {
 }
 
 /* single_key: var' = x1 - q(x0), q the chords of x^2 between knots a quarter apart on
- * [0, max_len] (0 <= q - x^2 <= 1/64, so var - 1/64 <= var' <= var), then stage B adds
- * 64 ReLU(var' - 3/32): >= 1 where the runtime fails (var >= 1/8, var' >= 7/64), 0 where var'
- * <= 3/32, so set on a passing input only for a variance in [3/32, 1/8) (the band). */
+ * [0, max_len] (0 <= q - x^2 <= 1/64, so var - 1/64 <= var' <= var, and var' is computed within
+ * 1/64: rounding_budget), then stage B adds 64 ReLU(var' - 5/64): >= 1 where the runtime fails
+ * (var >= 1/8, var' >= 6/64 as computed), 0 where var' <= 5/64, so set on a passing input only
+ * for a variance in [1/16, 1/8) (the band). */
 static void single_key(Flag *f, const ModelCheck *c) {
     char name[160];
     snprintf(name, sizeof name, "err:variance %s", c->what);
@@ -669,7 +670,7 @@ static void single_key(Flag *f, const ModelCheck *c) {
     unit(f, STAGE_A, x1, -1, 0, var, -1);
     double h = 0.25;
     for (size_t j = 0; j <= 4 * f->m->max_len; j++) unit(f, STAGE_A, x0, 1, -h * (double)j, var, j ? -2 * h : -h);
-    unit(f, STAGE_B, fn_dim(f, var, 1), 1, -3.0 / 32, f->err, 64);
+    unit(f, STAGE_B, fn_dim(f, var, 1), 1, -5.0 / 64, f->err, 64);
 }
 
 /* one_kind: two heads of stage A, over the non-BOS keys, score each position by the sum S of its
@@ -777,7 +778,7 @@ static bool blocks_fit(Flag *f) {
 }
 
 /* The rounding of the sums that cancel (stage A into a scratch dim that stage B reads through a
- * dead zone): at most 1/32 per dim wherever it matters, else refused. A unit's output is within
+ * dead zone): at most 1/64 per dim wherever it matters, else refused. A unit's output is within
  * (n + 3) u |out_coef| (|scale| extent + |bias|) of exact (u = 2^-53, n its input's terms). */
 static bool rounding_budget(Flag *f) {
     double *noise = ARENA_ARRAY(f->a, double, f->D);
@@ -788,8 +789,8 @@ static bool rounding_budget(Flag *f) {
         noise[u->out] += ((double)u->in.n + 3) * 0x1p-53 * fabs(u->out_coef) * pre;
     }
     for (size_t d = f->D0; d < f->D; d++)
-        if (!(noise[d] <= 1.0 / 32)) {
-            snprintf(f->msg, f->msgsize, "--error-flag: the rounding of the flag's sum %s could reach %.3g (limit 1/32): "
+        if (!(noise[d] <= 1.0 / 64)) {
+            snprintf(f->msg, f->msgsize, "--error-flag: the rounding of the flag's sum %s could reach %.3g (limit 1/64): "
                      "too many values, or values too large against their margins", f->names[d - f->D0], noise[d]);
             return false;
         }

@@ -3,7 +3,7 @@
  * so that a framework running the weights alone (NumPy, PyTorch) sees what rasprun raises.
  *
  * A pass over a finished Model (runtime/model.h), after codegen_compile: it widens the residual
- * by `err` and scratch dims, and appends 1 or 2 layers (docs/model-format.md, "The error flag",
+ * by `err` and scratch dims, and appends 1 to 3 layers (docs/model-format.md, "The error flag",
  * states the construction and the contract):
  *   stage A (a layer): heads for the input's length 1/(n+1) (per-length value sets) and, per
  *     one_kind check, whether some position holds a string and whether some holds a number; an
@@ -12,14 +12,16 @@
  *     into err; a bounded one is a clamped bump summed into a scratch dim (`err:raw`, or an
  *     indicator that stage B ANDs); the one_kind AND goes straight into err;
  *   stage B (a layer): dead zones over the scratch dims, err += 2 ReLU(raw - 1/4),
- *     4 ReLU(sum of k indicators - k + 1/2), 64 ReLU(variance - 3/32), and the margin checks'
- *     ReLU(m + 2 eta - |v - c|) / eta.
+ *     4 ReLU(sum of k indicators - k + 1/2), 64 ReLU(variance - 5/64), the margin checks'
+ *     ReLU(m + 2 eta - |v - c|) / eta, and the first half of the integer test below;
+ *   stage C (a layer, only for a real-valued output read as an int or bool): the integer test,
+ *     on exact distances to the nearest integer (errflag.c, integer_kinds).
  * Every unit that writes err has a positive output weight, so err is a sum of terms >= 0; every
  * unit is switched off at the BOS row, so err and the scratch dims are 0 there.
  *
  * The contract (runtime/flag_band.h; exact for the runtime's float64 arithmetic): an input the
  * runtime runs and refuses has err > 0 at some non-BOS row (>= 1 at a row where a check fails,
- * but for the margin checks' and range tails' own scale); one it answers has err = 0.0 at every
+ * but for the integer test's and the range tails' own scale); one it answers has err = 0.0 at every
  * row unless a checked value lies inside the flag's band (a stated distance from its check's
  * boundary, on the passing side). Each ramp lies inside that band and reaches 1 on the boundary.
  * Covered: one_hot, single_key, one_kind and margin checks; the output's one-hot test

@@ -12,8 +12,9 @@ and decodes, so any forward pass (this one, the torch module's) is judged the sa
 
 ``run_weights(model, tokens)`` uses the weights alone, as any framework would: the forward pass,
 then the plain decoding of docs/model-format.md ("The error flag") without the runtime's checks,
-and the error flag of a model compiled with --error-flag (err at each position; the input fails
-where any is not 0).
+and the error flag of a model compiled with --error-flag (err at each position, a sum of terms
+>= 0: the input fails where any is not 0, or lies inside the flag's band, where rasprun answers
+with a note; docs/model-format.md, "The error flag").
 
 Where the C runtime's floating-point order decides a result's last bits, this code comes close
 without reproducing it: products run over the residual dims each matrix touches, means of the
@@ -392,9 +393,12 @@ def _number(a: Atom) -> float:
 def run_weights(model: Model, tokens: Sequence[Atom], beta: Optional[float] = None,
                 scaled: bool = False) -> Tuple[List[Atom], Optional[np.ndarray]]:
     """The weights alone on one input: (outputs, flag). outputs by decode_plain; flag the error
-    flag (err at each position, None for a model compiled without --error-flag): the input fails
-    exactly where rasprun raises when some entry is not 0 (docs/model-format.md). Raises
-    InputError only for what has no embedding (too long, a token outside the vocabulary)."""
+    flag (err at each position, None for a model compiled without --error-flag). By the flag's
+    contract (docs/model-format.md, "The error flag"): where rasprun raises, some entry is > 0;
+    where every entry is 0, rasprun answers outputs; an entry may also be set where rasprun
+    answers with a note, a checked value inside the flag's band (NumPy's own rounding of the
+    model decides the last bits there). Raises InputError only for what has no embedding (too
+    long, a token outside the vocabulary)."""
     ids, values = model.encode(tokens, check_range=False)
     X = forward(model, ids, values, beta, scaled)[-1]
     n = len(tokens)

@@ -135,9 +135,11 @@ class CompiledTransformer(nn.Module):
 
     def error_flag(self, x: torch.Tensor) -> Optional[torch.Tensor]:
         """The error flag of final residuals x [B, N+1, D] (a model compiled with raspcc
-        --error-flag): err [B, N] at the non-BOS positions; an input fails where any of its
-        positions (up to its length) is not 0 (docs/model-format.md, "The error flag"). None for
-        a model without one."""
+        --error-flag): err [B, N] at the non-BOS positions, each a sum of terms >= 0. Under
+        softmax attention read an input as failing where any of its positions (up to its length)
+        has err >= 0.5 (docs/model-format.md, "The error flag": with hard attention in float64,
+        err != 0; an input rasprun answers may read as failing inside the flag's band). None
+        for a model without one."""
         dim = self.model.error_flag_dim
         return None if dim is None else x[:, 1:, dim]
 
