@@ -8,7 +8,8 @@
 #                   against the mathematics (tests/simulator.sh), and the Python package
 #                   against rasprun when python3-numpy and python3-torch are installed,
 #                   the error flag (raspcc --error-flag) against rasprun's errors when
-#                   python3-numpy is (tests/errflag.sh), and the testbed at n = 8, 16
+#                   python3-numpy is (tests/errflag.sh), programs that raise with the flag at
+#                   max-len 6, 13, 30 (tests/errflag_sweep.sh), and the testbed at n = 8, 16
 #   make verify     long differential sweeps (not part of check)
 #   make bench      the benchmark table (docs/benchmarks.md explains it)
 #   make experiments  the embedding-only training table (docs/experiments.md; ~30 min of CPU)
@@ -149,6 +150,7 @@ python: all
 
 errflag: all
 	@sh tests/errflag.sh bin
+	@sh tests/errflag_sweep.sh bin
 
 check: all unit-tests golden corpus repl-transcripts simulator python errflag testbed-check
 
