@@ -36,18 +36,41 @@ static bool onehot_band(const double *x, size_t dim, size_t count, size_t *at) {
     return false;
 }
 
+/* model_value_bounds, computed at the first need. */
+static const double *bounds(const Model *m, double **bound) {
+    if (!*bound) {
+        *bound = malloc((m->d_model ? m->d_model : 1) * sizeof **bound);
+        if (!*bound) abort();
+        model_value_bounds(m, *bound);
+    }
+    return *bound;
+}
+
+/* delta of the output's readout (flag_band.h). */
+static double readout_rounding(const Model *m, const double *bound) {
+    size_t n = 0, *dims = malloc((m->d_model ? m->d_model : 1) * sizeof *dims);
+    double *coefs = malloc((m->d_model ? m->d_model : 1) * sizeof *coefs);
+    if (!dims || !coefs) abort();
+    for (size_t d = 0; d < m->d_model; d++)
+        if (m->out_readout[d] != 0) dims[n] = d, coefs[n++] = m->out_readout[d];
+    double r = flag_rounding(n, dims, coefs, bound, 0);
+    free(dims);
+    free(coefs);
+    return r;
+}
+
 /* The output's decoding at one row: v within the margin of the nearest member (of the input's
  * length), but farther than FLAG_BAND_DECODE of it; or, real-valued and read as an int or bool,
- * within the error bound of the nearest integer but farther than FLAG_BAND_INTEGER of it. */
-static bool output_band(const Model *m, const double *x, size_t n_input, double *v_out, double *near_out) {
+ * within the error bound b of the nearest integer but farther than b - 2 delta. */
+static bool output_band(const Model *m, const double *x, size_t n_input, double **bound, double *v_out, double *near_out) {
     if (m->output_kind != MODEL_OUT_NUMERICAL) return false;
     double v = 0.0;
     for (size_t j = 0; j < m->d_model; j++) v += x[j] * m->out_readout[j];
     *v_out = v;
     if (m->out_count == 0) {
-        double r = round(v), b = m->out_error_bound + m->out_error_rel * fabs(r);
+        double r = round(v), b = m->out_error_bound + m->out_error_rel * fabs(r), d = fabs(v - r);
         *near_out = r;
-        return fabs(v - r) > FLAG_BAND_INTEGER * b && fabs(v - r) <= b;
+        return m->out_kind_count && d <= b && d > b - 2 * readout_rounding(m, bounds(m, bound));
     }
     size_t count;
     const Value *set = model_output_values(m, n_input, &count);
@@ -74,7 +97,7 @@ bool flag_in_band(const Model *m, const double *X, size_t n, char *note, size_t 
             snprintf(note, notesize, "at position %zu, entry %s of the output is %.17g, within %g of 0 or 1 but not %g", i,
                      m->labels[at], x[at], MODEL_ONEHOT_TOL, FLAG_BAND_ONEHOT * MODEL_ONEHOT_TOL);
             found = true;
-        } else if (output_band(m, x, n, &v, &c)) {
+        } else if (output_band(m, x, n, &bound, &v, &c)) {
             snprintf(note, notesize, "at position %zu, the output's value %.17g is near the edge of the interval that "
                      "decodes to %.17g", i, v, c);
             found = true;
@@ -94,12 +117,7 @@ bool flag_in_band(const Model *m, const double *X, size_t n, char *note, size_t 
                 }
             } else if (ck->kind == MODEL_CHECK_MARGIN) {
                 const ModelMargin *g = &m->margins[ck->dim];
-                if (!bound) {
-                    bound = malloc(D * sizeof *bound);
-                    if (!bound) abort();
-                    model_value_bounds(m, bound);
-                }
-                double eta = flag_margin_eta(g, bound), s = 0.0;
+                double eta = flag_margin_eta(g, bounds(m, &bound)), s = 0.0;
                 for (size_t t = 0; t < g->n_terms; t++) s += g->coefs[t] * x[g->dims[t]];
                 for (size_t j = 0; j < g->n_thresholds && !found; j++) {
                     double d = fabs(s - g->thresholds[j]);

@@ -15,7 +15,8 @@
  *       a numerical output's decoding: v within margin m of the member it decodes to, but
  *         farther than FLAG_BAND_DECODE m;
  *       a real-valued output read as an int or bool: v within b = error_bound + error_rel |r| of
- *         the integer r nearest it, but farther than FLAG_BAND_INTEGER b;
+ *         the integer r nearest it, but farther than b - 2 delta (delta = flag_rounding of the
+ *         readout: 0, so no band, for a readout of one dim);
  *       a margin check: m < |v - c| < m + 3 eta for a threshold c (eta = flag_margin_eta).
  * The one_kind check and a real-valued token's range have no band. */
 #ifndef RASPCC_RUNTIME_FLAG_BAND_H
@@ -29,7 +30,6 @@
 #define FLAG_BAND_ONEHOT 0.25   /* x MODEL_ONEHOT_TOL */
 #define FLAG_BAND_VARIANCE 0.0625
 #define FLAG_BAND_DECODE 0.25   /* x the output's decoding margin */
-#define FLAG_BAND_INTEGER 0.25  /* x the error bound around an integer */
 #define FLAG_MARGIN_REL 0x1p-20 /* eta's part relative to a margin check's m */
 
 /* How far two float64 evaluations of sum_t coefs[t] x[dims[t]] (each in its own order, fused
