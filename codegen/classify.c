@@ -2,6 +2,7 @@
  *
  * A map is a free categorical view (one categorical argument), a free affine numerical view, or
  * tabulated by an MLP from chosen leaves; demand records which views each consumer reads. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -354,6 +355,20 @@ static bool wide_gaps_per_length(Plan *p, const IrNode *out) {
     return sets != NULL;
 }
 
+/* Whether a gated sum's float64 rounding stays far below the gaps between n's numbers: every
+ * unit sums terms near M = 2 bound + 1, a few ulps of M each (`x if c else 2 ^ 53` cannot be read
+ * to the unit). The output read per length has its own check (wide_gaps_per_length). */
+static bool gated_rounding_ok(Plan *p, const IrNode *n, double bound) {
+    const ValueSet *vs = &p->info[n->id].vs;
+    if (vs_inexact_as_numbers(vs)) return true; /* only reached for the output read per length */
+    double gap = INFINITY;
+    for (size_t i = 1; i < vs->n; i++) {
+        double a = value_as_double(vs->vals[i - 1]), b = value_as_double(vs->vals[i]);
+        if (b > a) gap = fmin(gap, b - a);
+    }
+    return (2 * bound + 1) * 64 * DBL_EPSILON <= gap / 16;
+}
+
 /* Whether a conditional `t if g else e` between two numbers of one kind can be gated: g has few
  * values, each of which picks t or e (Gated.y2); fills *gd. Instead of a table of every (g, t, e),
  * four units per gate value. */
@@ -388,7 +403,7 @@ static bool gated_cond_form(Plan *p, const IrNode *n, Gated *gd) {
         gd->a[v] = 1;
         gd->b[v] = 0;
     }
-    return true;
+    return gated_rounding_ok(p, n, gd->bound);
 }
 
 /* Whether map n is affine in y for each value of the other varying argument g (see Gated),
@@ -427,7 +442,7 @@ static bool gated_form(Plan *p, const IrNode *n, const IrNode *g, const IrNode *
         gd->a[v] = a;
         gd->b[v] = f0 - a * y0;
     }
-    return true;
+    return gated_rounding_ok(p, n, gd->bound);
 }
 
 MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls) {

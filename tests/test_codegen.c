@@ -285,6 +285,12 @@ static const Case cases[] = {
      * some positions and an int at others; its kind comes with the copied one-hot */
     {"a one-key copy of booleans and ints", "c = tokens == \"a\"; s = c if indices == 0 else indicator(c); "
      "r = aggregate(select(indices, length - indices - 1, ==), s, 0);", "r", "ab", 9, 6, -1},
+    /* fuzz_compile: a gated sum over 2 ^ 53 rounds by units; the conditional is tabulated instead */
+    {"a gated conditional whose other branch is 2 ^ 53",
+     "tokens = tokens_int; x1 = count(tokens, -1); b2 = (tokens in [5, 5]); b3 = (tokens in [5, 5]);\n"
+     "r = (x1 if (((aggregate(select(indices, indices, <=), indicator((tokens == 5))) > 0) and (tokens == 5)) or "
+     "((1.5 if b2 else 1.5) < (1.5 if b3 else 1.5))) else (x1 if (b3 or (x1 <= length)) else (2 ^ 53)));",
+     "r", "-1,5,7", 7, 5, -1},
     /* outsider findings: -0.0 and 0.0 (the reference prints them apart) */
     {"a default -0.0 against a copied 0.0", "r = aggregate(select(indices, 1, ==), tokens_int * 0.0, -0.0);", "r", "1", 4, 4,
      -1},
