@@ -355,17 +355,28 @@ static bool wide_gaps_per_length(Plan *p, const IrNode *out) {
     return sets != NULL;
 }
 
-/* Whether a gated sum's float64 rounding stays far below the gaps between n's numbers: every
+/* The least gap between distinct numbers of vs that a consumer can tell apart: tables and the
+ * readout refuse sets closer than 1e-9 of their magnitude (mlp.c, vs_decodable), so a set's
+ * spurious near-twins (combinations that never occur together) do not count below that. */
+static double resolved_gap(const ValueSet *vs) {
+    double gap = INFINITY, mag = 0;
+    for (size_t i = 0; i < vs->n; i++) {
+        double b = value_as_double(vs->vals[i]);
+        mag = fmax(mag, fabs(b));
+        if (i && b > value_as_double(vs->vals[i - 1])) gap = fmin(gap, b - value_as_double(vs->vals[i - 1]));
+    }
+    return fmax(gap, 1e-9 * mag);
+}
+
+/* Whether a gated sum's float64 rounding stays far below the gaps its consumers resolve: every
  * unit sums terms near M = 2 bound + 1, a few ulps of M each (`x if c else 2 ^ 53` cannot be read
- * to the unit). The output read per length has its own check (wide_gaps_per_length). */
+ * to the unit). The output is also read against each length's values. */
 static bool gated_rounding_ok(Plan *p, const IrNode *n, double bound) {
     const ValueSet *vs = &p->info[n->id].vs;
-    if (vs_inexact_as_numbers(vs)) return true; /* only reached for the output read per length */
-    double gap = INFINITY;
-    for (size_t i = 1; i < vs->n; i++) {
-        double a = value_as_double(vs->vals[i - 1]), b = value_as_double(vs->vals[i]);
-        if (b > a) gap = fmin(gap, b - a);
-    }
+    double gap = vs_inexact_as_numbers(vs) ? INFINITY : resolved_gap(vs);
+    const ValueSet *sets = n == p->output ? vs_output_sets(p, n) : NULL;
+    for (size_t len = 0; sets && len < p->max_len; len++)
+        if (sets[len].n) gap = fmin(gap, resolved_gap(&sets[len]));
     return (2 * bound + 1) * 64 * DBL_EPSILON <= gap / 16;
 }
 

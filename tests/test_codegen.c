@@ -331,6 +331,14 @@ START_TEST(test_sizes) {
          * table of every (condition, then, else) (16,762 units) */
         {"a = selector_width(select(tokens, tokens, ==)); b = selector_width(select(tokens, tokens, <)) * 3 + indices;"
          " r = a if tokens == \"a\" else b;", "abcd", 32, 200},
+        /* issue 15's map of maps at 64: the products (o - c) * (indices + 1) stay gated (their value
+         * sets hold near-twins that never occur; refused for a while by too strict a gap) */
+        {"o1 = aggregate(select(indices, indices, <=), indicator(tokens == \"(\")); "
+         "c1 = aggregate(select(indices, indices, <=), indicator(tokens == \")\")); "
+         "o2 = aggregate(select(indices, indices, <=), indicator(tokens == \"{\")); "
+         "c2 = aggregate(select(indices, indices, <=), indicator(tokens == \"}\")); "
+         "d1 = (o1 - c1) * (indices + 1); d2 = (o2 - c2) * (indices + 1); "
+         "r = aggregate(select(indices, indices, <=), 1 if d1 < 0 or d2 < 0 else 0);", "(){}", 64, 600},
     };
     for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
         Compiled *c = compile_src(k[i].src, "r", k[i].vocab, k[i].max_len);
