@@ -560,6 +560,23 @@ START_TEST(test_compile_errors) {
 END_TEST
 
 /* Residual labels are "sop:value", and the layout does not depend on variable names. */
+/* fuzz_compile: a list lookup that raises, read only through a selector that (a or b) and b
+ * reduces to b. The reference computes it anyway and raises ("dd"); the model answered. Exact or
+ * refused. */
+START_TEST(test_dead_raising_sop) {
+    static const char *src =
+         "b6 = (indices == indicator((tokens == \"c\")));\n"
+         "x4, s5 = count(tokens, \"d\"), select(b6, False, ==);\n"
+         "x3 = (aggregate(select(indices, ((indices % (length / 2)) * (length / 2) + (length / 2) ^ 2), ==), x4) * aggregate(select(indices, (length - indices - 1), ==), (1 * (aggregate((select(indices, 1, <) and select(0, indices, ==)), x4) + aggregate((select(indices, 1, <) and select(0, indices, ==)), x4)))));\n"
+         "w2 = (aggregate(select(indices, length - indices - 1, ==), shift([\"x\", \"y\", \"z\"][x3], 1, \"_\")) if (((b6 and b6) and (b6 and b6)) and ((b6 and b6) and b6)) else tokens);\n"
+         "x1 = selector_width(((select(w2, w2, ==) or select(x4, x4, ==)) and select(x4, x4, ==)));\n"
+         "r = (x1 == x4);\n";
+    Compiled *c = compile_src(src, "r", "abcd", 8);
+    if (c->ok) ck_assert_uint_gt(verify_all(c, 3), 0);
+    compiled_free(c);
+}
+END_TEST
+
 START_TEST(test_layout_independent_of_names) {
     Compiled *a = compile_src("x = selector_width(select(tokens, tokens, ==));", "x", "ab", 4);
     Compiled *b = compile_src("other = selector_width(select(tokens, tokens, ==));", "other", "ab", 4);
@@ -675,6 +692,7 @@ static Suite *suite(void) {
     tcase_set_timeout(u, 60);
     tcase_add_test(u, test_vocab_specs);
     tcase_add_test(u, test_compile_errors);
+    tcase_add_test(u, test_dead_raising_sop);
     tcase_add_test(u, test_layout_independent_of_names);
     tcase_add_test(u, test_file_round_trip);
     tcase_add_test(u, test_real_tokens);
