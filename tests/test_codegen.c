@@ -656,6 +656,19 @@ START_TEST(test_real_tokens) {
     ck_assert(!c->ok);
     ck_assert_msg(strstr(compiled_first_error(c), "holds 0"), "%s", compiled_first_error(c));
     compiled_free(c);
+    /* outsider findings: a real's truth or equality changes at single points; the model answered
+     * 1 for `1 if tokens - 0.5 else 0` at 0.5 (or the compiler failed its self-check) */
+    static const char *const point_tests[] = {
+        "tokens = tokens_float; r = 1 if tokens - 0.5 else 0;", "tokens = tokens_float; r = not tokens;",
+        "tokens = tokens_float; r = tokens == 0.5;", "tokens = tokens_float; r = indicator(tokens - 0.5);",
+        "tokens = tokens_float; r = (tokens - 0.5) and True;", "tokens = tokens_float; r = tokens in [0.5, 1];",
+    };
+    for (size_t i = 0; i < sizeof point_tests / sizeof *point_tests; i++) {
+        c = compile_with(point_tests[i], "r", (CodegenOptions){.max_len = 4, .have_range = true, .range_lo = 0, .range_hi = 1});
+        ck_assert_msg(!c->ok, "%s compiled", point_tests[i]);
+        ck_assert_msg(strstr(compiled_first_error(c), "single points"), "%s", compiled_first_error(c));
+        compiled_free(c);
+    }
 }
 END_TEST
 
