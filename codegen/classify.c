@@ -2,6 +2,7 @@
  *
  * A map is a free categorical view (one categorical argument), a free affine numerical view, or
  * tabulated by an MLP from chosen leaves; demand records which views each consumer reads. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -153,6 +154,31 @@ static double grid_size(Plan *p, const IrNode *const *set, uint32_t n) {
  * more than CG_MAX_LEAVES. */
 /* A map whose values mix strings with other atoms must be computed on its own dims, where the
  * one-kind check sees it (the reference refuses such a sequence): never fused through. */
+/* The span of the projection a table of these leaves steps along (mlp.c's p_max): per leaf its
+ * range in units of its least gap (a width read through 1/(w+1), about (N+1)^2 per term). */
+static double table_span(Plan *p, const IrNode *const *set, uint32_t n) {
+    double span = 1, N1 = (double)p->max_len + 1;
+    for (uint32_t j = 0; j < n; j++) {
+        const ValueSet *vs = &p->info[set[j]->id].vs;
+        if (set[j]->kind == IR_SELECTOR_WIDTH || set[j]->kind == IR_LENGTH) {
+            span *= pow(N1 * N1, set[j]->kind == IR_LENGTH ? 1 : width_terms(p, set[j]));
+            continue;
+        }
+        if (vs->unbounded) return INFINITY;
+        if (!vs->numeric || vs->n < 2) {
+            span *= (double)(vs->n ? vs->n : 1);
+            continue;
+        }
+        double lo = value_as_double(vs->vals[0]), hi = value_as_double(vs->vals[vs->n - 1]), gap = INFINITY;
+        for (size_t i = 1; i < vs->n; i++) {
+            double d = value_as_double(vs->vals[i]) - value_as_double(vs->vals[i - 1]);
+            if (d > 0) gap = fmin(gap, d);
+        }
+        span *= isfinite(gap) ? (hi - lo) / gap + 1 : 1;
+    }
+    return span;
+}
+
 static bool mixed(Plan *p, const IrNode *n) { return vs_mixed_kinds(&p->info[n->id].vs); }
 
 static bool map_sources(Plan *p, const IrNode *n, const MapClass *cls, bool all_maps, const IrNode **out,
@@ -354,17 +380,55 @@ static bool wide_gaps_per_length(Plan *p, const IrNode *out) {
     return sets != NULL;
 }
 
+/* The least gap between distinct numbers of vs that a consumer can tell apart: tables and the
+ * readout refuse sets closer than 1e-9 of their magnitude (mlp.c, vs_decodable), so a set's
+ * spurious near-twins (combinations that never occur together) do not count below that. */
+static double resolved_gap(const ValueSet *vs) {
+    double gap = INFINITY, mag = 0;
+    for (size_t i = 0; i < vs->n; i++) {
+        double b = value_as_double(vs->vals[i]);
+        mag = fmax(mag, fabs(b));
+        if (i && b > value_as_double(vs->vals[i - 1])) gap = fmin(gap, b - value_as_double(vs->vals[i - 1]));
+    }
+    return fmax(gap, 1e-9 * mag);
+}
+
+/* Whether tabulating map n would round near the gaps of its values: a projection over more than
+ * 1e6 grid points, or numbers more than 1e7 gaps large (mlp.c then refuses the table). A gated
+ * sum is preferred there even where it costs more units. */
+static bool table_rounding_prone(Plan *p, const IrNode *n, double grid) {
+    const ValueSet *vs = &p->info[n->id].vs;
+    if (grid > 1e6) return true;
+    if (vs->unbounded || !vs->numeric || vs->n < 2) return false;
+    double mag = 0;
+    for (size_t i = 0; i < vs->n; i++) mag = fmax(mag, fabs(value_as_double(vs->vals[i])));
+    return mag > 1e7 * resolved_gap(vs);
+}
+
+/* Whether a gated sum's float64 rounding stays far below the gaps its consumers resolve: every
+ * unit sums terms near M = 2 bound + 1, a few ulps of M each (`x if c else 2 ^ 53` cannot be read
+ * to the unit). The output is also read against each length's values. */
+static bool gated_rounding_ok(Plan *p, const IrNode *n, double bound) {
+    const ValueSet *vs = &p->info[n->id].vs;
+    double gap = vs_inexact_as_numbers(vs) ? INFINITY : resolved_gap(vs);
+    const ValueSet *sets = n == p->output ? vs_output_sets(p, n) : NULL;
+    for (size_t len = 0; sets && len < p->max_len; len++)
+        if (sets[len].n) gap = fmin(gap, resolved_gap(&sets[len]));
+    return (2 * bound + 1) * 64 * DBL_EPSILON <= gap / 16;
+}
+
 /* Whether a conditional `t if g else e` between two numbers of one kind can be gated: g has few
  * values, each of which picks t or e (Gated.y2); fills *gd. Instead of a table of every (g, t, e),
  * four units per gate value. */
-static bool gated_cond_form(Plan *p, const IrNode *n, Gated *gd) {
+static bool gated_cond_form(Plan *p, const IrNode *n, double span, Gated *gd) {
     if (n->u.map.kind != IR_MAP_COND || n->u.map.nargs != 3) return false;
     const IrNode *g = n->u.map.args[0], *t = n->u.map.args[1], *e = n->u.map.args[2];
     if (g->kind == IR_CONST || t->kind == IR_CONST || e->kind == IR_CONST || t == e || g == t || g == e) return false;
     const ValueSet *G = &p->info[g->id].vs, *T = &p->info[t->id].vs, *E = &p->info[e->id].vs;
     const ValueSet *out = &p->info[n->id].vs;
     if (G->unbounded || G->n == 0 || G->n > CG_MAX_GATE || T->unbounded || E->unbounded || !T->numeric || !E->numeric ||
-        vs_inexact_as_numbers(T) || vs_inexact_as_numbers(E) || T->n + E->n <= 2 * G->n)
+        vs_inexact_as_numbers(T) || vs_inexact_as_numbers(E) ||
+        (T->n + E->n <= 2 * G->n && !table_rounding_prone(p, n, span)))
         return false;
     /* one kind of number throughout (or kinds that no consumer sees), exact as numbers */
     for (size_t i = 0; i < out->n && !out->by_number; i++)
@@ -388,15 +452,16 @@ static bool gated_cond_form(Plan *p, const IrNode *n, Gated *gd) {
         gd->a[v] = 1;
         gd->b[v] = 0;
     }
-    return true;
+    return gated_rounding_ok(p, n, gd->bound);
 }
 
 /* Whether map n is affine in y for each value of the other varying argument g (see Gated),
  * over the exact grid of their values; fills *gd. Worth it only when g has few values and y many. */
-static bool gated_form(Plan *p, const IrNode *n, const IrNode *g, const IrNode *y, Gated *gd) {
+static bool gated_form(Plan *p, const IrNode *n, const IrNode *g, const IrNode *y, double span, Gated *gd) {
     const ValueSet *G = &p->info[g->id].vs, *Y = &p->info[y->id].vs;
     if (G->unbounded || Y->unbounded || !Y->numeric || G->n == 0 || G->n > CG_MAX_GATE || Y->n < 4 ||
-        (double)G->n * (double)Y->n > CG_MAX_GRID || Y->n <= 2 * G->n)
+        (double)G->n * (double)Y->n > CG_MAX_GRID ||
+        (Y->n <= 2 * G->n && !table_rounding_prone(p, n, span)))
         return false;
     /* a y * k rounded two ways (S / k * k is S or a neighbour): only a table tells them apart,
      * unless it is the output read against each length's value set */
@@ -427,7 +492,7 @@ static bool gated_form(Plan *p, const IrNode *n, const IrNode *g, const IrNode *
         gd->a[v] = a;
         gd->b[v] = f0 - a * y0;
     }
-    return true;
+    return gated_rounding_ok(p, n, gd->bound);
 }
 
 MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls) {
@@ -459,7 +524,8 @@ MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls) {
     /* every map gets leaves: MLP maps are tabulated from them, and a free view that must
      * become categorical is tabulated from them too */
     choose_leaves(p, info, cls);
-    if (c == MAP_MLP && !fails && grid_size(p, info->leaves, info->n_leaves) > CG_GATE_WHEN_GRID) {
+    double span = table_span(p, info->leaves, info->n_leaves);
+    if (c == MAP_MLP && !fails && (grid_size(p, info->leaves, info->n_leaves) > CG_GATE_WHEN_GRID || table_rounding_prone(p, n, span))) {
         /* a large tabulation; with two varying arguments, one may gate the other instead */
         const IrNode *v[2];
         uint32_t nv = 0;
@@ -471,8 +537,8 @@ MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls) {
         }
         Gated gd = {0};
         for (int k = 0; nv == 2 && k < 2 && c == MAP_MLP; k++)
-            if (gated_form(p, n, v[k], v[1 - k], &gd)) c = MAP_GATED;
-        if (nv == 3 && gated_cond_form(p, n, &gd)) c = MAP_GATED;
+            if (gated_form(p, n, v[k], v[1 - k], span, &gd)) c = MAP_GATED;
+        if (nv == 3 && gated_cond_form(p, n, span, &gd)) c = MAP_GATED;
         if (c == MAP_GATED) {
             info->gated = ARENA_NEW(p->arena, Gated);
             *info->gated = gd;

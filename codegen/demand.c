@@ -142,6 +142,13 @@ void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
         if (p->info[id].reachable && p->info[id].pos && p->info[id].pos->any_fail) p->info[p->length->id].needed = true;
     SopInfo *o = &p->info[out->id];
     o->needed = true;
+    /* The reference computes every s-op the output depends on, at every position, and raises when
+     * one raises, even where a selector's algebra makes it irrelevant ((a or b) and b is b): a
+     * map that may raise is computed, with its check, whether or not anything reads it. */
+    for (size_t id = 0; id < out->id; id++) {
+        SopInfo *x = &p->info[id];
+        if (x->reachable && !ir_is_selector(x->node) && x->node->kind == IR_MAP && x->may_fail && !x->pos) x->needed = x->want_cat = true;
+    }
     /* the readout: a number decoded against its value set where that is exact, else one-hot */
     if (vs_decodable(&o->vs, false, NULL) && !o->may_fail) {
         o->want_num = true;

@@ -559,6 +559,23 @@ static void real_cells(Plan *p, SopInfo *info) {
     if (hull.lo <= hull.hi) r->range = (Ival){fmax(r->range.lo, hull.lo), fmin(r->range.hi, hull.hi)};
 }
 
+/* Whether map n tests a real argument at single points: ==, !=, in, a lookup, or a truth test
+ * (not, indicator, and/or, a conditional) is x != 0. realfn.c finds a function's jumps between
+ * the points it samples, and a change at one point has no between: the model would miss it. */
+static bool point_test(const Plan *p, const IrNode *n) {
+    const IrNode *a0 = n->u.map.args[0];
+    bool real0 = p->info[a0->id].real != NULL;
+    switch (n->u.map.kind) {
+    case IR_MAP_UNARY: return real0 && (n->u.map.op == VOP_NOT || n->u.map.op == VOP_INDICATOR);
+    case IR_MAP_BINARY:
+        if (n->u.map.op == VOP_AND || n->u.map.op == VOP_OR) return real0;
+        return (n->u.map.op == VOP_EQ || n->u.map.op == VOP_NE) &&
+               (real0 || (n->u.map.nargs > 1 && p->info[n->u.map.args[1]->id].real != NULL));
+    case IR_MAP_COND: case IR_MAP_IN: case IR_MAP_LOOKUP: return real0;
+    default: return false;
+    }
+}
+
 bool reals_node(Plan *p, SopInfo *info) {
     const IrNode *n = info->node;
     info->real = NULL;
@@ -602,6 +619,11 @@ bool reals_node(Plan *p, SopInfo *info) {
         *slot = a;
     }
     if (!real) return true;
+    if (point_test(p, n)) {
+        refuse(p, info, "tests a real number for equality (x == c, x in [...], or its truth, x != 0), which changes at "
+                        "single points that no margin can bracket: compare with < or > instead%s", "");
+        return true;
+    }
     RealReads rr = {0};
     real_reads(p, n, &rr, false);
     if (rr.refused) {

@@ -91,39 +91,34 @@ for prog in rasp_examples/*.rasp; do
     echo "$status ${line%;}"
 done
 
-if [ -f bench/fut_sweep.sh ]; then
+# Runs one whole-suite step: step NAME FILTER COMMAND... -> "ok NAME (COMMAND, T s): <its last
+# line>", or "FAIL NAME (COMMAND):" and its output through FILTER (a grep -E pattern to keep, or
+# "-v PATTERN" to drop; "" keeps every line).
+step() {
+    name=$1 filter=$2
+    shift 2
     t0=$(date +%s)
-    if sh bench/fut_sweep.sh "$bin" 1 >"$tmp/fut" 2>&1; then
+    if "$@" >"$tmp/step" 2>&1; then
         passed=$((passed + 1))
-        echo "ok raspfut selftest sweep (bench/fut_sweep.sh $bin 1, $(($(date +%s) - t0)) s): $(tail -n 1 "$tmp/fut")"
+        echo "ok $name ($*, $(($(date +%s) - t0)) s): $(tail -n 1 "$tmp/step")"
     else
         failed=$((failed + 1))
-        echo "FAIL raspfut selftest sweep (bench/fut_sweep.sh $bin 1):"
-        grep -E 'FAIL|configurations' "$tmp/fut"
+        echo "FAIL $name ($*):"
+        case $filter in
+        "") cat "$tmp/step" ;;
+        "-v "*) grep -v "${filter#-v }" "$tmp/step" ;;
+        *) grep -E "$filter" "$tmp/step" ;;
+        esac
     fi
-fi
+}
 
+if [ -f bench/fut_sweep.sh ]; then
+    step "raspfut selftest sweep" 'FAIL|configurations' sh bench/fut_sweep.sh "$bin" 1
+fi
 # The programs of ../shared/corpus that compile, with 500 random inputs each.
-t0=$(date +%s)
-if sh tests/corpus.sh "$bin" 500 >"$tmp/corpus" 2>&1; then
-    passed=$((passed + 1))
-    echo "ok corpus (tests/corpus.sh $bin 500, $(($(date +%s) - t0)) s): $(tail -n 1 "$tmp/corpus")"
-else
-    failed=$((failed + 1))
-    echo "FAIL corpus (tests/corpus.sh $bin 500):"
-    cat "$tmp/corpus"
-fi
-
+step corpus "" sh tests/corpus.sh "$bin" 500
 # The error flag at the corpus programs' largest lengths, 100 random inputs of every length each.
-t0=$(date +%s)
-if sh tests/errflag.sh "$bin" 100 --long >"$tmp/errflag" 2>&1; then
-    passed=$((passed + 1))
-    echo "ok error flag (tests/errflag.sh $bin 100 --long, $(($(date +%s) - t0)) s): $(tail -n 1 "$tmp/errflag")"
-else
-    failed=$((failed + 1))
-    echo "FAIL error flag (tests/errflag.sh $bin 100 --long):"
-    grep -v 'all agree' "$tmp/errflag"
-fi
+step "error flag" "-v all agree" sh tests/errflag.sh "$bin" 100 --long
 
 echo "verify: $passed passed, $failed failed ($(($(date +%s) - start)) s)"
 [ "$failed" = 0 ]
