@@ -29,7 +29,7 @@
  * (numerical); real-valued tokens outside their range (no band). Not covered, and refused or left
  * to the input's encoding: an input longer than max_len or a token outside the vocabulary (no
  * embedding row), a non-finite residual, an unbounded output read as an int whose values the
- * interval analysis does not bound by ERRFLAG_MAX_INTEGERS. The one_kind heads assume what the
+ * interval analysis (runtime/ranges.h) does not bound by ERRFLAG_MAX_INTEGERS. The one_kind heads assume what the
  * compiler guarantees: a one_kind block that is not one-hot at a position fails another check
  * there (a one_hot or single_key check on the s-op that wrote it). */
 #ifndef RASPCC_CODEGEN_ERRFLAG_H
