@@ -242,6 +242,7 @@ static bool selfcheck(CompileJob *j, const CompileRequest *r) {
         Progress bar;
         progress_start(&bar, r->messages, r->progress && !r->style.quiet, "raspcc: self-check");
         VerifySampleOptions so = {0};
+        so.runs = COMPILE_SELFCHECK_RUNS;
         so.exhaustive_len = m->max_len;
         so.exhaustive_limit = COMPILE_SELFCHECK_EXHAUSTIVE;
         so.random = COMPILE_SELFCHECK_RANDOM;

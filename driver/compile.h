@@ -10,8 +10,9 @@
  * warning: ..." for a warning). Nothing else is printed, except the plan (plan_out) and, on a
  * terminal, progress.
  *
- * The self-check: every input of the lengths 1..L whose inputs number at most
- * COMPILE_SELFCHECK_EXHAUSTIVE in all (for at most half the time budget), then
+ * The self-check: for each of the first COMPILE_SELFCHECK_RUNS tokens of the vocabulary, the
+ * input of max-len copies of it (the longest inputs first, whatever the budget), then every
+ * input of the lengths 1..L whose inputs number at most COMPILE_SELFCHECK_EXHAUSTIVE in all (for at most half the time budget), then
  * COMPILE_SELFCHECK_RANDOM random inputs (seed COMPILE_SELFCHECK_SEED) up to the maximum length,
  * within COMPILE_SELFCHECK_SECONDS of wall-clock time in all, stopping at the first
  * disagreement; a disagreement is an internal compiler error (status 3) and no file is written.
@@ -27,7 +28,7 @@
 #include "support/diag.h"
 #include "verify/verify.h"
 
-enum { COMPILE_SELFCHECK_EXHAUSTIVE = 2000, COMPILE_SELFCHECK_RANDOM = 500, COMPILE_SELFCHECK_SEED = 1 };
+enum { COMPILE_SELFCHECK_RUNS = 16, COMPILE_SELFCHECK_EXHAUSTIVE = 2000, COMPILE_SELFCHECK_RANDOM = 500, COMPILE_SELFCHECK_SEED = 1 };
 #define COMPILE_SELFCHECK_SECONDS 1.0
 
 typedef struct CompileRequest {

@@ -209,7 +209,7 @@ golden_cli() {
     if "$bin/raspcc" "$prog" -o "$d/r.bin" --vocab='["a",",","?"]' --max-len=4 --stats >"$d/out" 2>"$d/err"; then
         size=$(wc -c <"$d/r.bin" | tr -d ' ')
         if grep -q "^file_bytes: *$size\$" "$d/out" &&
-            grep -Eq '^selfcheck: +[0-9]+ inputs \(all up to length 4, [0-9]+ random up to 4\), 0 mismatches, ' "$d/out"; then
+            grep -Eq '^selfcheck: +[0-9]+ inputs \(3 of one token at length 4, all up to length 4, [0-9]+ random up to 4\), 0 mismatches, ' "$d/out"; then
             pass
         else
             fail "cli --stats: $(tr '\n' ' ' <"$d/out")"
@@ -240,7 +240,8 @@ if sys.argv[3]:
     assert s["selfcheck"] is None, s
 else:
     c = s["selfcheck"]
-    assert c["inputs"] == 3 + 9 + 27 + c["random"] and c["exhaustive_len"] == 3 and c["mismatches"] == 0, c
+    assert c["inputs"] == c["runs"] + 3 + 9 + 27 + c["random"] and c["runs"] == 3, c
+    assert c["exhaustive_len"] == 3 and c["mismatches"] == 0, c
 EOF
         then
             pass

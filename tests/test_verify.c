@@ -340,6 +340,14 @@ START_TEST(test_sample_pristine) {
     ck_assert_uint_eq(r.random, 7);
     ck_assert_uint_lt(r.exhaustive_len, 4);
     verify_sample_result_free(&r);
+    /* runs of one token at the maximum length come first, as many as asked (at most the
+     * vocabulary), and still run when the exhaustive phase is cut at once */
+    so = (VerifySampleOptions){.runs = 5, .exhaustive_len = 4, .exhaustive_seconds = 1e-9};
+    ck_assert(verify_sample(&f->pair, &so, &r));
+    ck_assert_uint_eq(r.runs, 3);
+    ck_assert_uint_ge(r.inputs, 3);
+    ck_assert_uint_eq(r.random, 0);
+    verify_sample_result_free(&r);
     /* a time budget (tiny: stops almost at once, but says so) */
     so = (VerifySampleOptions){.random = 1000000, .max_seconds = 1e-9};
     ck_assert(verify_sample(&f->pair, &so, &r));

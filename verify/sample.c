@@ -1,4 +1,5 @@
-/* The sample driver: exhaustive up to a length, then seeded random inputs, within budgets. */
+/* The sample driver: runs of one token at the maximum length, inputs exhaustive up to a length,
+ * then seeded random inputs, within budgets. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -40,7 +41,7 @@ struct Pending {
     Arena arena; /* the inputs' copies, the outcomes, the reference's results */
     const Value *in[BATCH];
     size_t len[BATCH];
-    bool random[BATCH]; /* a phase-2 input; else phase 1, whose inputs shorter than it are all checked */
+    int phase[BATCH];   /* 0 a run of one token, 1 exhaustive (inputs shorter than it all checked), 2 random */
     size_t count;
 };
 
@@ -62,6 +63,14 @@ static void count_outcome(Run *run, const VerifyOutcome *oc, VerifyVerdict v) {
     if (run->o->on_progress) run->o->on_progress(run->o->ctx, run->r->inputs, run->planned);
 }
 
+/* An input of a phase has been checked: phase 1 inputs come in order of length, so every input
+ * shorter than this one was. */
+static void count_phase(Run *run, int phase, size_t n) {
+    if (phase == 0) run->r->runs++;
+    else if (phase == 1) run->r->exhaustive_len = n - 1;
+    else run->r->random++;
+}
+
 /* Runs the pending inputs through the model at once, then each through the reference, in order
  * (stopping at the first mismatch without keep_going, so the counts are those of one by one). */
 static void flush(Run *run, Pending *q) {
@@ -69,8 +78,7 @@ static void flush(Run *run, Pending *q) {
     if (run->p->runner) model_runner_run(run->p->runner, run->p->model, q->in, q->len, q->count, mo);
     else model_run_batch(run->p->model, run->p->ws, q->in, q->len, q->count, &q->arena, mo);
     for (size_t i = 0; i < q->count && !run->stop; i++) {
-        if (q->random[i]) run->r->random++;
-        else run->r->exhaustive_len = q->len[i] - 1;
+        count_phase(run, q->phase[i], q->len[i]);
         VerifyOutcome oc;
         VerifyVerdict v = verify_outcome(run->p, q->in[i], q->len[i], &mo[i], &q->arena, &oc);
         count_outcome(run, &oc, v);
@@ -80,13 +88,12 @@ static void flush(Run *run, Pending *q) {
     q->count = 0;
 }
 
-static void check_one(Run *run, Pending *q, const Value *in, size_t n, bool random) {
+static void check_one(Run *run, Pending *q, const Value *in, size_t n, int phase) {
     char err[VERIFY_MSG_SIZE];
     if (!verify_in_domain(run->p, in, n, &q->arena, err, sizeof err)) { /* in order: the batch before it first */
         flush(run, q);
         if (run->stop) return;
-        if (random) run->r->random++;
-        else run->r->exhaustive_len = n - 1;
+        count_phase(run, phase, n);
         VerifyOutcome oc;
         VerifyVerdict v = verify_input(run->p, in, n, &q->arena, &oc);
         count_outcome(run, &oc, v);
@@ -95,7 +102,7 @@ static void check_one(Run *run, Pending *q, const Value *in, size_t n, bool rand
     Value *copy = ARENA_ARRAY(&q->arena, Value, n ? n : 1);
     memcpy(copy, in, n * sizeof *in);
     q->in[q->count] = copy;
-    q->random[q->count] = random;
+    q->phase[q->count] = phase;
     q->len[q->count++] = n;
     if (q->count == BATCH) flush(run, q);
 }
@@ -113,12 +120,18 @@ bool verify_sample(const VerifyPair *p, const VerifySampleOptions *o, VerifySamp
     r->random_max_len = o->random_max_len && o->random_max_len <= m->max_len ? o->random_max_len : m->max_len;
     size_t random = m->n_vocab && r->random_max_len ? o->random : 0;
     size_t exhaustive = verify_count_inputs(m->n_vocab, L);
-    run.planned = exhaustive > SIZE_MAX - random ? SIZE_MAX : exhaustive + random;
+    run.planned = exhaustive > SIZE_MAX - random - o->runs ? SIZE_MAX : exhaustive + random + o->runs;
     if (o->max_inputs && run.planned > o->max_inputs) run.planned = o->max_inputs;
 
     Arena a;
     arena_init(&a);
     Value *in = ARENA_ARRAY(&a, Value, m->max_len + 1);
+    size_t runs = m->numeric_tokens || !m->max_len ? 0 : o->runs < m->n_vocab ? o->runs : m->n_vocab;
+    for (size_t t = 0; t < runs && !run.stop && !out_of_budget(&run); t++) {
+        for (size_t i = 0; i < m->max_len; i++) in[i] = m->vocab[t];
+        check_one(&run, q, in, m->max_len, 0);
+    }
+    flush(&run, q);
     VerifyOdometer odo;
     verify_odometer_init(&odo, m->vocab, m->n_vocab, L, &a);
     size_t n;
@@ -130,7 +143,7 @@ bool verify_sample(const VerifyPair *p, const VerifySampleOptions *o, VerifySamp
             if (!run.stop) r->exhaustive_len = n - 1; /* every input shorter than this one was checked */
             break;
         }
-        check_one(&run, q, in, n, false);
+        check_one(&run, q, in, n, 1);
     }
     flush(&run, q);
     if (odo.done && !run.stop) r->exhaustive_len = L;
@@ -138,7 +151,7 @@ bool verify_sample(const VerifyPair *p, const VerifySampleOptions *o, VerifySamp
     for (size_t k = 0; k < random && !run.stop; k++) {
         if (out_of_budget(&run)) break;
         n = verify_random_input(m, r->random_max_len, &state, in);
-        check_one(&run, q, in, n, true);
+        check_one(&run, q, in, n, 2);
     }
     flush(&run, q);
     arena_free(&q->arena);

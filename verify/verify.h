@@ -186,6 +186,10 @@ char *verify_format_report(const VerifyOutcome *o);
 /* ---- sample.c: many inputs within budgets ---- */
 
 typedef struct VerifySampleOptions {
+    /* Phase 0: for each of the first `runs` tokens of the vocabulary, the input of max_len copies
+     * of it (long runs of one token reach the largest counts and means; skipped for real-valued
+     * tokens). Before phase 1, so that a time budget cannot leave the longest inputs out. */
+    size_t runs;
     /* Phase 1, exhaustive: every input of lengths 1..exhaustive_len (clipped to the model's
      * max_len; skipped for real-valued tokens). With exhaustive_limit > 0, only as many lengths
      * as keep the number of inputs <= exhaustive_limit (verify_lengths_within). */
@@ -210,6 +214,7 @@ typedef struct VerifySampleOptions {
 typedef struct VerifySampleResult {
     size_t inputs;         /* inputs run through both */
     size_t exhaustive_len; /* every input of lengths 1..exhaustive_len was checked */
+    size_t runs;           /* phase 0 inputs checked (one token repeated max_len times) */
     size_t random;         /* random inputs checked */
     size_t random_max_len; /* their lengths were drawn from 1..random_max_len */
     size_t mismatches, errors_agreed;
