@@ -92,7 +92,7 @@ $(eval $(call mode_rules,rel,$(OPT)))
 $(eval $(call mode_rules,san,-O1 -g $(SAN)))
 
 .SECONDARY:
-.PHONY: all deps python-deps demo check unit-tests golden corpus repl-transcripts simulator python errflag verify bench \
+.PHONY: all deps python-deps demo check unit-tests codegen-cycles golden corpus repl-transcripts simulator python errflag verify bench \
 	bench-simulator testbed-check testbed fuzz clean conformance
 all: deps $(addprefix bin/,$(TOOLS))
 
@@ -129,6 +129,10 @@ unit-tests: deps $(addprefix build/rel/tests/,$(TESTS)) $(addprefix build/san/te
 	@sh tests/run_unit.sh build/rel/tests $(TESTS)
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 sh tests/run_unit.sh build/san/tests $(TESTS)
 
+# Data flows one way through the compiler: no file of codegen/ calls a later pass.
+codegen-cycles:
+	@python3 tests/codegen_cycles.py codegen
+
 golden: deps $(addprefix build/san/bin/,$(TOOLS))
 	@sh tests/golden.sh build/san/bin
 
@@ -152,7 +156,7 @@ errflag: all
 	@sh tests/errflag.sh bin
 	@sh tests/errflag_sweep.sh bin
 
-check: all unit-tests golden corpus repl-transcripts simulator python errflag testbed-check
+check: all unit-tests golden corpus repl-transcripts simulator python errflag testbed-check codegen-cycles
 
 verify: all
 	@sh tests/verify.sh bin

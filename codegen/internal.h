@@ -465,24 +465,7 @@ bool selector_never_selects(const Plan *p, const IrNode *sel);
  * a selector that ignores its queries, maps of such): a proof, false when unsure. */
 bool pos_uniform(Plan *p, const IrNode *x);
 
-/* 3. valueset.c: value sets (with positional tables, supports, kinds) */
-bool vs_compute(Plan *p, const IrNode *out);
-/* The value sets of the output at each length n = 1..N, into out[n - 1]: the whole analysis
- * rerun on one length at a time. Nothing else changes. */
-void vs_output_by_length(Plan *p, const IrNode *out, ValueSet *by_len);
-/* Whether the output `out`, a finite set of numbers not decodable from one value set (rounding
- * twins), is from the value set of each length: the sets (computed once, kept in
- * p->len_sets), or NULL. Up to CG_MAX_LEN_DECODE only. */
-const ValueSet *vs_output_sets(Plan *p, const IrNode *out);
-/* An aggregate over a positional selector whose number of keys depends on the index alone:
- * that number per index (NULL otherwise); whether it can take v when it selects k keys; and
- * about how many values it then takes (for cost estimates). A tabulation reading the index and
- * such an aggregate skips the pairs that never occur (Dyck's prefix counts). */
-const int32_t *agg_count_by_index(Plan *p, const IrNode *agg);
-bool agg_value_possible(Plan *p, const IrNode *agg, Value v, int32_t k);
-double agg_values_with_count(Plan *p, const IrNode *agg, int32_t k);
-/* The kinds (bool, int, float, ascending) an s-op's numbers take; their count. */
-uint32_t sop_kinds(Plan *p, const IrNode *x, ValueKind kinds[3]);
+/* vset.c: value sets as data (no analysis), read by every pass from valueset.c on */
 /* value_order that also tells -0.0 from 0.0 (the order of value sets). */
 int atom_order(Value a, Value b);
 /* Sorts and deduplicates vals[0..n) in place (a set of exact atoms). */
@@ -504,9 +487,29 @@ bool scalar_twins(double a, double b);
  * distinct numbers that are rounding twins (2.9999999999999996 and 3.0; an exact set only), or
  * -0.0 and 0.0. */
 bool vs_inexact_as_numbers(const ValueSet *vs);
+/* "'name'" or "this <kind>", for messages about s-op n. */
+void vs_describe(const IrNode *n, char *buf, size_t size);
+
+/* 3. valueset.c: value sets (with positional tables, supports, kinds) */
+bool vs_compute(Plan *p, const IrNode *out);
+/* The value sets of the output at each length n = 1..N, into out[n - 1]: the whole analysis
+ * rerun on one length at a time. Nothing else changes. */
+void vs_output_by_length(Plan *p, const IrNode *out, ValueSet *by_len);
+/* Whether the output `out`, a finite set of numbers not decodable from one value set (rounding
+ * twins), is from the value set of each length: the sets (computed once, kept in
+ * p->len_sets), or NULL. Up to CG_MAX_LEN_DECODE only. */
+const ValueSet *vs_output_sets(Plan *p, const IrNode *out);
+/* An aggregate over a positional selector whose number of keys depends on the index alone:
+ * that number per index (NULL otherwise); whether it can take v when it selects k keys; and
+ * about how many values it then takes (for cost estimates). A tabulation reading the index and
+ * such an aggregate skips the pairs that never occur (Dyck's prefix counts). */
+const int32_t *agg_count_by_index(Plan *p, const IrNode *agg);
+bool agg_value_possible(Plan *p, const IrNode *agg, Value v, int32_t k);
+double agg_values_with_count(Plan *p, const IrNode *agg, int32_t k);
+/* The kinds (bool, int, float, ascending) an s-op's numbers take; their count. */
+uint32_t sop_kinds(Plan *p, const IrNode *x, ValueKind kinds[3]);
 /* Why n's value set is unbounded, as a clause to append to an error ("; ..."). */
 const char *vs_unbounded_why(Plan *p, const IrNode *n);
-void vs_describe(const IrNode *n, char *buf, size_t size);
 
 /* 3b. realfn.c and reals.c: real-valued s-ops (called by valueset.c per node). With quadratic,
  * pieces may be quadratics through three points (a gated MLP computes them). */
@@ -569,9 +572,6 @@ bool numeq_want(Plan *p, const IrNode *sel, bool for_width);
  * <= 0 elsewhere), planning the MLPs they read; raises *time to the slot they are available at. */
 enum { NUMEQ_MAX_COLUMNS = 5 };
 bool numeq_columns(Plan *p, const IrNode *select, ScoreColumn *cols, size_t *n, int *time);
-/* A bound on |x| over every input: its value set's, or the sum of its affine terms' (an
- * unbounded `indices + length - mean`); false when unknown. */
-bool numeq_magnitude(const Plan *p, const IrNode *x, double *mag);
 
 /* 5. classify.c: map classes, fusion (the leaves an MLP reads), and evaluation of fused maps */
 const IrNode *map_single_varying_arg(const IrNode *n);

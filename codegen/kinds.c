@@ -17,14 +17,6 @@
 
 #include "codegen/internal.h"
 
-bool vs_kind_collisions(const ValueSet *vs) {
-    if (vs->unbounded || vs->by_number) return false;
-    for (size_t i = 1; i < vs->n; i++)
-        if (value_is_number(vs->vals[i]) && value_is_number(vs->vals[i - 1]) &&
-            value_as_double(vs->vals[i]) == value_as_double(vs->vals[i - 1]))
-            return true;
-    return false;
-}
 
 /* The kinds as a value set of ints (the codes of ValueKind), the output set of kind MLPs. */
 static ValueSet *kind_codes(Plan *p, const SopInfo *x) {

@@ -248,22 +248,6 @@ static bool decompose(const Plan *p, const IrNode *x, double coef, NqSide *s, un
     return add_term(s, &t);
 }
 
-bool numeq_magnitude(const Plan *p, const IrNode *x, double *mag) {
-    const ValueSet *vs = &p->info[x->id].vs;
-    if (!vs->numeric) return false;
-    *mag = 0;
-    if (!vs->unbounded) {
-        for (size_t v = 0; v < vs->n; v++) *mag = fmax(*mag, fabs(value_as_double(vs->vals[v])));
-        return true;
-    }
-    NqSide s;
-    memset(&s, 0, sizeof s);
-    if (!decompose(p, x, 1, &s, 1, 0)) return false;
-    *mag = fabs(s.c0);
-    for (size_t k = 0; k < s.n; k++) *mag += fabs(s.t[k].coef) * term_magnitude(p, &s.t[k]);
-    return isfinite(*mag);
-}
-
 /* ---- rearranging ---- */
 
 static bool side_has(const NqSide *s, NqKind kind) {

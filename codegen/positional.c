@@ -210,12 +210,48 @@ static bool query_blind(Plan *p, const IrNode *sel, int depth) {
     }
 }
 
+/* A bound on |n| over every input, where one follows from n's set or table, or through sums,
+ * differences, constant multiples and means of s-ops that have one (indices + length - a mean of
+ * digits has one though its set is too large to enumerate). */
+static bool magnitude_bound(const Plan *p, const IrNode *n, int depth, double *mag) {
+    const SopInfo *info = &p->info[n->id];
+    const ValueSet *vs = &info->vs;
+    if (depth > 16 || info->real || info->real_fn) return false;
+    if (!vs->unbounded) {
+        *mag = 0;
+        for (size_t i = 0; i < vs->n; i++) {
+            if (!value_is_number(vs->vals[i])) return false;
+            *mag = fmax(*mag, fabs(value_as_double(vs->vals[i])));
+        }
+        return isfinite(*mag);
+    }
+    double a, b;
+    if (n->kind == IR_AGGREGATE) { /* a mean lies within its values, or is its default */
+        Value d = n->u.aggregate.default_value;
+        if (!value_is_number(d) || !magnitude_bound(p, n->u.aggregate.sop, depth + 1, &a)) return false;
+        *mag = fmax(a, fabs(value_as_double(d)));
+        return isfinite(*mag);
+    }
+    if (n->kind != IR_MAP) return false;
+    const IrNode *x = n->u.map.args[0], *y = n->u.map.nargs > 1 ? n->u.map.args[1] : NULL;
+    if (n->u.map.kind == IR_MAP_UNARY && (n->u.map.op == VOP_NEG || n->u.map.op == VOP_POS))
+        return magnitude_bound(p, x, depth + 1, mag);
+    if (n->u.map.kind != IR_MAP_BINARY || !y) return false;
+    switch (n->u.map.op) {
+    case VOP_ADD: case VOP_SUB: case VOP_MUL:
+        if (!magnitude_bound(p, x, depth + 1, &a) || !magnitude_bound(p, y, depth + 1, &b)) return false;
+        *mag = n->u.map.op == VOP_MUL ? a * b : a + b;
+        return isfinite(*mag);
+    default: return false;
+    }
+}
+
 /* Whether all of s-op n's values are numbers below 2^50 in magnitude: numbers a whole unit apart
  * stay different doubles after adding or subtracting one more of them. */
 static bool small_numbers(const Plan *p, const IrNode *n) {
     const ValueSet *vs = &p->info[n->id].vs;
     double bound; /* an unbounded sum of bounded terms (indices + length - mean) */
-    if (vs->unbounded) return vs->numeric && numeq_magnitude(p, n, &bound) && bound < 0x1p50;
+    if (vs->unbounded) return vs->numeric && magnitude_bound(p, n, 0, &bound) && bound < 0x1p50;
     if (!vs->numeric) return false;
     for (size_t v = 0; v < vs->n; v++)
         if (!(fabs(value_as_double(vs->vals[v])) < 0x1p50)) return false;

@@ -8,88 +8,7 @@
 
 #include "codegen/internal.h"
 
-/* value_order, with -0.0 before 0.0: the reference prints them differently, so a set of exact
- * atoms keeps both (where the kind of a number matters; kinds_collapse merges them elsewhere). */
-int atom_order(Value a, Value b) {
-    int c = value_order(a, b);
-    if (c || a.kind != VAL_FLOAT || b.kind != VAL_FLOAT || a.as.f != 0) return c;
-    return (int)!signbit(a.as.f) - (int)!signbit(b.as.f);
-}
-
-static int cmp_values(const void *a, const void *b) { return atom_order(*(const Value *)a, *(const Value *)b); }
-
-/* Two floats that differ only by rounding: the same rational reached along different paths
- * (3/7 - 2/7 vs 1/7). Only approximate sets (ValueSet.approx) identify them. */
-bool scalar_twins(double a, double b) {
-    return fabs(a - b) <= 1e-12 * fmax(1.0, fmax(fabs(a), fabs(b)));
-}
-
-static bool float_twins(Value a, Value b) {
-    return a.kind == VAL_FLOAT && b.kind == VAL_FLOAT && scalar_twins(a.as.f, b.as.f);
-}
-
-/* Sorts and deduplicates vals[0..n) in place and fills in the flags. Distinct doubles stay
- * distinct, however close: the program can tell them apart (==), so the compiler must too. */
-static ValueSet vs_make(Value *vals, size_t n) {
-    if (n) qsort(vals, n, sizeof *vals, cmp_values);
-    size_t u = 0;
-    for (size_t i = 0; i < n; i++)
-        if (u == 0 || atom_order(vals[u - 1], vals[i]) != 0) vals[u++] = vals[i];
-    ValueSet vs = {vals, u, false, true, true, false, false, false};
-    for (size_t i = 0; i < u; i++) {
-        vs.numeric = vs.numeric && value_is_number(vals[i]);
-        vs.all_int = vs.all_int && (vals[i].kind == VAL_INT || vals[i].kind == VAL_BOOL);
-    }
-    return vs;
-}
-
-ValueSet vs_from_values(Value *vals, size_t n) { return vs_make(vals, n); }
-
 static ValueSet vs_unbounded(void) { return (ValueSet){NULL, 0, true, true, false, false, false, false}; }
-
-/* value_order, or for a set collapsed by number (see kinds_collapse) the order of the numbers */
-int vs_member_order(const ValueSet *vs, Value a, Value b) {
-    if (vs->by_number && value_is_number(a) && value_is_number(b)) {
-        int c = value_number_order(a, b);
-        return c == 0 && vs->zero_signs && a.kind == VAL_FLOAT && b.kind == VAL_FLOAT ? atom_order(a, b) : c;
-    }
-    return atom_order(a, b);
-}
-
-/* Whether v is no integer, or one that float64 holds exactly (|v| <= 2^53). */
-static bool int_fits_double(Value v) {
-    return v.kind != VAL_INT || (v.as.i <= (INT64_C(1) << 53) && v.as.i >= -(INT64_C(1) << 53));
-}
-
-bool vs_decodable(const ValueSet *vs, bool with_kinds, double *gap) {
-    if (vs->unbounded || !vs->numeric || vs->n == 0 || vs->approx) return false;
-    double g = INFINITY, mag = 0;
-    for (size_t i = 0; i < vs->n; i++) {
-        double x = value_as_double(vs->vals[i]);
-        if (!isfinite(x) || !int_fits_double(vs->vals[i])) return false; /* 2^53 + 1: no number holds it */
-        mag = fmax(mag, fabs(x));
-        if (i == 0) continue;
-        double d = x - value_as_double(vs->vals[i - 1]);
-        /* 1 and 1.0: a kind the number cannot carry (a kind block can); -0.0 and 0.0: a sign */
-        if (d == 0 && (!with_kinds || vs->vals[i].kind == vs->vals[i - 1].kind)) return false;
-        if (d > 0) g = fmin(g, d);
-    }
-    if (g < 1e-9 * fmax(1, mag)) return false;
-    if (gap) *gap = isfinite(g) ? g : 1;
-    return true;
-}
-
-bool vs_inexact_as_numbers(const ValueSet *vs) {
-    for (size_t i = 0; i < vs->n; i++)
-        if (!int_fits_double(vs->vals[i])) return true;
-    for (size_t i = 1; i < vs->n; i++)
-        if (value_is_number(vs->vals[i - 1]) && value_is_number(vs->vals[i])) {
-            double a = value_as_double(vs->vals[i - 1]), b = value_as_double(vs->vals[i]);
-            if (!vs->approx && a != b && scalar_twins(a, b)) return true;
-            if (a == 0 && b == 0 && vs->vals[i].kind == VAL_FLOAT && vs->vals[i - 1].kind == VAL_FLOAT) return true; /* -0.0, 0.0 */
-        }
-    return false;
-}
 
 /* Whether a set holds a float. A map of approximate arguments (rationals standing for the doubles
  * the reference reaches) that yields no float decided it by a comparison, a round or a lookup,
@@ -99,32 +18,6 @@ static bool has_floats(const ValueSet *vs) {
     for (size_t i = 0; i < vs->n; i++)
         if (vs->vals[i].kind == VAL_FLOAT) return true;
     return vs->unbounded;
-}
-
-bool vs_contains(const ValueSet *vs, Value v, size_t *index) {
-    size_t lo = 0, hi = vs->n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        int c = vs_member_order(vs, vs->vals[mid], v);
-        if (c == 0) {
-            if (index) *index = mid;
-            return true;
-        }
-        if (c < 0) lo = mid + 1;
-        else hi = mid;
-    }
-    /* in an approximate set, a rounding twin of v stands for it */
-    for (size_t i = lo > 0 ? lo - 1 : 0; vs->approx && i < vs->n && i <= lo; i++)
-        if (float_twins(vs->vals[i], v)) {
-            if (index) *index = i;
-            return true;
-        }
-    return false;
-}
-
-void vs_describe(const IrNode *n, char *buf, size_t size) {
-    if (n->name) snprintf(buf, size, "'%s'", n->name);
-    else snprintf(buf, size, "this %s", ir_kind_name(n->kind));
 }
 
 /* ---- kinds: where 1, 1.0 and True must be told apart ---- */
@@ -273,7 +166,7 @@ static ValueSet range_set(Arena *a, int64_t lo, int64_t hi) {
     size_t n = hi >= lo ? (size_t)(hi - lo + 1) : 0;
     Value *v = ARENA_ARRAY(a, Value, n ? n : 1);
     for (size_t i = 0; i < n; i++) v[i] = value_int(lo + (int64_t)i);
-    return vs_make(v, n);
+    return vs_from_values(v, n);
 }
 
 /* ---- supports ---- */
@@ -371,7 +264,7 @@ static ValueSet map_values_disjoint(Plan *p, SopInfo *info, bool covered) {
             else info->may_fail = true;
         }
     }
-    ValueSet vs = vs_make(out, count);
+    ValueSet vs = vs_from_values(out, count);
     for (size_t j = 0; j < nargs; j++) vs.approx = vs.approx || p->info[n->u.map.args[j]->id].vs.approx;
     vs.approx = vs.approx && has_floats(&vs);
     return vs;
@@ -480,7 +373,7 @@ static bool map_values_by_cell(Plan *p, SopInfo *info, ValueSet *out) {
             else info->may_fail = true;
         }
     }
-    *out = vs_make(vals, count);
+    *out = vs_from_values(vals, count);
     for (size_t j = 0; j < nargs; j++) out->approx = out->approx || p->info[n->u.map.args[j]->id].vs.approx;
     out->approx = out->approx && has_floats(out);
     return true;
@@ -565,7 +458,7 @@ static bool map_values_by_sources(Plan *p, SopInfo *info, ValueSet *out) {
         if (r.ok) vals[count++] = r.value;
         else info->may_fail = true;
     }
-    *out = vs_make(vals, count);
+    *out = vs_from_values(vals, count);
     return true;
 }
 
@@ -582,7 +475,7 @@ static ValueSet map_values(Plan *p, SopInfo *info) {
     for (size_t j = 0; j < nargs; j++) {
         args[j] = &p->info[n->u.map.args[j]->id].vs;
         if (args[j]->unbounded) return vs_unbounded();
-        if (args[j]->n == 0) return vs_make(NULL, 0);
+        if (args[j]->n == 0) return vs_from_values(NULL, 0);
         if (total > CG_MAX_GRID / args[j]->n) return vs_unbounded();
         total *= args[j]->n;
     }
@@ -600,7 +493,7 @@ static ValueSet map_values(Plan *p, SopInfo *info) {
         if (r.ok) out[count++] = r.value;
         else info->may_fail = true;
     }
-    ValueSet vs = vs_make(out, count);
+    ValueSet vs = vs_from_values(out, count);
     for (size_t j = 0; j < nargs; j++) vs.approx = vs.approx || args[j]->approx;
     vs.approx = vs.approx && has_floats(&vs);
     return vs;
@@ -689,7 +582,7 @@ static ValueSet aggregate_values_at(Plan *p, const IrNode *n, const ValueSet *sr
     if (one || (several && !averages)) /* several non-numbers raise; the model checks that */
         for (size_t i = 0; i < src->n; i++) v[count++] = src->vals[i];
     if (none) v[count++] = d;
-    ValueSet vs = vs_make(v, count);
+    ValueSet vs = vs_from_values(v, count);
     vs.approx = src->approx;
     return vs;
 }
@@ -769,7 +662,7 @@ static ValueSet linmean_values(Plan *p, const LinMean *m) {
     bool int_c0 = integral(m->c0);
     for (int64_t s = lo; s <= hi; s++) /* one key: the values themselves, ints */
         v[count++] = int_c0 ? value_int((int64_t)m->c0 + s) : value_float(m->c0 + (double)s);
-    ValueSet vs = vs_make(v, count);
+    ValueSet vs = vs_from_values(v, count);
     vs.approx = true; /* the rationals, not the doubles the reference's float steps reach */
     return vs;
 }
@@ -889,7 +782,7 @@ static void values_pass(Plan *p, const IrNode *out) {
             }
             Value *v = ARENA_ARRAY(p->arena, Value, p->n_vocab ? p->n_vocab : 1);
             memcpy(v, p->vocab, p->n_vocab * sizeof *v);
-            info->vs = vs_make(v, p->n_vocab);
+            info->vs = vs_from_values(v, p->n_vocab);
             break;
         }
         case IR_INDICES: info->vs = range_set(p->arena, 0, (int64_t)p->win_hi - 1); break;
@@ -898,7 +791,7 @@ static void values_pass(Plan *p, const IrNode *out) {
         case IR_CONST: {
             Value *v = ARENA_NEW(p->arena, Value);
             *v = n->u.constant;
-            info->vs = vs_make(v, 1);
+            info->vs = vs_from_values(v, 1);
             break;
         }
         case IR_MAP:
@@ -1014,15 +907,4 @@ uint32_t sop_kinds(Plan *p, const IrNode *x, ValueKind kinds[3]) {
     for (int k = 0; k < 3; k++)
         if (seen[k]) kinds[n++] = (ValueKind)k;
     return n;
-}
-
-/* Whether a value set mixes strings with numbers or bools (the reference refuses an s-op that
- * does so across positions, so such an s-op is materialised and checked). */
-bool vs_mixed_kinds(const ValueSet *vs) {
-    bool str = false, other = false;
-    for (size_t i = 0; i < vs->n; i++) {
-        if (vs->vals[i].kind == VAL_STR) str = true;
-        else other = true;
-    }
-    return str && other;
 }

@@ -1,0 +1,139 @@
+/* Value sets as data: the order and identity of atoms (-0.0 before 0.0, kinds apart), building
+ * a set, looking a value up, and what a set allows a numerical encoding to tell apart. No
+ * analysis here: valueset.c computes each s-op's set, every later pass reads sets through these. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/internal.h"
+
+/* value_order, with -0.0 before 0.0: the reference prints them differently, so a set of exact
+ * atoms keeps both (where the kind of a number matters; kinds_collapse merges them elsewhere). */
+int atom_order(Value a, Value b) {
+    int c = value_order(a, b);
+    if (c || a.kind != VAL_FLOAT || b.kind != VAL_FLOAT || a.as.f != 0) return c;
+    return (int)!signbit(a.as.f) - (int)!signbit(b.as.f);
+}
+
+static int cmp_values(const void *a, const void *b) { return atom_order(*(const Value *)a, *(const Value *)b); }
+
+/* Two floats that differ only by rounding: the same rational reached along different paths
+ * (3/7 - 2/7 vs 1/7). Only approximate sets (ValueSet.approx) identify them. */
+bool scalar_twins(double a, double b) {
+    return fabs(a - b) <= 1e-12 * fmax(1.0, fmax(fabs(a), fabs(b)));
+}
+
+static bool float_twins(Value a, Value b) {
+    return a.kind == VAL_FLOAT && b.kind == VAL_FLOAT && scalar_twins(a.as.f, b.as.f);
+}
+
+/* Sorts and deduplicates vals[0..n) in place and fills in the flags. Distinct doubles stay
+ * distinct, however close: the program can tell them apart (==), so the compiler must too. */
+static ValueSet vs_make(Value *vals, size_t n) {
+    if (n) qsort(vals, n, sizeof *vals, cmp_values);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (u == 0 || atom_order(vals[u - 1], vals[i]) != 0) vals[u++] = vals[i];
+    ValueSet vs = {vals, u, false, true, true, false, false, false};
+    for (size_t i = 0; i < u; i++) {
+        vs.numeric = vs.numeric && value_is_number(vals[i]);
+        vs.all_int = vs.all_int && (vals[i].kind == VAL_INT || vals[i].kind == VAL_BOOL);
+    }
+    return vs;
+}
+
+ValueSet vs_from_values(Value *vals, size_t n) { return vs_make(vals, n); }
+
+
+/* value_order, or for a set collapsed by number (see kinds_collapse) the order of the numbers */
+int vs_member_order(const ValueSet *vs, Value a, Value b) {
+    if (vs->by_number && value_is_number(a) && value_is_number(b)) {
+        int c = value_number_order(a, b);
+        return c == 0 && vs->zero_signs && a.kind == VAL_FLOAT && b.kind == VAL_FLOAT ? atom_order(a, b) : c;
+    }
+    return atom_order(a, b);
+}
+
+/* Whether v is no integer, or one that float64 holds exactly (|v| <= 2^53). */
+static bool int_fits_double(Value v) {
+    return v.kind != VAL_INT || (v.as.i <= (INT64_C(1) << 53) && v.as.i >= -(INT64_C(1) << 53));
+}
+
+bool vs_decodable(const ValueSet *vs, bool with_kinds, double *gap) {
+    if (vs->unbounded || !vs->numeric || vs->n == 0 || vs->approx) return false;
+    double g = INFINITY, mag = 0;
+    for (size_t i = 0; i < vs->n; i++) {
+        double x = value_as_double(vs->vals[i]);
+        if (!isfinite(x) || !int_fits_double(vs->vals[i])) return false; /* 2^53 + 1: no number holds it */
+        mag = fmax(mag, fabs(x));
+        if (i == 0) continue;
+        double d = x - value_as_double(vs->vals[i - 1]);
+        /* 1 and 1.0: a kind the number cannot carry (a kind block can); -0.0 and 0.0: a sign */
+        if (d == 0 && (!with_kinds || vs->vals[i].kind == vs->vals[i - 1].kind)) return false;
+        if (d > 0) g = fmin(g, d);
+    }
+    if (g < 1e-9 * fmax(1, mag)) return false;
+    if (gap) *gap = isfinite(g) ? g : 1;
+    return true;
+}
+
+bool vs_inexact_as_numbers(const ValueSet *vs) {
+    for (size_t i = 0; i < vs->n; i++)
+        if (!int_fits_double(vs->vals[i])) return true;
+    for (size_t i = 1; i < vs->n; i++)
+        if (value_is_number(vs->vals[i - 1]) && value_is_number(vs->vals[i])) {
+            double a = value_as_double(vs->vals[i - 1]), b = value_as_double(vs->vals[i]);
+            if (!vs->approx && a != b && scalar_twins(a, b)) return true;
+            if (a == 0 && b == 0 && vs->vals[i].kind == VAL_FLOAT && vs->vals[i - 1].kind == VAL_FLOAT) return true; /* -0.0, 0.0 */
+        }
+    return false;
+}
+
+
+bool vs_contains(const ValueSet *vs, Value v, size_t *index) {
+    size_t lo = 0, hi = vs->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = vs_member_order(vs, vs->vals[mid], v);
+        if (c == 0) {
+            if (index) *index = mid;
+            return true;
+        }
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    /* in an approximate set, a rounding twin of v stands for it */
+    for (size_t i = lo > 0 ? lo - 1 : 0; vs->approx && i < vs->n && i <= lo; i++)
+        if (float_twins(vs->vals[i], v)) {
+            if (index) *index = i;
+            return true;
+        }
+    return false;
+}
+
+void vs_describe(const IrNode *n, char *buf, size_t size) {
+    if (n->name) snprintf(buf, size, "'%s'", n->name);
+    else snprintf(buf, size, "this %s", ir_kind_name(n->kind));
+}
+
+/* Whether a value set mixes strings with numbers or bools (the reference refuses an s-op that
+ * does so across positions, so such an s-op is materialised and checked). */
+bool vs_mixed_kinds(const ValueSet *vs) {
+    bool str = false, other = false;
+    for (size_t i = 0; i < vs->n; i++) {
+        if (vs->vals[i].kind == VAL_STR) str = true;
+        else other = true;
+    }
+    return str && other;
+}
+
+/* Whether two members are equal numbers of different kinds (1 and 1.0, True and 1). */
+bool vs_kind_collisions(const ValueSet *vs) {
+    if (vs->unbounded || vs->by_number) return false;
+    for (size_t i = 1; i < vs->n; i++)
+        if (value_is_number(vs->vals[i]) && value_is_number(vs->vals[i - 1]) &&
+            value_as_double(vs->vals[i]) == value_as_double(vs->vals[i - 1]))
+            return true;
+    return false;
+}
