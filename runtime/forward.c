@@ -247,29 +247,6 @@ static void plan_writes(Arena *a, const Matrix *W, WritePlan *p) {
         if (matrix_column(W, c).n) p->dims[p->n++] = (uint32_t)c;
 }
 
-/* The rows of an embedding matrix as entry lists (the matrix is stored by column). */
-static EmbedRow *embed_rows(Arena *a, const Matrix *E) {
-    EmbedRow *rows = ARENA_ARRAY(a, EmbedRow, E->rows ? E->rows : 1);
-    for (size_t c = 0; c < E->cols; c++) {
-        MatrixColumn col = matrix_column(E, c);
-        for (uint32_t k = 0; k < col.n; k++) rows[col.row[k]].n++;
-    }
-    for (size_t r = 0; r < E->rows; r++) {
-        rows[r].dims = ARENA_ARRAY(a, uint32_t, rows[r].n ? rows[r].n : 1);
-        rows[r].vals = ARENA_ARRAY(a, double, rows[r].n ? rows[r].n : 1);
-        rows[r].n = 0;
-    }
-    for (size_t c = 0; c < E->cols; c++) { /* columns ascending: each row's dims come sorted */
-        MatrixColumn col = matrix_column(E, c);
-        for (uint32_t k = 0; k < col.n; k++) {
-            EmbedRow *row = &rows[col.row[k]];
-            row->dims[row->n] = (uint32_t)c;
-            row->vals[row->n++] = col.val[k];
-        }
-    }
-    return rows;
-}
-
 bool workspace_init(Workspace *ws, const Model *m, char *err, size_t errsize) {
     return workspace_init_rows(ws, m, 0, err, errsize);
 }
@@ -344,8 +321,8 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     ws->selected = ARENA_ARRAY(&ws->arena, uint32_t, seq);
     ws->qcols = ARENA_ARRAY(&ws->arena, MatrixColumn, KERNEL_BLOCK);
     ws->qrow = ARENA_ARRAY(&ws->arena, uint32_t, KERNEL_BLOCK * (dk ? dk : 1));
-    ws->token_rows = embed_rows(&ws->arena, &m->token_embed);
-    ws->pos_rows = embed_rows(&ws->arena, &m->pos_embed);
+    ws->token_rows = matrix_rows(&ws->arena, &m->token_embed);
+    ws->pos_rows = matrix_rows(&ws->arena, &m->pos_embed);
     return true;
 }
 

@@ -70,11 +70,7 @@ typedef struct ChunkSegments {
 } ChunkSegments;
 
 /* One row of an embedding: its stored entries, dims ascending. */
-typedef struct EmbedRow {
-    size_t n;
-    uint32_t *dims;
-    double *vals;
-} EmbedRow;
+typedef MatrixRow EmbedRow;
 
 /* Scratch for forward passes of batches up to `cap_rows` residual rows (at least one input of
  * max_len), allocated once. */

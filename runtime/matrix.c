@@ -129,3 +129,25 @@ double *matrix_at(Matrix *w, size_t r, size_t c) {
     if (!found) insert_at(w->store, col, at, (uint32_t)r, 0.0);
     return &col->val[at];
 }
+
+MatrixRow *matrix_rows(Arena *a, const Matrix *w) {
+    MatrixRow *rows = ARENA_ARRAY(a, MatrixRow, w->rows ? w->rows : 1);
+    for (size_t c = 0; c < w->cols; c++) {
+        MatrixColumn col = matrix_column(w, c);
+        for (uint32_t k = 0; k < col.n; k++) rows[col.row[k]].n++;
+    }
+    for (size_t r = 0; r < w->rows; r++) {
+        rows[r].dims = ARENA_ARRAY(a, uint32_t, rows[r].n ? rows[r].n : 1);
+        rows[r].vals = ARENA_ARRAY(a, double, rows[r].n ? rows[r].n : 1);
+        rows[r].n = 0;
+    }
+    for (size_t c = 0; c < w->cols; c++) { /* columns ascending: each row's dims come sorted */
+        MatrixColumn col = matrix_column(w, c);
+        for (uint32_t k = 0; k < col.n; k++) {
+            MatrixRow *row = &rows[col.row[k]];
+            row->dims[row->n] = (uint32_t)c;
+            row->vals[row->n++] = col.val[k];
+        }
+    }
+    return rows;
+}

@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "support/arena.h"
+
 typedef struct MatrixStore MatrixStore;
 typedef struct MatrixColumn MatrixColumn;
 
@@ -70,5 +72,16 @@ size_t matrix_nonzero(const Matrix *w);
 void matrix_to_dense(const Matrix *w, double *out);
 /* Row r into out (cols doubles): the dense row. */
 void matrix_row_dense(const Matrix *w, size_t r, double *out);
+
+/* One row of a matrix stored by column: the columns (dims) of its entries, ascending, and their
+ * values. */
+typedef struct MatrixRow {
+    size_t n;
+    uint32_t *dims;
+    double *vals;
+} MatrixRow;
+
+/* The rows of w as entry lists, in arena a (what a product by a one-hot or sparse row reads). */
+MatrixRow *matrix_rows(Arena *a, const Matrix *w);
 
 #endif

@@ -32,34 +32,6 @@ static void widen_span(Span *s, double mag) {
 }
 
 /* The entries of a matrix by row: rows[r] lists (column, value) of row r. */
-typedef struct RowEntries {
-    size_t n;
-    uint32_t *col;
-    double *val;
-} RowEntries;
-
-static RowEntries *by_rows(Arena *a, const Matrix *w) {
-    RowEntries *r = ARENA_ARRAY(a, RowEntries, w->rows ? w->rows : 1);
-    for (size_t c = 0; c < w->cols; c++) {
-        MatrixColumn col = matrix_column(w, c);
-        for (uint32_t k = 0; k < col.n; k++) r[col.row[k]].n++;
-    }
-    for (size_t i = 0; i < w->rows; i++) {
-        r[i].col = ARENA_ARRAY(a, uint32_t, r[i].n ? r[i].n : 1);
-        r[i].val = ARENA_ARRAY(a, double, r[i].n ? r[i].n : 1);
-        r[i].n = 0;
-    }
-    for (size_t c = 0; c < w->cols; c++) {
-        MatrixColumn col = matrix_column(w, c);
-        for (uint32_t k = 0; k < col.n; k++) {
-            RowEntries *e = &r[col.row[k]];
-            e->col[e->n] = (uint32_t)c;
-            e->val[e->n++] = col.val[k];
-        }
-    }
-    return r;
-}
-
 /* A hidden unit's input as s * G: G's column normalised by its first entry (rows ascending). */
 typedef struct UnitKey {
     size_t unit;
@@ -106,7 +78,7 @@ static UnitKey unit_key(Arena *a, const Matrix *w1, size_t h) {
 
 /* One group of units sharing G: the range of each output dim's sum over G's interval, added to
  * nx. Too large to evaluate point by point: false (the caller goes unit by unit). */
-static bool group_range(const UnitKey *keys, size_t n, const double *b1, const RowEntries *out, const Span *x, Span *nx,
+static bool group_range(const UnitKey *keys, size_t n, const double *b1, const MatrixRow *out, const Span *x, Span *nx,
                         Arena *a) {
     Span G = column_span(keys[0].g, x, 1);
     size_t dims = 0;
@@ -122,24 +94,24 @@ static bool group_range(const UnitKey *keys, size_t n, const double *b1, const R
     }
     double gmax = fmax(fabs(G.lo), fabs(G.hi));
     for (size_t i = 0; i < n; i++) {
-        const RowEntries *o = &out[keys[i].unit];
+        const MatrixRow *o = &out[keys[i].unit];
         for (size_t e = 0; e < o->n; e++) {
-            uint32_t d = o->col[e];
+            uint32_t d = o->dims[e];
             bool seen = false; /* each dim once, at its first unit in the group */
             for (size_t j = 0; j < i && !seen; j++)
-                for (size_t f = 0; f < out[keys[j].unit].n && !seen; f++) seen = out[keys[j].unit].col[f] == d;
+                for (size_t f = 0; f < out[keys[j].unit].n && !seen; f++) seen = out[keys[j].unit].dims[f] == d;
             if (seen) continue;
             Span r = {INFINITY, -INFINITY};
             double mag = 0;
             for (size_t p = 0; p < np; p++) {
                 double v = 0;
                 for (size_t j = 0; j < n; j++) {
-                    const RowEntries *oj = &out[keys[j].unit];
+                    const MatrixRow *oj = &out[keys[j].unit];
                     for (size_t f = 0; f < oj->n; f++)
-                        if (oj->col[f] == d) {
+                        if (oj->dims[f] == d) {
                             double pre = keys[j].s * pts[p] + b1[keys[j].unit];
-                            v += oj->val[f] * fmax(pre, 0);
-                            if (p == 0) mag += fabs(oj->val[f]) * (fabs(keys[j].s) * gmax + fabs(b1[keys[j].unit]));
+                            v += oj->vals[f] * fmax(pre, 0);
+                            if (p == 0) mag += fabs(oj->vals[f]) * (fabs(keys[j].s) * gmax + fabs(b1[keys[j].unit]));
                         }
                 }
                 r.lo = fmin(r.lo, v);
@@ -154,7 +126,7 @@ static bool group_range(const UnitKey *keys, size_t n, const double *b1, const R
 }
 
 /* Unit h alone into nx: ReLU(pre) (times the gate's span in a gated layer) through W2. */
-static void unit_range(const ModelMlp *mlp, size_t h, const RowEntries *out, const Span *x, Span *nx) {
+static void unit_range(const ModelMlp *mlp, size_t h, const MatrixRow *out, const Span *x, Span *nx) {
     Span pre = column_span(matrix_column(&mlp->w1, h), x, 1);
     Span r = {fmax(pre.lo + mlp->b1[h], 0), fmax(pre.hi + mlp->b1[h], 0)};
     if (mlp->gated) {
@@ -166,9 +138,9 @@ static void unit_range(const ModelMlp *mlp, size_t h, const RowEntries *out, con
     }
     widen_span(&r, 0);
     for (size_t e = 0; e < out[h].n; e++) {
-        double w = out[h].val[e], a = w * r.lo, b = w * r.hi;
-        nx[out[h].col[e]].lo += fmin(a, b);
-        nx[out[h].col[e]].hi += fmax(a, b);
+        double w = out[h].vals[e], a = w * r.lo, b = w * r.hi;
+        nx[out[h].dims[e]].lo += fmin(a, b);
+        nx[out[h].dims[e]].hi += fmax(a, b);
     }
 }
 
@@ -206,7 +178,7 @@ void model_tighten_bounds(const Model *M, double *bound) {
         const ModelMlp *mlp = &L->mlp;
         for (size_t d = 0; d < D; d++) nx[d].lo += mlp->b2[d], nx[d].hi += mlp->b2[d];
         size_t H = mlp->w1.cols;
-        RowEntries *out = by_rows(&a, &mlp->w2);
+        MatrixRow *out = matrix_rows(&a, &mlp->w2);
         UnitKey *keys = ARENA_ARRAY(&a, UnitKey, H ? H : 1);
         for (size_t h = 0; h < H; h++) keys[h] = unit_key(&a, &mlp->w1, h);
         qsort(keys, H, sizeof *keys, by_hash);
