@@ -380,19 +380,6 @@ static bool wide_gaps_per_length(Plan *p, const IrNode *out) {
     return sets != NULL;
 }
 
-/* The least gap between distinct numbers of vs that a consumer can tell apart: tables and the
- * readout refuse sets closer than 1e-9 of their magnitude (mlp.c, vs_decodable), so a set's
- * spurious near-twins (combinations that never occur together) do not count below that. */
-static double resolved_gap(const ValueSet *vs) {
-    double gap = INFINITY, mag = 0;
-    for (size_t i = 0; i < vs->n; i++) {
-        double b = value_as_double(vs->vals[i]);
-        mag = fmax(mag, fabs(b));
-        if (i && b > value_as_double(vs->vals[i - 1])) gap = fmin(gap, b - value_as_double(vs->vals[i - 1]));
-    }
-    return fmax(gap, 1e-9 * mag);
-}
-
 /* Whether tabulating map n would round near the gaps of its values: a projection over more than
  * 1e6 grid points, or numbers more than 1e7 gaps large (mlp.c then refuses the table). A gated
  * sum is preferred there even where it costs more units. */
@@ -400,9 +387,8 @@ static bool table_rounding_prone(Plan *p, const IrNode *n, double grid) {
     const ValueSet *vs = &p->info[n->id].vs;
     if (grid > 1e6) return true;
     if (vs->unbounded || !vs->numeric || vs->n < 2) return false;
-    double mag = 0;
-    for (size_t i = 0; i < vs->n; i++) mag = fmax(mag, fabs(value_as_double(vs->vals[i])));
-    return mag > 1e7 * resolved_gap(vs);
+    double mag, gap = vs_resolved_gap(vs, false, &mag);
+    return mag > 1e7 * gap;
 }
 
 /* Whether a gated sum's float64 rounding stays far below the gaps its consumers resolve: every
@@ -410,10 +396,8 @@ static bool table_rounding_prone(Plan *p, const IrNode *n, double grid) {
  * to the unit). The output is also read against each length's values. */
 static bool gated_rounding_ok(Plan *p, const IrNode *n, double bound) {
     const ValueSet *vs = &p->info[n->id].vs;
-    double gap = vs_inexact_as_numbers(vs) ? INFINITY : resolved_gap(vs);
-    const ValueSet *sets = n == p->output ? vs_output_sets(p, n) : NULL;
-    for (size_t len = 0; sets && len < p->max_len; len++)
-        if (sets[len].n) gap = fmin(gap, resolved_gap(&sets[len]));
+    double gap = fmin(vs_inexact_as_numbers(vs) ? INFINITY : vs_resolved_gap(vs, false, NULL),
+                      vs_output_resolved_gap(p, n, false));
     return (2 * bound + 1) * 64 * DBL_EPSILON <= gap / 16;
 }
 

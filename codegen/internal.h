@@ -487,6 +487,12 @@ bool scalar_twins(double a, double b);
  * distinct numbers that are rounding twins (2.9999999999999996 and 3.0; an exact set only), or
  * -0.0 and 0.0. */
 bool vs_inexact_as_numbers(const ValueSet *vs);
+/* The least gap between distinct numbers of a set of numbers that a consumer tells apart
+ * (INFINITY for fewer than two): tables and the readout refuse numbers closer than 1e-9 of the
+ * set's magnitude (vs_decodable, mlp.c), so a superset's nearer spurious twins (combinations that
+ * never occur together) count as that; with twins_are_one, rounding twins (one number, read per
+ * length) do not count at all. *mag (when not NULL) gets the magnitude. */
+double vs_resolved_gap(const ValueSet *vs, bool twins_are_one, double *mag);
 /* "'name'" or "this <kind>", for messages about s-op n. */
 void vs_describe(const IrNode *n, char *buf, size_t size);
 
@@ -499,6 +505,9 @@ void vs_output_by_length(Plan *p, const IrNode *out, ValueSet *by_len);
  * twins), is from the value set of each length: the sets (computed once, kept in
  * p->len_sets), or NULL. Up to CG_MAX_LEN_DECODE only. */
 const ValueSet *vs_output_sets(Plan *p, const IrNode *out);
+/* For the output, when it can be read per length: the least vs_resolved_gap over the lengths'
+ * sets; INFINITY for any other s-op. */
+double vs_output_resolved_gap(Plan *p, const IrNode *n, bool twins_are_one);
 /* An aggregate over a positional selector whose number of keys depends on the index alone:
  * that number per index (NULL otherwise); whether it can take v when it selects k keys; and
  * about how many values it then takes (for cost estimates). A tabulation reading the index and

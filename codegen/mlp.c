@@ -477,22 +477,6 @@ static bool tabulate_slice(Tab *t, size_t g, HiddenBuf *hb, double *b2) {
     }
 }
 
-/* The smallest gap between the distinct numbers of a set (INFINITY for fewer than two) that a
- * consumer resolves: rounding twins aside (one number read per length), and not below 1e-9 of the
- * magnitude, closer than which tables and the readout refuse to tell values apart (a superset's
- * spurious near-twins, combinations that never occur together, do not count). */
-static double number_gap(const ValueSet *vs) {
-    double g = INFINITY, mag = 0;
-    for (size_t i = 0; vs && i < vs->n; i++) {
-        double b = value_as_double(vs->vals[i]);
-        mag = fmax(mag, fabs(b));
-        if (!i) continue;
-        double a = value_as_double(vs->vals[i - 1]);
-        if (b > a && !scalar_twins(a, b)) g = fmin(g, b - a);
-    }
-    return fmax(g, 1e-9 * mag);
-}
-
 /* Whether the table's float64 rounding stays far below what its output must tell apart.
  * Every unit of a step reads p = sum_j c_j (s_j - min_j) / gap_j, up to p_max = mult, where the
  * steps are at least 1 apart. Rounding makes p off by dp: the inputs' own errors (a residual
@@ -536,10 +520,7 @@ static bool table_rounding_ok(const Tab *t, const HiddenBuf *hb, size_t first, d
      * past half of it, to a wrong one, silently. A one-hot entry off by more than its tolerance
      * makes the runtime raise instead, and the bound above is loose for one-hots (it adds the
      * rounding of every active unit with one sign): those are left to the runtime's check. */
-    double gap = number_gap(op->out_vs);
-    for (size_t len = 0; op->node == t->p->output && t->p->out_by_len && len < t->p->max_len; len++)
-        if (t->p->out_by_len[len].n) gap = fmin(gap, number_gap(&t->p->out_by_len[len])); /* read per length */
-    double limit = gap / 4;
+    double limit = fmin(vs_resolved_gap(op->out_vs, true, NULL), vs_output_resolved_gap(t->p, op->node, true)) / 4;
     if (!op->out_cat && !(err <= limit) && isfinite(limit))
         return refuse(t->p, op,
                       "needs a table over %.3g grid points whose float64 rounding (up to %.3g) is not below "

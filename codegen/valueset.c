@@ -768,6 +768,14 @@ const ValueSet *vs_output_sets(Plan *p, const IrNode *out) {
     return p->len_sets;
 }
 
+double vs_output_resolved_gap(Plan *p, const IrNode *n, bool twins_are_one) {
+    const ValueSet *sets = n == p->output ? vs_output_sets(p, n) : NULL;
+    double gap = INFINITY;
+    for (size_t len = 0; sets && len < p->max_len; len++)
+        if (sets[len].n) gap = fmin(gap, vs_resolved_gap(&sets[len], twins_are_one, NULL));
+    return gap;
+}
+
 /* The value sets of the reachable s-ops, in topological order, over the lengths of the window. */
 static void values_pass(Plan *p, const IrNode *out) {
     for (size_t id = 0; id <= out->id; id++) {

@@ -137,3 +137,16 @@ bool vs_kind_collisions(const ValueSet *vs) {
             return true;
     return false;
 }
+
+double vs_resolved_gap(const ValueSet *vs, bool twins_are_one, double *mag) {
+    double gap = INFINITY, m = 0;
+    for (size_t i = 0; vs && i < vs->n; i++) {
+        double b = value_as_double(vs->vals[i]);
+        m = fmax(m, fabs(b));
+        if (!i) continue;
+        double a = value_as_double(vs->vals[i - 1]);
+        if (b > a && !(twins_are_one && scalar_twins(a, b))) gap = fmin(gap, b - a);
+    }
+    if (mag) *mag = m;
+    return fmax(gap, 1e-9 * m);
+}
