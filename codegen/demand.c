@@ -137,6 +137,14 @@ static bool decodable_by_length(Plan *p, const IrNode *out) {
     return p->out_by_len != NULL;
 }
 
+/* Whether map n, whose values were too many to enumerate (so may_fail was not found), has an
+ * operation that raises on some numbers: computed, its table or real bound sees where. */
+static bool may_raise_unseen(const IrNode *n) {
+    if (n->u.map.kind == IR_MAP_LOOKUP || n->u.map.kind == IR_MAP_INDEX) return true;
+    if (n->u.map.kind != IR_MAP_BINARY && n->u.map.kind != IR_MAP_UNARY) return false;
+    return n->u.map.op == VOP_DIV || n->u.map.op == VOP_MOD || n->u.map.op == VOP_POW || n->u.map.op == VOP_ROUND;
+}
+
 void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
     for (size_t id = 0; id <= out->id; id++) /* the length guard (plan.c) reads the length */
         if (p->info[id].reachable && p->info[id].pos && p->info[id].pos->any_fail) p->info[p->length->id].needed = true;
@@ -144,10 +152,16 @@ void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
     o->needed = true;
     /* The reference computes every s-op the output depends on, at every position, and raises when
      * one raises, even where a selector's algebra makes it irrelevant ((a or b) and b is b): a
-     * map that may raise is computed, with its check, whether or not anything reads it. */
+     * map that may raise, or an aggregate that copies and may select several keys, is computed,
+     * with its check, whether or not anything reads it. */
     for (size_t id = 0; id < out->id; id++) {
         SopInfo *x = &p->info[id];
-        if (x->reachable && !ir_is_selector(x->node) && x->node->kind == IR_MAP && x->may_fail && !x->pos) x->needed = x->want_cat = true;
+        if (!x->reachable || x->pos || ir_is_selector(x->node)) continue;
+        if (x->node->kind == IR_MAP && x->may_fail) x->needed = x->want_cat = true;
+        if (x->node->kind == IR_MAP && x->vs.unbounded && may_raise_unseen(x->node)) x->needed = true;
+        if (x->node->kind == IR_AGGREGATE && !aggregate_averages(p, x->node) &&
+            !selector_at_most_one(p, x->node->u.aggregate.selector))
+            x->needed = x->want_cat = true;
     }
     /* the readout: a number decoded against its value set where that is exact, else one-hot */
     if (vs_decodable(&o->vs, false, NULL) && !o->may_fail) {

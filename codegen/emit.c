@@ -182,11 +182,13 @@ static bool output_by_length(Plan *p, const SopInfo *o, Model *m) {
     size_t N = p->max_len, total = 0;
     double margin = INFINITY;
     for (size_t n = 0; n < N; n++) {
-        double gap = 1;
-        if (p->out_by_len[n].n && !vs_decodable(&p->out_by_len[n], o->has_kind, &gap)) return false;
+        double gap;
+        if (!p->out_by_len[n].n) continue; /* the output always raises at this length */
+        if (!vs_decodable(&p->out_by_len[n], o->has_kind, &gap)) return false;
         total += p->out_by_len[n].n;
         margin = fmin(margin, gap / 4);
     }
+    if (!isfinite(margin)) margin = 0.25;
     m->output_kind = MODEL_OUT_NUMERICAL;
     m->out_readout = ARENA_ARRAY(&m->arena, double, p->n_dims);
     for (size_t t = 0; t < o->num.n; t++) m->out_readout[o->num.terms[t].dim] += o->num.terms[t].coef;

@@ -103,8 +103,7 @@ static bool kinds_from_cat(Plan *p, SopInfo *x) {
     for (size_t i = 0; i < x->vs.n; i++) {
         uint32_t k = 0;
         while (k < x->n_kinds && x->kinds[k] != x->vs.vals[i].kind) k++;
-        if (k == x->n_kinds) return false; /* a string: no kind in the block */
-        lvb_add(&b[k], 1, x->cat[i]);
+        if (k < x->n_kinds) lvb_add(&b[k], 1, x->cat[i]); /* a string lights no kind (mlp.c reads it so) */
     }
     for (uint32_t k = 0; k < 3; k++) x->kind_cat[k] = lvb_done(p->arena, &b[k]);
     x->has_kind = true;
@@ -120,7 +119,7 @@ bool kinds_plan(Plan *p, SopInfo *x) {
     const PosTable *sel_pos = n->kind == IR_AGGREGATE ? p->info[n->u.aggregate.selector->id].pos : NULL;
     if (!x->pos && sel_pos && sel_pos->count) { /* a positional selector: the kind is positional too */
         const ValueSet *src = &p->info[n->u.aggregate.sop->id].vs;
-        if (sop_kinds(p, n->u.aggregate.sop, (ValueKind[3]){0}) > 1)
+        if (sop_kinds(p, n->u.aggregate.sop, (ValueKind[3]){0}) > 1 || !src->numeric)
             return plan_error(p, n, "averages values of several kinds; the compiler cannot track which kind one key gives");
         size_t cells = p->max_len * (p->max_len + 1) / 2;
         PosTable *kt = ARENA_NEW(p->arena, PosTable);

@@ -299,6 +299,34 @@ static const Case cases[] = {
      "a", 4, 4, -1},
     {"a copy of a signed zero, then a sum", "x = -indices * 0.0; r = aggregate(select(indices, length - indices - 1, ==), x) + "
      "aggregate(select(indices, indices, ==), x);", "r", "ab", 5, 5, -1},
+    /* fuzz_compile (run 12): the reference raises in s-ops that a selector's algebra makes
+     * irrelevant ((a or b) and b is b): a copy over several keys is still computed, with its check */
+    {"an aggregate of booleans over several keys, read only through a selector that drops it",
+     "x5, w6 = count(tokens, \"d\"), tokens;\n"
+     "x4 = (aggregate(select(indices, ((indices % ((length / 2) ^ 0.5)) + ((length / 2) ^ 0.5)), ==), (((x5 + indices) - load_from_location(0, indices)) - x5)) * aggregate(select(indices, (indices - 1), ==), x5));\n"
+     "w3 = [\"x\", \"y\", \"z\"][x4];\n"
+     "b2 = aggregate(select(aggregate(select(indices, length - indices - 1, ==), w3), (\"q\" if ((tokens == \"b\") and (indices < 2)) else [\"x\", \"y\", \"z\"][x5]), ==), ((((indices < 2) and (indices < 2)) and ((indices < 2) and (indices < 2))) and (indices < 2)));\n"
+     "x1 = selector_width(((select(b2, False, ==) or select(x5, x5, ==)) and select(x5, x5, ==)));\n"
+     "out = (x1 == x5);\n",
+     "out", "abcd", 8, 5, -1},
+    /* a one-key copy whose source is a string at some positions: the string lights no kind */
+    {"a product of a copied number-or-string with a number raises where it is the string",
+     "x3 = aggregate(select(indices, (indices % 2), <), indices, 1.0);\n"
+     "x5 = (aggregate((select(indices, (length / 2), <) and select(5, indices, ==)), (+(+x3))) - (-(0 and x3)));\n"
+     "x4 = ((+(+(+x5))) - (round(indices) + (1 / aggregate(select(tokens, tokens, >=) or select(indices, 0, ==), indicator(indices == 0)))));\n"
+     "x2 = (indicator((indices == x3)) / (round((indices + 1) * aggregate(select(indices, indices, <=), x3)) - (+(+x4))));\n"
+     "x1 = (x2 if contains(tokens, \"c\") else \"q\");\n"
+     "out = (aggregate(select(indices, x1, ==), x3) * aggregate(select(indices, ((indices % (length / 7)) * 4 + 3 * (length / 7)), ==), x1));\n",
+     "out", "abcd", 8, 5, -1},
+    /* a per-length readout whose margin was set by lengths where the output always raises */
+    {"2 ^ 53 - 1 at length 1, nothing at other lengths",
+     "tokens = tokens_int;\n"
+     "x2, x3 = aggregate((select(indices, (length / 2), <) and select(3, indices, ==)), (indices + indices), True), aggregate((select(indices, (length / 3), <) and select(3, indices, ==)), (indices + indices));\n"
+     "x4 = aggregate(select(indices, indices, <=), indices);\n"
+     "x1 = {0: 2 ^ 53, 1: 0}[(((x2 if (tokens == -3) else x4) - length) - (indices + indices))];\n"
+     "x5 = (length ^ 0.5);\n"
+     "out = (tokens and (((x1 + length) - indices) - ((indices % x5) + x5)));\n",
+     "out", "-3..1", 8, 5, -1},
 };
 
 START_TEST(test_differential) {
@@ -481,6 +509,16 @@ START_TEST(test_compile_errors) {
         {"q = +1 - +indices + 888888888 + +length % +indices - 0; r = aggregate(select(indices, q, ==), tokens);", "ab",
          "raises on every input", 3},
         {"r = (-length) ^ 0.5;", "ab", "raises on every input", 4},
+        /* fuzz_compile (run 12): a division that nothing reads, whose values are too many to list, is
+         * computed since the reference raises in it (by zero); here it cannot be */
+        {"b6 = (((((indices < 2) and (indices < 2)) and ((indices % 2 == 0) and (indices == 0))) or (indices == 0)) or (round((indices + 1) * aggregate(select(indices, indices, <=), indicator((tokens == \"b\")))) == indices));\n"
+     "x4, s5 = count(tokens, \"d\"), select(b6, False, ==);\n"
+     "x3 = (aggregate(select(indices, ((indices % (length / 2)) * (length / 2) + (length / 2) ^ 2), ==), x4) * aggregate(select(indices, (indices % (length ^ 0.5)), ==), (((length ^ 0.5) * (aggregate((select(indices, (length ^ 0.5), <) and select(1, indices, ==)), (aggregate(select(indices, indices, <=), x4) * aggregate(select(indices, indices, !=), indicator(b6)))) + aggregate((select(indices, (length ^ 0.5), <) and select(3, indices, ==)), (True * round((indices + 1) * aggregate(select(indices, indices, <=), x4)))))) / load_from_location((indices if (tokens == \"d\") else 0.0), x4))));\n"
+     "s2 = (select(x3, x4, ==) and select(x4, x4, ==));\n"
+     "x1 = aggregate((((s2 and s5) or select(x4, x4, ==)) or select(x4, x4, ==)), x4);\n"
+     "out = (x1 == x4);\n"
+         "r = out;\n",
+         "abcd", "too many possible values", 8},
         {"d = {\"z\": 1}; r = d[tokens];", "ab", "raises on every input", 4},
         {"x = 1 if tokens == \"a\" else \"q\"; r = aggregate(select(indices, indices, <=), x);", "ab",
          "holds strings on some inputs and numbers on others", 4},
