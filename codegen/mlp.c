@@ -453,9 +453,11 @@ static bool tabulate_slice(Tab *t, size_t g, HiddenBuf *hb, double *b2) {
                     in = lv_combine(p->arena, 1.0 / w, t->proj, t->M, gate_view);
                     bias_off = -t->M;
                 }
-                double scale = t->gate >= 0 ? 1 : 1.0 / w;
-                size_t h1 = hidden_add(p, hb, in, scale, -prev_p / w + bias_off);
-                size_t h2 = hidden_add(p, hb, in, scale, -pk / w + bias_off);
+                /* a ramp over the middle half of the step, flat a quarter of it around each point:
+                 * inputs off by less than that (upstream rounding) give the exact output */
+                double scale = t->gate >= 0 ? 2 : 2.0 / w, at = 2 * (-prev_p / w + bias_off);
+                size_t h1 = hidden_add(p, hb, in, scale, at - 0.5);
+                size_t h2 = hidden_add(p, hb, in, scale, at - 1.5);
                 out_change(hb, h1, op, &prev, &cur, +1);
                 out_change(hb, h2, op, &prev, &cur, -1);
             }
@@ -481,10 +483,11 @@ static bool tabulate_slice(Tab *t, size_t g, HiddenBuf *hb, double *b2) {
  * Every unit of a step reads p = sum_j c_j (s_j - min_j) / gap_j, up to p_max = mult, where the
  * steps are at least 1 apart. Rounding makes p off by dp: the inputs' own errors (a residual
  * number computed by attention or an MLP, a few ulps of its magnitude per key: u (N + 8) |s_j|
- * is taken for it) scaled by c_j / gap_j, and the projection's sum. A step next to the point read
- * then passes dp |df| on (df its change), and each active unit's pre-activation, as large as
- * p_max, its own rounding. The output's error must stay below 1/16 of its one-hot tolerance or of
- * the gap between its numbers; a projection over too fine a grid (mult near 1e12) fails it. */
+ * is taken for it) scaled by c_j / gap_j, and the projection's sum. A step ramps over the middle
+ * half between its points, so dp below 1/4 passes nothing on; each active unit's pre-activation,
+ * as large as 2 p_max, adds its own rounding. The output's error must stay below 1/16 of its
+ * one-hot tolerance or of the gap between its numbers; a projection over too fine a grid (mult
+ * near 1e12) fails it. */
 static bool table_rounding_ok(const Tab *t, const HiddenBuf *hb, size_t first, double mult) {
     const MlpOp *op = t->op;
     const double u = 0x1p-53, N = (double)t->p->max_len + 1;
@@ -499,7 +502,7 @@ static bool table_rounding_ok(const Tab *t, const HiddenBuf *hb, size_t first, d
     dp += u * proj_mag;
     /* per output dim (a one-hot's units spread over its dims): the sum of |df| and the count */
     size_t n_out = op->out_cat && op->out_vs ? op->out_vs->n : 1;
-    double *sum_df = calloc(n_out, sizeof *sum_df), *nnz = calloc(n_out, sizeof *nnz), max_df = 0;
+    double *sum_df = calloc(n_out, sizeof *sum_df), *nnz = calloc(n_out, sizeof *nnz);
     if (!sum_df || !nnz) abort();
     for (size_t h = first; h < hb->n; h++)
         for (int k = 0; k < 2; k++) {
@@ -508,12 +511,11 @@ static bool table_rounding_ok(const Tab *t, const HiddenBuf *hb, size_t first, d
             if (c == 0 || d < op->out_dim || d - op->out_dim >= n_out) continue;
             sum_df[d - op->out_dim] += c;
             nnz[d - op->out_dim]++;
-            max_df = fmax(max_df, c);
         }
-    double pre = 4 * u * (double)(t->proj.n + 4) * (mult + 1); /* one unit's pre-activation */
-    double err = 0;
+    double pre = 8 * u * (double)(t->proj.n + 4) * (mult + 1); /* one unit's pre-activation */
+    double err = dp < 0.25 ? 0 : INFINITY;
     for (size_t d = 0; d < n_out; d++)
-        err = fmax(err, 2 * dp * max_df + (pre + (nnz[d] + 2) * u * (mult + 1)) * sum_df[d]);
+        err = fmax(err, (pre + 2 * (nnz[d] + 2) * u * (mult + 1)) * sum_df[d]);
     free(sum_df);
     free(nnz);
     /* A number within a quarter of the gap decodes to the right value (the output's margin);

@@ -22,15 +22,16 @@
 /* Runs model and reference on every input of length 1..len; returns the number of inputs and
  * fails the test on the first disagreement. */
 static size_t verify_all(Compiled *c, size_t len) {
+    ck_assert_uint_le(len, 64);
     Workspace ws;
     char err[256];
     ck_assert_msg(workspace_init(&ws, &c->model, err, sizeof err), "%s", err);
     const Model *m = &c->model;
     size_t checked = 0;
     for (size_t n = 1; n <= len; n++) {
-        size_t idx[16] = {0};
+        size_t idx[64] = {0};
         for (;;) {
-            Value in[16];
+            Value in[64];
             for (size_t i = 0; i < n; i++) in[i] = m->vocab[idx[i]];
             Arena scratch;
             arena_init(&scratch);
@@ -318,6 +319,21 @@ static const Case cases[] = {
      "x1 = (x2 if contains(tokens, \"c\") else \"q\");\n"
      "out = (aggregate(select(indices, x1, ==), x3) * aggregate(select(indices, ((indices % (length / 7)) * 4 + 3 * (length / 7)), ==), x1));\n",
      "out", "abcd", 8, 5, -1},
+    /* fuzz_compile (run 6): a one-hot table read a number whose upstream tables' rounding its 1/gap
+     * slope magnified past the one-hot tolerance; steps now ramp over the middle half between points */
+    {"a table of a product of tables: upstream rounding stays on the flat parts of its steps",
+     "def stable_sort(vals, keys) {\n"
+     "    precedes = select(keys, keys, <) or (select(keys, keys, ==) and select(indices, indices, <));\n"
+     "    target = selector_width(precedes);\n"
+     "    return aggregate(select(target, indices, ==), vals);\n"
+     "}\n"
+     "x1 = (indices - (length ^ 0.5));\n"
+     "x2 = 3;\n"
+     "x3 = ([0, 1][(indicator((tokens_int == 0)) or indices)] + selector_width(select((-1 * indices), tokens_int, !=)));\n"
+     "out = (aggregate(select(indices, tokens_int, ==), ((indices % 3) * (length / (3 + 4)) + (indices - indices % 3) / 3)) * aggregate(select(indices, tokens_int, ==), (stable_sort((((length / 2) ^ 0.5) * (aggregate((select(indices, ((length / 2) ^ 0.5), <) and select(2, indices, ==)), x1) + aggregate((select(indices, ((length / 2) ^ 0.5), <) and select(2, indices, ==)), x1) + aggregate((select(indices, ((length / 2) ^ 0.5), <) and select(1, indices, ==)), (x2 * x3)))), indices) or x1)));\n",
+     "out", "0..3", 5, 5, -1},
+    /* outsider finding: 21 ^ 10.0 read from the length's one-hot by a numerical table */
+    {"length ^ 10.0 at max-len 25", "r = length ^ 10.0;", "r", "a", 25, 25, -1},
     /* a per-length readout whose margin was set by lengths where the output always raises */
     {"2 ^ 53 - 1 at length 1, nothing at other lengths",
      "tokens = tokens_int;\n"
@@ -654,6 +670,9 @@ START_TEST(test_real_tokens) {
         "tokens = tokens_float; r = (tokens + 4) ^ 0.5 - 1 / (tokens + 4);",
         "tokens = tokens_float; a = aggregate(select(indices, 0, ==), tokens); b = aggregate(select(indices, 1, ==), tokens);\n"
         "r = 0 * tokens + ((a * b + b * b) if indices == 2 else 0);",
+        /* outsider finding: a number tabulated from the length, read by a real computation */
+        "tokens = tokens_float; r = tokens / length;",
+        "tokens = tokens_float; m = aggregate(select(1, 1, ==), tokens); r = m * length;",
     };
     for (size_t p = 0; p < 2 * sizeof progs / sizeof *progs; p++) {
         Arena a;
