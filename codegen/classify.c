@@ -21,6 +21,36 @@ const IrNode *map_single_varying_arg(const IrNode *n) {
     return x;
 }
 
+/* The one s-op map n is a function of through its arguments: an argument itself, or the source
+ * of arguments that are views of it (MAP_UNARY_CAT); NULL when there are several. */
+static const IrNode *unary_source(Plan *p, const IrNode *n, const MapClass *cls) {
+    const IrNode *x = NULL;
+    for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+        const IrNode *a = n->u.map.args[j];
+        if (a->kind == IR_CONST) continue;
+        const IrNode *s = a->kind == IR_MAP && cls[a->id] == MAP_UNARY_CAT ? p->info[a->id].cat_src : a;
+        if (x && x != s) return NULL;
+        x = s;
+    }
+    return x;
+}
+
+ValueResult map_value_via(Plan *p, const IrNode *n, const IrNode *x, Value v, char *msg, size_t msgsize) {
+    if (n == x) return (ValueResult){.ok = true, .value = v};
+    if (n->kind == IR_CONST) return (ValueResult){.ok = true, .value = n->u.constant};
+    if (n->kind != IR_MAP) {
+        snprintf(msg, msgsize, "is not a function of one s-op (internal)");
+        return (ValueResult){.ok = false, .error = msg};
+    }
+    Value in[3];
+    for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+        ValueResult r = map_value_via(p, n->u.map.args[j], x, v, msg, msgsize);
+        if (!r.ok) return r;
+        in[j] = r.value;
+    }
+    return ir_map_apply(n, in, p->arena, msg, msgsize);
+}
+
 bool aggregate_averages(Plan *p, const IrNode *agg) {
     const ValueSet *src = &p->info[agg->u.aggregate.sop->id].vs;
     bool all_bool = true;
@@ -218,9 +248,26 @@ static double fused_budget(uint32_t n_leaves) { return n_leaves <= 1 ? CG_MAX_GR
  * heads' u, otherwise from its own MLP. An estimate of plan.c's ASAP slots, used to choose leaves. */
 static int est_time(Plan *p, const IrNode *x, const MapClass *cls, bool as_leaf);
 
+/* As est_time, for a number read through its affine form (numeq.c scores an equality of numbers
+ * from the terms of sums and differences, whatever their tables would cost). */
+static int est_numeric_time(Plan *p, const IrNode *x, const MapClass *cls) {
+    const SopInfo *info = &p->info[x->id];
+    if (x->kind != IR_MAP || !affine_op(x) || info->may_fail || info->real || info->real_fn || !info->vs.numeric)
+        return est_time(p, x, cls, false);
+    int t = 0;
+    for (uint32_t j = 0; j < x->u.map.nargs; j++) {
+        int a = x->u.map.args[j]->kind == IR_CONST ? 0 : est_numeric_time(p, x->u.map.args[j], cls);
+        if (a > t) t = a;
+    }
+    return t;
+}
+
 static int est_selector_time(Plan *p, const IrNode *sel, const MapClass *cls) {
     if (sel->kind == IR_SELECT) {
-        int k = est_time(p, sel->u.select.keys, cls, false), q = est_time(p, sel->u.select.queries, cls, false);
+        const IrNode *K = sel->u.select.keys, *Q = sel->u.select.queries;
+        bool numeq = sel->u.select.cmp == IR_CMP_EQ && p->info[K->id].vs.numeric && p->info[Q->id].vs.numeric;
+        int k = numeq ? est_numeric_time(p, K, cls) : est_time(p, K, cls, false);
+        int q = numeq ? est_numeric_time(p, Q, cls) : est_time(p, Q, cls, false);
         return k > q ? k : q;
     }
     int a = est_selector_time(p, sel->u.combine.lhs, cls);
@@ -293,34 +340,56 @@ static bool cheaper(LeafCost a, LeafCost b) {
     return a.n < b.n;
 }
 
-/* From a starting leaf set, expands one map leaf at a time into what it reads while that is
- * cheaper. */
+/* set with its leaf k replaced by what that leaf is computed from, into cand (*nc members);
+ * false when leaf k is not a map or positional s-op that can be looked through. */
+static bool expand_leaf(Plan *p, const IrNode *const *set, uint32_t n, uint32_t k, const MapClass *cls,
+                        const IrNode **cand, uint32_t *nc) {
+    const IrNode *l = set[k];
+    bool positional = expands_to_position(p, l);
+    if ((l->kind != IR_MAP && !positional) || mixed(p, l)) return false;
+    *nc = 0;
+    for (uint32_t j = 0; j < n; j++)
+        if (j != k) add_leaf(cand, nc, set[j]);
+    if (positional) { /* never into its arguments: its table is exact, their product is not */
+        const IrNode *pl[2];
+        pos_leaves(p, &p->info[l->id], pl);
+        for (int j = 0; j < 2; j++)
+            if (pl[j]) add_leaf(cand, nc, pl[j]);
+    } else if (cls[l->id] == MAP_MLP)
+        for (uint32_t j = 0; j < p->info[l->id].n_leaves; j++) add_leaf(cand, nc, p->info[l->id].leaves[j]);
+    else
+        for (uint32_t j = 0; j < l->u.map.nargs; j++) add_leaf(cand, nc, l->u.map.args[j]);
+    return true;
+}
+
+/* From a starting leaf set, expands map leaves into what they read while that is cheaper: one
+ * leaf, or one leaf and then one of the leaves it brought (a sum v1 + v2 costs as much as its
+ * terms, but one of the terms may be cheaper still through what it reads). */
 static void descend(Plan *p, const IrNode **set, uint32_t *n, LeafCost *cost, const MapClass *cls) {
     for (bool improved = true; improved;) {
         improved = false;
         for (uint32_t k = 0; k < *n && !improved; k++) {
-            const IrNode *l = set[k];
-            bool positional = expands_to_position(p, l);
-            if ((l->kind != IR_MAP && !positional) || mixed(p, l)) continue;
-            const IrNode *cand[3 * CG_MAX_LEAVES];
-            uint32_t nc = 0;
-            for (uint32_t j = 0; j < *n; j++)
-                if (j != k) add_leaf(cand, &nc, set[j]);
-            if (positional) { /* never into its arguments: its table is exact, their product is not */
-                const IrNode *pl[2];
-                pos_leaves(p, &p->info[l->id], pl);
-                for (int j = 0; j < 2; j++)
-                    if (pl[j]) add_leaf(cand, &nc, pl[j]);
-            } else if (cls[l->id] == MAP_MLP)
-                for (uint32_t j = 0; j < p->info[l->id].n_leaves; j++) add_leaf(cand, &nc, p->info[l->id].leaves[j]);
-            else
-                for (uint32_t j = 0; j < l->u.map.nargs; j++) add_leaf(cand, &nc, l->u.map.args[j]);
+            const IrNode *cand[3 * CG_MAX_LEAVES], *cand2[6 * CG_MAX_LEAVES];
+            uint32_t nc = 0, nc2 = 0;
+            if (!expand_leaf(p, set, *n, k, cls, cand, &nc) || nc > 2 * CG_MAX_LEAVES) continue;
             LeafCost c;
-            if (!leaf_cost(p, cand, nc, cls, &c) || !cheaper(c, *cost)) continue;
-            memcpy(set, cand, nc * sizeof *cand);
-            *n = nc;
-            *cost = c;
-            improved = true;
+            bool fits = leaf_cost(p, cand, nc, cls, &c);
+            if (fits && cheaper(c, *cost)) {
+                memcpy(set, cand, nc * sizeof *cand);
+                *n = nc;
+                *cost = c;
+                improved = true;
+                break;
+            }
+            for (uint32_t k2 = *n - 1; k2 < nc && !improved; k2++) { /* the leaves leaf k brought */
+                if (!expand_leaf(p, cand, nc, k2, cls, cand2, &nc2) || !leaf_cost(p, cand2, nc2, cls, &c) ||
+                    !cheaper(c, *cost))
+                    continue;
+                memcpy(set, cand2, nc2 * sizeof *cand2);
+                *n = nc2;
+                *cost = c;
+                improved = true;
+            }
         }
     }
 }
@@ -492,11 +561,12 @@ MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls) {
         info->n_leaves = 0;
         return MAP_REAL;
     }
-    const IrNode *x = map_single_varying_arg(n);
+    const IrNode *x = unary_source(p, n, cls);
     MapClass c = MAP_MLP;
     bool fails = info->may_fail;
     if (x && !fails && !p->info[x->id].vs.unbounded && cat_capable(p, x, cls) && !vs_mixed_kinds(&info->vs)) {
         c = MAP_UNARY_CAT;
+        info->cat_src = x;
     } else if (affine_op(n) && !fails) {
         bool ok = true;
         for (uint32_t j = 0; j < n->u.map.nargs; j++) {

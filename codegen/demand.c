@@ -97,6 +97,11 @@ void kinds_demand(Plan *p, SopInfo *x) {
         return;
     }
     if (n->kind != IR_MAP) return;
+    if (x->cat_src && source_kinds_exact(p, &p->info[x->cat_src->id])) {
+        SopInfo *a = &p->info[x->cat_src->id]; /* a view of its source's one-hot (kinds.c) */
+        a->needed = a->want_cat = true;
+        return;
+    }
     for (uint32_t j = 0; j < n->u.map.nargs; j++) {
         SopInfo *a = &p->info[n->u.map.args[j]->id];
         if (a->node->kind == IR_CONST) continue;
@@ -195,7 +200,8 @@ void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
         case IR_MAP:
             if (cls[id] == MAP_MLP || (cls[id] == MAP_AFFINE && info->want_cat))
                 for (uint32_t k = 0; k < info->n_leaves; k++) p->info[info->leaves[k]->id].needed = true;
-            if (cls[id] == MAP_UNARY_CAT || (cls[id] == MAP_AFFINE && (info->want_num || n == out)))
+            if (cls[id] == MAP_UNARY_CAT) p->info[info->cat_src->id].needed = true;
+            if (cls[id] == MAP_AFFINE && (info->want_num || n == out))
                 for (uint32_t j = 0; j < n->u.map.nargs; j++) p->info[n->u.map.args[j]->id].needed = true;
             if (cls[id] == MAP_GATED) {
                 SopInfo *g = &p->info[info->gated->gate->id], *y = &p->info[info->gated->y->id];
@@ -230,11 +236,9 @@ void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
                     else a->want_cat = true;
                 }
             }
-            for (uint32_t j = 0; j < n->u.map.nargs; j++) {
-                SopInfo *a = &p->info[n->u.map.args[j]->id];
-                if (cls[id] == MAP_UNARY_CAT) a->want_cat = a->want_cat || a->node->kind != IR_CONST;
-                else if (cls[id] == MAP_AFFINE && (info->want_num || n == out)) a->want_num = true;
-            }
+            if (cls[id] == MAP_UNARY_CAT) p->info[info->cat_src->id].want_cat = true;
+            for (uint32_t j = 0; j < n->u.map.nargs && cls[id] == MAP_AFFINE && (info->want_num || n == out); j++)
+                p->info[n->u.map.args[j]->id].want_num = true;
             break;
         default: break;
         }

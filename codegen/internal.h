@@ -269,6 +269,7 @@ typedef struct SopInfo {
     const char *label;         /* its name in labels and messages where several s-ops share its name */
     RealInfo *real_fn;         /* a finite-valued function of a real s-op (a comparison, a round) */
     bool has_mlp_leaves;       /* a map tabulated by an MLP of its own (MAP_MLP), from `leaves` */
+    const IrNode *cat_src;     /* MAP_UNARY_CAT: the one s-op it is a function of (through views of it) */
     bool count_known;          /* memo of agg_count_by_index */
     const int32_t *count_by_index;
     /* a select(K, Q, ==) of numbers (numeq.c): analysed once (numeq_known); NULL: one-hot tables */
@@ -584,6 +585,9 @@ bool numeq_columns(Plan *p, const IrNode *select, ScoreColumn *cols, size_t *n, 
 
 /* 5. classify.c: map classes, fusion (the leaves an MLP reads), and evaluation of fused maps */
 const IrNode *map_single_varying_arg(const IrNode *n);
+/* Map n's value where s-op x, from which every non-constant argument of n is computed through
+ * maps (x itself, or a map of x alone), has value v; !ok where n raises or n is not such a map. */
+ValueResult map_value_via(Plan *p, const IrNode *n, const IrNode *x, Value v, char *msg, size_t msgsize);
 bool aggregate_averages(Plan *p, const IrNode *agg);
 bool map_subtree_may_fail(Plan *p, const IrNode *n, const IrNode *const *leaves, uint32_t n_leaves);
 MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls);
@@ -681,6 +685,8 @@ bool joint_tuple_index(Plan *p, const Joint *j, const Value *vals, size_t *t);
 
 /* kinds.c: plans x's kind block after x itself; kinds_materialise gives it dims of its own */
 bool kinds_plan(Plan *p, SopInfo *x);
+/* Whether the members of a's value set are the atoms it holds, kinds and all (kinds.c). */
+bool source_kinds_exact(Plan *p, const SopInfo *a);
 bool kinds_materialise(Plan *p, SopInfo *x);
 
 /* plan.c */

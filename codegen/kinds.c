@@ -33,10 +33,7 @@ static bool map_kind_unary(Plan *p, const IrNode *x, const SopInfo *a, ValueKind
     bool set[3] = {false, false, false};
     char msg[160];
     for (size_t i = 0; i < a->vs.n; i++) {
-        Value in[3];
-        for (uint32_t j = 0; j < x->u.map.nargs; j++)
-            in[j] = x->u.map.args[j] == a->node ? a->vs.vals[i] : x->u.map.args[j]->u.constant;
-        ValueResult r = ir_map_apply(x, in, p->arena, msg, sizeof msg);
+        ValueResult r = map_value_via(p, x, a->node, a->vs.vals[i], msg, sizeof msg);
         if (!r.ok || !value_is_number(r.value)) return false;
         uint32_t k = 0;
         while (a->kinds[k] != a->vs.vals[i].kind) k++;
@@ -111,11 +108,40 @@ static bool kinds_from_cat(Plan *p, SopInfo *x) {
     return true;
 }
 
+/* Whether the members of a's value set are the atoms it holds, kinds and all (a member that
+ * stands for 1, 1.0 and True alike is exact only when a holds one kind of number). */
+bool source_kinds_exact(Plan *p, const SopInfo *a) {
+    unsigned k = p->kinds_possible[a->node->id] & 7;
+    return !a->vs.unbounded && (!a->vs.by_number || (k & (k - 1)) == 0);
+}
+
+/* A view of its source's one-hot (MAP_UNARY_CAT): each kind the sum of the source values'
+ * dims that the map takes to a value of that kind (a string: none). */
+static bool kinds_from_source(Plan *p, SopInfo *x) {
+    const IrNode *n = x->node;
+    if (n->kind != IR_MAP || !x->cat_src) return false;
+    const SopInfo *a = &p->info[x->cat_src->id];
+    if (!a->has_cat || !source_kinds_exact(p, a)) return false;
+    LvBuild b[3] = {{0}, {0}, {0}};
+    char msg[160];
+    for (size_t i = 0; i < a->vs.n; i++) {
+        ValueResult r = map_value_via(p, n, a->node, a->vs.vals[i], msg, sizeof msg);
+        if (!r.ok) continue; /* no value there: no kind either (the map's check sees it) */
+        uint32_t k = 0;
+        while (k < x->n_kinds && x->kinds[k] != r.value.kind) k++;
+        if (k < x->n_kinds) lvb_add(&b[k], 1, a->cat[i]);
+    }
+    for (uint32_t k = 0; k < 3; k++) x->kind_cat[k] = lvb_done(p->arena, &b[k]);
+    x->has_kind = true;
+    x->kind_time = a->time;
+    return true;
+}
+
 bool kinds_plan(Plan *p, SopInfo *x) {
     const IrNode *n = x->node;
     if (x->n_kinds == 0) x->n_kinds = sop_kinds(p, x->node, x->kinds);
     if (x->pos && x->pos->val) return kinds_from_table(p, x, x->pos);
-    if (kinds_from_cat(p, x)) return true;
+    if (kinds_from_cat(p, x) || kinds_from_source(p, x)) return true;
     const PosTable *sel_pos = n->kind == IR_AGGREGATE ? p->info[n->u.aggregate.selector->id].pos : NULL;
     if (!x->pos && sel_pos && sel_pos->count) { /* a positional selector: the kind is positional too */
         const ValueSet *src = &p->info[n->u.aggregate.sop->id].vs;
@@ -165,7 +191,7 @@ bool kinds_plan(Plan *p, SopInfo *x) {
         m->x_view = a->num;
         t = a->time;
     } else if (n->kind == IR_MAP) {
-        const IrNode *arg = map_single_varying_arg(n);
+        const IrNode *arg = x->cat_src ? x->cat_src : map_single_varying_arg(n);
         ValueKind to[3];
         if (arg && p->info[arg->id].has_kind && map_kind_unary(p, n, &p->info[arg->id], to)) {
             /* free: each of the argument's kinds maps to one of the result's */

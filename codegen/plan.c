@@ -471,7 +471,7 @@ static bool plan_map(Plan *p, SopInfo *info, MapClass cls, const IrNode *out) {
         if (t > info->time) info->time = t;
     }
     if (cls == MAP_UNARY_CAT) {
-        const IrNode *x = map_single_varying_arg(n);
+        const IrNode *x = info->cat_src;
         SopInfo *X = &p->info[x->id];
         if (!X->has_cat && !plan_convert_to_cat(p, X)) return false;
         if (X->time > info->time) info->time = X->time;
@@ -479,10 +479,7 @@ static bool plan_map(Plan *p, SopInfo *info, MapClass cls, const IrNode *out) {
         LvBuild *cat = calloc(info->vs.n ? info->vs.n : 1, sizeof *cat);
         char msg[160];
         for (size_t i = 0; i < X->vs.n; i++) {
-            Value in[3];
-            for (uint32_t j = 0; j < n->u.map.nargs; j++)
-                in[j] = n->u.map.args[j] == x ? X->vs.vals[i] : n->u.map.args[j]->u.constant;
-            ValueResult r = ir_map_apply(n, in, p->arena, msg, sizeof msg);
+            ValueResult r = map_value_via(p, n, x, X->vs.vals[i], msg, sizeof msg);
             size_t w;
             if (!r.ok || !vs_contains(&info->vs, r.value, &w)) {
                 for (size_t k = 0; k < info->vs.n; k++) free(cat[k].t);

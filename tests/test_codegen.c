@@ -140,6 +140,16 @@ static const Case cases[] = {
      "x = 1 if tokens == \"a\" else \"q\"; r = 1 if x == \"q\" else 0;", "r", "ab", 4, 4, -1},
     {"the tokens are never read: their type comes from the vocabulary", "tokens = tokens_int; r = indices + 1;", "r",
      "0..3", 4, 4, 0},
+    /* long addition's carry (eqsel-001): a chain of conditionals on the token is a view of its
+     * one-hot, and the carry reads (v1, indices > a, d) through the sum v1 + v2: 3 layers, not 4 */
+    {"a sum of a mean and a gated digit, compared: fused through the sum into what the digit reads",
+     "a = aggregate(select(tokens, \"+\", ==), indices);\n"
+     "d = 5 if tokens == \"5\" else (3 if tokens == \"3\" else (1 if tokens == \"1\" else 0));\n"
+     "v2 = d if indices > a else 0;\n"
+     "v1 = aggregate(select(indices, 0, ==), d, 0);\n"
+     "c = v1 + v2 > 4;\n"
+     "r = aggregate(select(indices, indices, <=), indicator(c));\n",
+     "r", "0135+", 11, 5, 3},
     /* fuzz_compile findings */
     {"two leaves with kind blocks: each block is read after it is computed",
      "x = (length / 2) if tokens == \"a\" else indices; r = x % aggregate(select(tokens, tokens, ==), length);", "r",
