@@ -363,8 +363,8 @@ static bool expand_leaf(Plan *p, const IrNode *const *set, uint32_t n, uint32_t 
 }
 
 /* From a starting leaf set, expands map leaves into what they read while that is cheaper: one
- * leaf, or one leaf and then one of the leaves it brought (a sum v1 + v2 costs as much as its
- * terms, but one of the terms may be cheaper still through what it reads). */
+ * leaf, or, where that saves a slot, one leaf and then one of the leaves it brought (a sum
+ * v1 + v2 costs as much as its terms, but one of the terms may be earlier through what it reads). */
 static void descend(Plan *p, const IrNode **set, uint32_t *n, LeafCost *cost, const MapClass *cls) {
     for (bool improved = true; improved;) {
         improved = false;
@@ -382,8 +382,10 @@ static void descend(Plan *p, const IrNode **set, uint32_t *n, LeafCost *cost, co
                 break;
             }
             for (uint32_t k2 = *n - 1; k2 < nc && !improved; k2++) { /* the leaves leaf k brought */
+                /* two steps deep only to save a slot, and where the projection stays short (a
+                 * much longer one rounds near its steps, and mlp.c would refuse the table) */
                 if (!expand_leaf(p, cand, nc, k2, cls, cand2, &nc2) || !leaf_cost(p, cand2, nc2, cls, &c) ||
-                    !cheaper(c, *cost))
+                    c.slot >= cost->slot || table_span(p, cand2, nc2) > CG_MAX_FUSED_SPAN)
                     continue;
                 memcpy(set, cand2, nc2 * sizeof *cand2);
                 *n = nc2;

@@ -29,6 +29,7 @@ enum {
     /* Fusing a map into its consumer saves a layer but tabulates the consumer over a larger
      * grid (up to a hidden pair per point): fusion stops at this many points. */
     CG_MAX_FUSED_GRID = 1 << 14,
+    CG_MAX_FUSED_SPAN = 1 << 22, /* the projection a table fused two maps deep steps along */
     CG_MAX_DIMS = 1 << 20,
     CG_MAX_WIDTH_TERMS = 3,      /* heads one selector_width may be decomposed into */
     CG_MAX_GRID_ARGS = 6,        /* scalar inputs of one tabulating MLP */
