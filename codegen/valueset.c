@@ -462,6 +462,20 @@ static bool map_values_by_sources(Plan *p, SopInfo *info, ValueSet *out) {
     return true;
 }
 
+/* {False, True}: what a comparison of two numbers can give, where their pairs are too many to
+ * try (the index against a mean of indices, at max-len 43: 43 x 27,633). A superset is sound;
+ * numbers never raise in a comparison. */
+static bool comparison_codomain(Plan *p, const IrNode *n, ValueSet *out) {
+    if (n->u.map.kind != IR_MAP_BINARY || n->u.map.op < VOP_EQ || n->u.map.op > VOP_GE) return false;
+    for (uint32_t j = 0; j < 2; j++) /* reals are compared by reals.c, with margins */
+        if ((p->kinds_possible[n->u.map.args[j]->id] & K_STR) || p->info[n->u.map.args[j]->id].real) return false;
+    Value *v = ARENA_ARRAY(p->arena, Value, 2);
+    v[0] = value_bool(false);
+    v[1] = value_bool(true);
+    *out = vs_from_values(v, 2);
+    return true;
+}
+
 /* Tabulates a map over the product of its arguments' value sets. */
 static ValueSet map_values(Plan *p, SopInfo *info) {
     const IrNode *n = info->node;
@@ -474,9 +488,11 @@ static ValueSet map_values(Plan *p, SopInfo *info) {
     if (map_values_by_sources(p, info, &by_cell)) return by_cell;
     for (size_t j = 0; j < nargs; j++) {
         args[j] = &p->info[n->u.map.args[j]->id].vs;
-        if (args[j]->unbounded) return vs_unbounded();
-        if (args[j]->n == 0) return vs_from_values(NULL, 0);
-        if (total > CG_MAX_GRID / args[j]->n) return vs_unbounded();
+        if (args[j]->n == 0 && !args[j]->unbounded) return vs_from_values(NULL, 0);
+    }
+    for (size_t j = 0; j < nargs; j++) {
+        if (args[j]->unbounded || total > CG_MAX_GRID / args[j]->n)
+            return comparison_codomain(p, n, &by_cell) ? by_cell : vs_unbounded();
         total *= args[j]->n;
     }
     Value *out = ARENA_ARRAY(p->arena, Value, total);
