@@ -90,6 +90,8 @@ typedef struct Tab {
     const int32_t *view_index; /* its member m holds at index view_index[m] */
     const int32_t *count_at[CG_MAX_LEAVES]; /* per leaf: its keys per index (agg_count_by_index) */
     size_t *allow[CG_MAX_GRID_ARGS];        /* per input: its points that occur in the current slice */
+    double total;                           /* the points the slices enumerate */
+    size_t order[CG_MAX_GRID_ARGS];         /* the inputs from the fastest along the projection */
     size_t n_allow[CG_MAX_GRID_ARGS];
 } Tab;
 
@@ -465,8 +467,9 @@ static bool tabulate_slice(Tab *t, size_t g, HiddenBuf *hb, double *b2) {
             prev_p = pk;
         }
         if (hb->n > hb->stop) return true; /* over a limit: emit.c reports it */
-        size_t j = 0; /* odometer over the non-gate inputs' points that occur, the first fastest */
-        for (; j < na; j++) {
+        size_t q = 0; /* odometer over the non-gate inputs' points that occur, in t->order */
+        for (; q < na; q++) {
+            size_t j = t->order[q];
             if ((int)j == t->gate) continue;
             if (++at[j] < t->n_allow[j]) {
                 idx[j] = t->allow[j][at[j]];
@@ -475,7 +478,7 @@ static bool tabulate_slice(Tab *t, size_t g, HiddenBuf *hb, double *b2) {
             at[j] = 0;
             idx[j] = t->allow[j][0];
         }
-        if (j == na) return true;
+        if (q == na) return true;
     }
 }
 
@@ -692,6 +695,53 @@ static bool gated_pwl_product_units(Plan *p, const MlpOp *op, HiddenBuf *hb) {
     return true;
 }
 
+/* The table's units along the projection of its inputs, sliced by input `gate` (-1: none);
+ * *mult the projection's span, *fits false (nothing added) when the points to enumerate are
+ * over CG_MAX_GRID (t->total) or the span over 1e12. */
+static bool tabulate_gated(Tab *t, int gate, bool by_size, HiddenBuf *hb, double *b2, double *mult_out, bool *fits) {
+    const MlpOp *op = t->op;
+    Plan *p = t->p;
+    size_t na = op->n_grid;
+    t->gate = gate;
+    for (size_t q = 0; q < na; q++) t->order[q] = q;
+    for (size_t q = 1; q < na && by_size; q++) /* the inputs with the most points fastest */
+        for (size_t r = q; r > 0 && t->ax[t->order[r]].n > t->ax[t->order[r - 1]].n; r--) {
+            size_t tmp = t->order[r];
+            t->order[r] = t->order[r - 1];
+            t->order[r - 1] = tmp;
+        }
+    double total = 1, mult = 1;
+    for (size_t q = 0; q < na; q++) {
+        size_t j = t->order[q];
+        t->allow[j] = ARENA_ARRAY(p->arena, size_t, t->ax[j].n);
+        total *= (double)t->ax[j].n;
+        if ((int)j == t->gate) continue;
+        t->ax[j].coef = mult;
+        mult *= (t->ax[j].uniq[t->ax[j].n - 1] - t->ax[j].min) / t->ax[j].gap + 1;
+    }
+    if (t->gate >= 0) { /* the points the slices enumerate */
+        total = 0;
+        for (size_t g = 0; g < t->ax[t->gate].n; g++) total += slice_points(t, g);
+    }
+    t->total = total;
+    *mult_out = mult;
+    *fits = total <= CG_MAX_GRID && mult <= 1e12;
+    if (!*fits) return true;
+    /* each input is centred before it is scaled, so a large constant in its view cancels
+     * exactly here (Sterbenz) instead of in the MLP's sums */
+    t->proj = lv_empty();
+    for (size_t j = 0; j < na; j++) {
+        if ((int)j == t->gate) continue;
+        LinView centred = lv_combine(p->arena, 1, op->grid[j].view, -t->ax[j].min, lv_unit(p->arena, DIM_ONE, 1));
+        t->proj = lv_combine(p->arena, 1, t->proj, t->ax[j].coef / t->ax[j].gap, centred);
+    }
+    t->M = mult + 1; /* > p_max - p_min, which is below mult */
+    if (t->gate < 0) return tabulate_slice(t, 0, hb, b2);
+    for (size_t g = 0; g < t->ax[t->gate].n; g++)
+        if (!tabulate_slice(t, g, hb, b2)) return false;
+    return true;
+}
+
 bool mlp_tabulate(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
     if (op->fn == MLP_FN_PWL_PRODUCT) return gated_pwl_product_units(p, op, hb);
     if (op->fn == MLP_FN_PRODUCT && p->gated_mlp) return gated_product_units(p, op, hb);
@@ -724,39 +774,42 @@ bool mlp_tabulate(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
         if (!build_axis(&t, j, approx)) return false;
         if (t.ax[j].n == 0) return true; /* an input takes no value: nothing to tabulate */
     }
-    /* gate on an exact one-hot input when other inputs remain */
-    for (size_t j = 0; j < na && na > 1 && t.gate < 0; j++)
-        if (op->grid[j].onehot) t.gate = (int)j;
-    double total = 1, mult = 1;
-    for (size_t j = 0; j < na; j++) {
-        t.allow[j] = ARENA_ARRAY(p->arena, size_t, t.ax[j].n);
-        total *= (double)t.ax[j].n;
-        if ((int)j == t.gate) continue;
-        t.ax[j].coef = mult;
-        mult *= (t.ax[j].uniq[t.ax[j].n - 1] - t.ax[j].min) / t.ax[j].gap + 1;
-    }
-    if (t.gate >= 0) { /* the points the slices enumerate */
-        total = 0;
-        for (size_t g = 0; g < t.ax[t.gate].n; g++) total += slice_points(&t, g);
-    }
-    if (total > CG_MAX_GRID || mult > 1e12) {
-        return refuse(p, op, "needs a table of %.0f entries (limit %d): lower --max-len or --vocab", total, CG_MAX_GRID);
-    }
-    /* each input is centred before it is scaled, so a large constant in its view cancels
-     * exactly here (Sterbenz) instead of in the MLP's sums */
-    t.proj = lv_empty();
-    for (size_t j = 0; j < na; j++) {
-        if ((int)j == t.gate) continue;
-        LinView centred = lv_combine(p->arena, 1, op->grid[j].view, -t.ax[j].min, lv_unit(p->arena, DIM_ONE, 1));
-        t.proj = lv_combine(p->arena, 1, t.proj, t.ax[j].coef / t.ax[j].gap, centred);
-    }
-    t.M = mult + 1; /* > p_max - p_min, which is below mult */
+    /* gate on an exact one-hot input when other inputs remain; which one, and the order of the
+     * others along the projection (as given, or the most points fastest), the way that gives
+     * the fewest units: a threshold on a mean costs a step per value of a faster input */
+    int gates[CG_MAX_GRID_ARGS], n_gates = 0;
+    for (size_t j = 0; j < na && na > 1; j++)
+        if (op->grid[j].onehot) gates[n_gates++] = (int)j;
+    if (!n_gates) gates[n_gates++] = -1;
     size_t first = hb->n;
-    if (t.gate < 0) {
-        if (!tabulate_slice(&t, 0, hb, b2)) return false;
-    } else {
-        for (size_t g = 0; g < t.ax[t.gate].n; g++)
-            if (!tabulate_slice(&t, g, hb, b2)) return false;
+    int gate = gates[0];
+    bool by_size = false;
+    if (n_gates > 1 || na > 2) {
+        double *b2_saved = malloc(p->n_dims * sizeof *b2_saved);
+        if (!b2_saved) abort();
+        memcpy(b2_saved, b2, p->n_dims * sizeof *b2);
+        size_t best_units = SIZE_MAX;
+        for (int k = 0; k < 2 * n_gates; k++) {
+            double mult;
+            bool fits;
+            size_t diags = p->diags->count;
+            if (!tabulate_gated(&t, gates[k / 2], k % 2, hb, b2, &mult, &fits)) { /* the final run says why */
+                diag_truncate(p->diags, diags);
+                fits = false;
+            }
+            if (fits && hb->n - first < best_units) {
+                best_units = hb->n - first;
+                gate = gates[k / 2];
+                by_size = k % 2;
+            }
+            hb->n = first; /* a trial: its units and biases are dropped */
+            memcpy(b2, b2_saved, p->n_dims * sizeof *b2);
+        }
+        free(b2_saved);
     }
+    double mult;
+    bool fits;
+    if (!tabulate_gated(&t, gate, by_size, hb, b2, &mult, &fits)) return false;
+    if (!fits) return refuse(p, op, "needs a table of %.0f entries (limit %d): lower --max-len or --vocab", t.total, CG_MAX_GRID);
     return hb->n > hb->stop || table_rounding_ok(&t, hb, first, mult);
 }

@@ -199,6 +199,11 @@ int plan_leaf_time(const SopInfo *a) {
     return a->want_kind && a->has_kind && a->kind_time > t ? a->kind_time : t;
 }
 
+/* Whether x is read as exact one-hot dims of the embedding. */
+static bool embedding_onehot(const Plan *p, const IrNode *x) {
+    return x->kind == IR_INDICES || (x->kind == IR_TOKENS && !p->numeric_tokens);
+}
+
 bool plan_scalar_arg(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u) {
     return scalar_arg_value(p, m, j, a, via_u) && kind_axis(p, m, j, a);
 }
@@ -211,7 +216,8 @@ static bool scalar_arg_value(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u
     double *sc = NULL;
     /* the embedding's one-hot blocks are exact: such an input can gate the others (mlp.c) */
     bool onehot = a->node->kind == IR_INDICES || (a->node->kind == IR_TOKENS && !p->numeric_tokens) ||
-                  (a->pos_free && a->has_cat); /* a free view of indices: a sum of its one-hot dims */
+                  (a->pos_free && a->has_cat) || /* a free view of indices: a sum of its one-hot dims */
+                  (a->cat_src && a->has_cat && embedding_onehot(p, a->cat_src)); /* the same of tokens */
     if (a->has_u && via_u) {
         leaf->width = true;
         leaf->vs = &a->vs;

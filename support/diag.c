@@ -55,6 +55,12 @@ static bool find_line(const SourceFile *f, int line, const char **start, size_t 
 static const char *const sev_name[] = {"error", "warning", "note"};
 static const char *const sev_color[] = {"\033[1;31m", "\033[1;35m", "\033[1;36m"};
 
+void diag_truncate(DiagList *d, size_t count) {
+    for (size_t i = count; i < d->count; i++)
+        if (d->items[i].severity == DIAG_ERROR) d->error_count--;
+    if (count < d->count) d->count = count;
+}
+
 void diag_render_styled(FILE *out, const Diag *d, DiagStyle style) {
     char where[512];
     srcloc_format(d->loc, where, sizeof where);

@@ -49,6 +49,8 @@ void diag_add(DiagList *d, DiagSeverity sev, SrcLoc loc, const char *fmt, ...)
 static inline bool diag_has_errors(const DiagList *d) { return d->error_count > 0; }
 
 /* Renders one diagnostic: "file:line:col: error: msg\n  source line\n  ^\n". */
+/* Drops the diagnostics added after the first `count` (a tentative step that was abandoned). */
+void diag_truncate(DiagList *d, size_t count);
 void diag_render(FILE *out, const Diag *d);
 void diag_render_all(FILE *out, const DiagList *d);
 
