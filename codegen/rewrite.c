@@ -89,7 +89,9 @@ static bool index_value(const IrNode *n, int64_t i, Value *v) {
 /* aggregate(x or select(indices, 0, ==), v) where v is a number c at index 0 and zero at every
  * other index (the RASP paper's BOS idiom, v = indicator(indices == 0)): it selects the first
  * position and the w = selector_width(x and select(indices, 0, !=)) others, so it is c when
- * w = 0 (one key: the value itself) and the mean c / (w + 1) otherwise. A width, one layer. */
+ * w = 0 (one key: the value itself) and the mean S / (w + 1) otherwise. A width, one layer.
+ * S is the reference's sum (ir/eval.c mean_of): c as a double, plus zeros, from 0: so 2^53 + 1
+ * is rounded before it is divided, and -0.0 becomes 0.0. */
 static IrNode *bos_idiom(Rewriter *r, const IrNode *n) {
     const IrNode *s = n->u.aggregate.selector, *x;
     if (s->kind != IR_SELECT_OR) return NULL;
@@ -108,7 +110,8 @@ static IrNode *bos_idiom(Rewriter *r, const IrNode *n) {
     IrNode *zero = ir_const(g, value_int(0), loc), *one = ir_const(g, value_int(1), loc), *cc = ir_const(g, c, loc);
     IrNode *others = ir_select_and(g, arg(r, x), ir_select(g, ir_indices(g, loc), zero, IR_CMP_NE, loc), loc);
     IrNode *w = ir_selector_width(g, others, loc);
-    IrNode *mean = ir_map_binary(g, VOP_DIV, cc, ir_map_binary(g, VOP_ADD, w, one, loc), loc);
+    IrNode *sum = ir_const(g, value_float(value_as_double(c) + 0.0), loc);
+    IrNode *mean = ir_map_binary(g, VOP_DIV, sum, ir_map_binary(g, VOP_ADD, w, one, loc), loc);
     return ir_map_cond(g, ir_map_binary(g, VOP_EQ, w, zero, loc), cc, mean, loc);
 }
 

@@ -34,7 +34,7 @@ static void print_layer_list(FILE *out, const Model *m, bool heads) {
     fputc(']', out);
 }
 
-/* The selfcheck line: "1234 inputs (4 of one token at length 16, all up to length 3, 500 random
+/* The selfcheck line: "1234 inputs (52 of one token at lengths 4 to 16, all up to length 3, 500 random
  * up to 16), 0 mismatches,
  * 0.4 s", with ", J inside the margin" for a model with margin checks (or J > 0) and ", largest
  * error E (bound B)" for a real-valued output, as rasprun --verify says them. */
@@ -46,7 +46,9 @@ static void print_selfcheck_text(FILE *out, const CompileJob *j) {
         return;
     }
     fprintf(out, "%zu input%s (", r->inputs, r->inputs == 1 ? "" : "s");
-    if (r->runs) fprintf(out, "%zu of one token at length %zu, ", r->runs, m->max_len);
+    if (r->runs && r->runs_min_len < m->max_len)
+        fprintf(out, "%zu of one token at lengths %zu to %zu, ", r->runs, r->runs_min_len, m->max_len);
+    else if (r->runs) fprintf(out, "%zu of one token at length %zu, ", r->runs, m->max_len);
     if (r->exhaustive_len) fprintf(out, "all up to length %zu, ", r->exhaustive_len);
     fprintf(out, "%zu random up to %zu", r->random, r->random_max_len);
     if (r->timed_out) fprintf(out, "; stopped at the %g s budget", COMPILE_SELFCHECK_SECONDS);
@@ -66,9 +68,10 @@ static void print_selfcheck_json(FILE *out, const CompileJob *j) {
         fputs("null", out);
         return;
     }
-    fprintf(out, "{\"inputs\": %zu, \"runs\": %zu, \"exhaustive_len\": %zu, \"random\": %zu, \"random_max_len\": %zu, "
-            "\"mismatches\": %zu, \"errors_agreed\": %zu, \"inside_margin\": %zu, \"max_error\": ",
-            r->inputs, r->runs, r->exhaustive_len, r->random, r->random_max_len, r->mismatches, r->errors_agreed, r->margins);
+    fprintf(out, "{\"inputs\": %zu, \"runs\": %zu, \"runs_min_len\": %zu, \"exhaustive_len\": %zu, \"random\": %zu, "
+            "\"random_max_len\": %zu, \"mismatches\": %zu, \"errors_agreed\": %zu, \"inside_margin\": %zu, \"max_error\": ",
+            r->inputs, r->runs, r->runs ? r->runs_min_len : 0, r->exhaustive_len, r->random, r->random_max_len, r->mismatches,
+            r->errors_agreed, r->margins);
     print_json_double(out, r->max_error);
     fprintf(out, ", \"exhaustive_cut\": %s, \"timed_out\": %s, \"seconds\": %.3f}", r->exhaustive_cut ? "true" : "false",
             r->timed_out ? "true" : "false", r->seconds);

@@ -344,6 +344,14 @@ static const Case cases[] = {
      "out", "0..3", 5, 5, -1},
     /* outsider finding: 21 ^ 10.0 read from the length's one-hot by a numerical table */
     {"length ^ 10.0 at max-len 25", "r = length ^ 10.0;", "r", "a", 25, 25, -1},
+    /* outsider findings (stop 19): the BOS idiom's mean is the reference's float sum over the
+     * keys divided by their number: 2^53 + 1 is rounded first, -0.0 + 0.0 is 0.0 */
+    {"the BOS idiom over -0.0: the mean of -0.0 and zeros is 0.0",
+     "q = selector_width(select(tokens, \"a\", ==)); s = select(q, 11, ==) or select(indices, 0, ==);\n"
+     "x = aggregate(s, -0.0 if indices == 0 else 0.0);", "x", "a", 12, 12, -1},
+    {"the BOS idiom over 2 ^ 53 + 1: rounded to a double before it is divided",
+     "q = selector_width(select(tokens, \"a\", ==)); s = select(q, 11, ==) or select(indices, 0, ==);\n"
+     "x = aggregate(s, (2 ^ 53 + 1) if indices == 0 else 0);", "x", "a", 12, 12, -1},
     /* a per-length readout whose margin was set by lengths where the output always raises */
     {"2 ^ 53 - 1 at length 1, nothing at other lengths",
      "tokens = tokens_int;\n"

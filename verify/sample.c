@@ -131,6 +131,18 @@ bool verify_sample(const VerifyPair *p, const VerifySampleOptions *o, VerifySamp
         for (size_t i = 0; i < m->max_len; i++) in[i] = m->vocab[t];
         check_one(&run, q, in, m->max_len, 0);
     }
+    /* then the same runs at every shorter length not left to phase 1 (a count that matters at
+     * exactly 11 of a token), within a quarter of a time budget */
+    r->runs_min_len = m->max_len;
+    for (size_t n = m->max_len; runs && n-- > L + 1 && !run.stop;) {
+        if (o->max_seconds > 0 && now_s() - run.start >= o->max_seconds / 4) break;
+        size_t t = 0;
+        for (; t < runs && !run.stop && !out_of_budget(&run); t++) {
+            for (size_t i = 0; i < n; i++) in[i] = m->vocab[t];
+            check_one(&run, q, in, n, 0);
+        }
+        if (t == runs) r->runs_min_len = n;
+    }
     flush(&run, q);
     VerifyOdometer odo;
     verify_odometer_init(&odo, m->vocab, m->n_vocab, L, &a);

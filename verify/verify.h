@@ -188,7 +188,8 @@ char *verify_format_report(const VerifyOutcome *o);
 typedef struct VerifySampleOptions {
     /* Phase 0: for each of the first `runs` tokens of the vocabulary, the input of max_len copies
      * of it (long runs of one token reach the largest counts and means; skipped for real-valued
-     * tokens). Before phase 1, so that a time budget cannot leave the longest inputs out. */
+     * tokens), then of every shorter length above phase 1's, within a quarter of max_seconds.
+     * Before phase 1, so that a time budget cannot leave the longest inputs out. */
     size_t runs;
     /* Phase 1, exhaustive: every input of lengths 1..exhaustive_len (clipped to the model's
      * max_len; skipped for real-valued tokens). With exhaustive_limit > 0, only as many lengths
@@ -214,7 +215,8 @@ typedef struct VerifySampleOptions {
 typedef struct VerifySampleResult {
     size_t inputs;         /* inputs run through both */
     size_t exhaustive_len; /* every input of lengths 1..exhaustive_len was checked */
-    size_t runs;           /* phase 0 inputs checked (one token repeated max_len times) */
+    size_t runs;           /* phase 0 inputs checked (one token repeated) */
+    size_t runs_min_len;   /* their shortest length (max_len when only those were checked) */
     size_t random;         /* random inputs checked */
     size_t random_max_len; /* their lengths were drawn from 1..random_max_len */
     size_t mismatches, errors_agreed;
