@@ -810,6 +810,11 @@ bool mlp_tabulate(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
     double mult;
     bool fits;
     if (!tabulate_gated(&t, gate, by_size, hb, b2, &mult, &fits)) return false;
-    if (!fits) return refuse(p, op, "needs a table of %.0f entries (limit %d): lower --max-len or --vocab", t.total, CG_MAX_GRID);
+    if (!fits && t.total > CG_MAX_GRID)
+        return refuse(p, op, "needs a table of %.0f entries (limit %d): lower --max-len or --vocab", t.total, CG_MAX_GRID);
+    if (!fits)
+        return refuse(p, op,
+                      "needs a table along %.3g grid steps (its inputs' ranges over their smallest gaps), past the "
+                      "1e12 that float64 resolves: compute it from fewer or coarser inputs", mult);
     return hb->n > hb->stop || table_rounding_ok(&t, hb, first, mult);
 }

@@ -139,6 +139,8 @@ static void kinds_compute(Plan *p, const IrNode *out) {
     }
 }
 
+static bool negative_zero(Value v) { return v.kind == VAL_FLOAT && v.as.f == 0 && signbit(v.as.f); }
+
 /* Keeps one atom per number (an int over a float over a bool: flags such as all_int stay as
  * strong as they can) and marks the set as compared by number. */
 static void kinds_collapse(ValueSet *vs, bool keep_zero_signs) {
@@ -147,10 +149,16 @@ static void kinds_collapse(ValueSet *vs, bool keep_zero_signs) {
     size_t u = 0;
     for (size_t i = 0; i < vs->n; i++) {
         Value v = vs->vals[i];
-        if (u && value_is_number(v) && value_is_number(vs->vals[u - 1]) && value_number_order(v, vs->vals[u - 1]) == 0 &&
-            !(keep_zero_signs && atom_order(v, vs->vals[u - 1]) != 0 && v.kind == VAL_FLOAT &&
-              vs->vals[u - 1].kind == VAL_FLOAT)) {
-            if (pref[v.kind] > pref[vs->vals[u - 1].kind]) vs->vals[u - 1] = v;
+        /* the kept atom equal to v as a number (and, where signs are kept, as a zero's sign: an
+         * int 0 or False is +0 in arithmetic, so -0.0 stays apart from it) */
+        size_t k = u;
+        while (k > 0 && value_is_number(v) && value_is_number(vs->vals[k - 1]) &&
+               value_number_order(v, vs->vals[k - 1]) == 0 &&
+               keep_zero_signs && negative_zero(v) != negative_zero(vs->vals[k - 1]))
+            k--;
+        if (k > 0 && value_is_number(v) && value_is_number(vs->vals[k - 1]) && value_number_order(v, vs->vals[k - 1]) == 0 &&
+            !(keep_zero_signs && negative_zero(v) != negative_zero(vs->vals[k - 1]))) {
+            if (pref[v.kind] > pref[vs->vals[k - 1].kind]) vs->vals[k - 1] = v;
             continue;
         }
         vs->vals[u++] = v;

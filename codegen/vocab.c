@@ -116,7 +116,7 @@ static bool parse_json_list(const char *spec, IrTokenType type, Arena *arena, Va
     return true;
 }
 
-static int cmp_values(const void *a, const void *b) { return value_order(*(const Value *)a, *(const Value *)b); }
+static int cmp_values(const void *a, const void *b) { return atom_order(*(const Value *)a, *(const Value *)b); }
 
 bool codegen_parse_vocab(const char *spec, IrTokenType type, Arena *arena, Value **vocab,
                          size_t *n, char *errbuf, size_t errsize) {
@@ -163,7 +163,7 @@ bool codegen_parse_vocab(const char *spec, IrTokenType type, Arena *arena, Value
     qsort(v, count, sizeof *v, cmp_values);
     size_t u = 0;
     for (size_t i = 0; i < count; i++)
-        if (u == 0 || value_order(v[u - 1], v[i]) != 0) v[u++] = v[i];
+        if (u == 0 || atom_order(v[u - 1], v[i]) != 0) v[u++] = v[i]; /* -0.0 and 0.0 are two tokens */
     *vocab = v;
     *n = u;
     return true;

@@ -133,8 +133,8 @@ bool vs_kind_collisions(const ValueSet *vs) {
     if (vs->unbounded || vs->by_number) return false;
     for (size_t i = 1; i < vs->n; i++)
         if (value_is_number(vs->vals[i]) && value_is_number(vs->vals[i - 1]) &&
-            value_as_double(vs->vals[i]) == value_as_double(vs->vals[i - 1]))
-            return true;
+            value_as_double(vs->vals[i]) == value_as_double(vs->vals[i - 1]) && vs->vals[i].kind != vs->vals[i - 1].kind)
+            return true; /* (-0.0 and 0.0 are one kind: a sign, which the one-hot tells) */
     return false;
 }
 

@@ -339,6 +339,13 @@ bool workspace_use_float32(Workspace *ws, const Model *m, char *err, size_t errs
     return forward32_new(&ws->f32, m, ws, err, errsize);
 }
 
+/* Python's == on a token and a vocabulary atom (1 == 1.0), but -0.0 is not 0.0: the program
+ * can print the sign, so a model embeds them as two tokens. */
+static bool same_token(Value a, Value b) {
+    if (a.kind == VAL_FLOAT && b.kind == VAL_FLOAT && a.as.f == 0 && b.as.f == 0) return signbit(a.as.f) == signbit(b.as.f);
+    return value_equal(a, b);
+}
+
 void workspace_free(Workspace *ws) {
     forward32_free(ws->f32);
     free(ws->block);
@@ -374,7 +381,7 @@ bool model_tokenize(const Model *m, const Value *input, size_t n, size_t *ids, d
         }
         size_t id = m->n_vocab;
         for (size_t v = 0; v < m->n_vocab && id == m->n_vocab; v++)
-            if (value_equal(tok, m->vocab[v])) id = v;
+            if (same_token(tok, m->vocab[v])) id = v;
         if (id == m->n_vocab) {
             char text[120];
             value_format(input[i], text, sizeof text);

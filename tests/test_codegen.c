@@ -352,6 +352,10 @@ static const Case cases[] = {
     {"the BOS idiom over 2 ^ 53 + 1: rounded to a double before it is divided",
      "q = selector_width(select(tokens, \"a\", ==)); s = select(q, 11, ==) or select(indices, 0, ==);\n"
      "x = aggregate(s, (2 ^ 53 + 1) if indices == 0 else 0);", "x", "a", 12, 12, -1},
+    /* outsider finding (stop 19): --vocab '[-0.0, 0.0]' kept one of them, and a token matched a
+     * vocabulary atom of the other sign */
+    {"-0.0 and 0.0 tokens are two tokens", "tokens = tokens_float; x = aggregate(select(indices, length - 1 - indices, ==), tokens);",
+     "x", "[0.0, -0.0, 1.5]", 5, 5, -1},
     /* a per-length readout whose margin was set by lengths where the output always raises */
     {"2 ^ 53 - 1 at length 1, nothing at other lengths",
      "tokens = tokens_int;\n"
@@ -543,6 +547,12 @@ START_TEST(test_compile_errors) {
         {"q = +1 - +indices + 888888888 + +length % +indices - 0; r = aggregate(select(indices, q, ==), tokens);", "ab",
          "raises on every input", 3},
         {"r = (-length) ^ 0.5;", "ab", "raises on every input", 4},
+        /* outsider findings (stop 19): a default -0.0 beside an int 0 (+0 in arithmetic) times 0.5; a
+         * projection too long for float64, refused for what it is */
+        {"tokens = tokens_int; a = aggregate(select(indices, indices, <), tokens, -0.0); r = a * 0.5;", "0..3",
+         "-0.0", 6},
+        {"m = aggregate(select(tokens, tokens, ==), indices); r = m * {0: 1, 1: 10 ^ 9, 2: -1}[length % 3];", "abc",
+         "past the 1e12", 17},
         /* fuzz_compile (run 12): a division that nothing reads, whose values are too many to list, is
          * computed since the reference raises in it (by zero); here it cannot be */
         {"b6 = (((((indices < 2) and (indices < 2)) and ((indices % 2 == 0) and (indices == 0))) or (indices == 0)) or (round((indices + 1) * aggregate(select(indices, indices, <=), indicator((tokens == \"b\")))) == indices));\n"

@@ -128,9 +128,12 @@ def same_atom(a: Atom, b: Atom) -> bool:
 
 
 def vocab_equal(a: Atom, b: Atom) -> bool:
-    """``value_equal``: Python's ``==`` on atoms (1 == 1.0 == True; a string never equals a number)."""
+    """rasprun's token match: Python's ``==`` on atoms (1 == 1.0 == True; a string never equals
+    a number), except that -0.0 is not 0.0 (the program can print the sign)."""
     if isinstance(a, str) != isinstance(b, str):
         return False
+    if isinstance(a, float) and isinstance(b, float) and a == 0 and b == 0:
+        return math.copysign(1, a) == math.copysign(1, b)
     return a == b
 
 
