@@ -41,7 +41,8 @@ struct Pending {
     Arena arena; /* the inputs' copies, the outcomes, the reference's results */
     const Value *in[BATCH];
     size_t len[BATCH];
-    int phase[BATCH];   /* 0 a run of one token, 1 exhaustive (inputs shorter than it all checked), 2 random */
+    int phase[BATCH];   /* 0 a run of one token at max_len, 1 exhaustive (inputs shorter than it all
+                         * checked), 2 random, 3 a shorter run of one token (within the budget) */
     size_t count;
 };
 
@@ -66,7 +67,7 @@ static void count_outcome(Run *run, const VerifyOutcome *oc, VerifyVerdict v) {
 /* An input of a phase has been checked: phase 1 inputs come in order of length, so every input
  * shorter than this one was. */
 static void count_phase(Run *run, int phase, size_t n) {
-    if (phase == 0) run->r->runs++;
+    if (phase == 0 || phase == 3) run->r->runs++;
     else if (phase == 1) run->r->exhaustive_len = n - 1;
     else run->r->random++;
 }
@@ -78,6 +79,12 @@ static void flush(Run *run, Pending *q) {
     if (run->p->runner) model_runner_run(run->p->runner, run->p->model, q->in, q->len, q->count, mo);
     else model_run_batch(run->p->model, run->p->ws, q->in, q->len, q->count, &q->arena, mo);
     for (size_t i = 0; i < q->count && !run->stop; i++) {
+        /* a batch of long inputs can take many times the budget in the reference: the rest of
+         * it is dropped, unchecked and uncounted (runs of one token are always checked) */
+        if (q->phase[i] != 0 && run->o->max_seconds > 0 && now_s() - run->start >= run->o->max_seconds) {
+            run->r->timed_out = run->stop = true;
+            break;
+        }
         count_phase(run, q->phase[i], q->len[i]);
         VerifyOutcome oc;
         VerifyVerdict v = verify_outcome(run->p, q->in[i], q->len[i], &mo[i], &q->arena, &oc);
@@ -133,15 +140,17 @@ bool verify_sample(const VerifyPair *p, const VerifySampleOptions *o, VerifySamp
     }
     /* then the same runs at every shorter length not left to phase 1 (a count that matters at
      * exactly 11 of a token), within a quarter of a time budget */
+    flush(&run, q);
     r->runs_min_len = m->max_len;
     for (size_t n = m->max_len; runs && n-- > L + 1 && !run.stop;) {
         if (o->max_seconds > 0 && now_s() - run.start >= o->max_seconds / 4) break;
-        size_t t = 0;
-        for (; t < runs && !run.stop && !out_of_budget(&run); t++) {
+        for (size_t t = 0; t < runs; t++) {
             for (size_t i = 0; i < n; i++) in[i] = m->vocab[t];
-            check_one(&run, q, in, n, 0);
+            check_one(&run, q, in, n, 3);
         }
-        if (t == runs) r->runs_min_len = n;
+        size_t before = r->runs;
+        flush(&run, q); /* a length at a time: the time check above sees what was run */
+        if (r->runs - before == runs) r->runs_min_len = n;
     }
     flush(&run, q);
     VerifyOdometer odo;
