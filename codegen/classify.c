@@ -35,22 +35,6 @@ static const IrNode *unary_source(Plan *p, const IrNode *n, const MapClass *cls)
     return x;
 }
 
-ValueResult map_value_via(Plan *p, const IrNode *n, const IrNode *x, Value v, char *msg, size_t msgsize) {
-    if (n == x) return (ValueResult){.ok = true, .value = v};
-    if (n->kind == IR_CONST) return (ValueResult){.ok = true, .value = n->u.constant};
-    if (n->kind != IR_MAP) {
-        snprintf(msg, msgsize, "is not a function of one s-op (internal)");
-        return (ValueResult){.ok = false, .error = msg};
-    }
-    Value in[3];
-    for (uint32_t j = 0; j < n->u.map.nargs; j++) {
-        ValueResult r = map_value_via(p, n->u.map.args[j], x, v, msg, msgsize);
-        if (!r.ok) return r;
-        in[j] = r.value;
-    }
-    return ir_map_apply(n, in, p->arena, msg, msgsize);
-}
-
 bool aggregate_averages(Plan *p, const IrNode *agg) {
     const ValueSet *src = &p->info[agg->u.aggregate.sop->id].vs;
     bool all_bool = true;

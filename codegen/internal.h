@@ -482,6 +482,9 @@ bool vs_contains(const ValueSet *vs, Value v, size_t *index);
 bool vs_decodable(const ValueSet *vs, bool with_kinds, double *gap);
 /* Whether the set holds equal numbers of different kinds (1 and 1.0) / strings and non-strings. */
 bool vs_kind_collisions(const ValueSet *vs);
+/* (vset.c) Map n's value where s-op x, from which every non-constant argument of n is computed through
+ * maps (x itself, or a map of x alone), has value v; !ok where n raises or n is not such a map. */
+ValueResult map_value_via(Plan *p, const IrNode *n, const IrNode *x, Value v, char *msg, size_t msgsize);
 bool vs_mixed_kinds(const ValueSet *vs);
 /* Numbers that differ only by rounding: the same rational reached along different paths. */
 bool scalar_twins(double a, double b);
@@ -586,9 +589,6 @@ bool numeq_columns(Plan *p, const IrNode *select, ScoreColumn *cols, size_t *n, 
 
 /* 5. classify.c: map classes, fusion (the leaves an MLP reads), and evaluation of fused maps */
 const IrNode *map_single_varying_arg(const IrNode *n);
-/* Map n's value where s-op x, from which every non-constant argument of n is computed through
- * maps (x itself, or a map of x alone), has value v; !ok where n raises or n is not such a map. */
-ValueResult map_value_via(Plan *p, const IrNode *n, const IrNode *x, Value v, char *msg, size_t msgsize);
 bool aggregate_averages(Plan *p, const IrNode *agg);
 bool map_subtree_may_fail(Plan *p, const IrNode *n, const IrNode *const *leaves, uint32_t n_leaves);
 MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls);

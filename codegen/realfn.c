@@ -208,19 +208,7 @@ static bool find_cuts(Ctx *c, const IrNode *n, Ival X) {
 }
 
 ValueResult realfn_eval(Plan *p, const IrNode *n, const IrNode *leaf, double x, char *msg, size_t msgsize) {
-    if (n == leaf) return (ValueResult){true, value_float(x), NULL};
-    if (n->kind == IR_CONST) return (ValueResult){true, n->u.constant, NULL};
-    if (n->kind != IR_MAP) {
-        snprintf(msg, msgsize, "reads a %s besides the real value", ir_kind_name(n->kind));
-        return (ValueResult){false, value_int(0), msg};
-    }
-    Value args[3];
-    for (uint32_t j = 0; j < n->u.map.nargs; j++) {
-        ValueResult r = realfn_eval(p, n->u.map.args[j], leaf, x, msg, msgsize);
-        if (!r.ok) return r;
-        args[j] = r.value;
-    }
-    return ir_map_apply(n, args, p->arena, msg, msgsize);
+    return map_value_via(p, n, leaf, value_float(x), msg, msgsize);
 }
 
 /* The truth of a condition at x. */

@@ -150,3 +150,19 @@ double vs_resolved_gap(const ValueSet *vs, bool twins_are_one, double *mag) {
     if (mag) *mag = m;
     return fmax(gap, 1e-9 * m);
 }
+
+ValueResult map_value_via(Plan *p, const IrNode *n, const IrNode *x, Value v, char *msg, size_t msgsize) {
+    if (n == x) return (ValueResult){.ok = true, .value = v};
+    if (n->kind == IR_CONST) return (ValueResult){.ok = true, .value = n->u.constant};
+    if (n->kind != IR_MAP) {
+        snprintf(msg, msgsize, "reads a %s besides the one s-op it is computed from", ir_kind_name(n->kind));
+        return (ValueResult){.ok = false, .error = msg};
+    }
+    Value in[3];
+    for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+        ValueResult r = map_value_via(p, n->u.map.args[j], x, v, msg, msgsize);
+        if (!r.ok) return r;
+        in[j] = r.value;
+    }
+    return ir_map_apply(n, in, p->arena, msg, msgsize);
+}
