@@ -474,6 +474,7 @@ int atom_order(Value a, Value b);
 ValueSet vs_from_values(Value *vals, size_t n);
 /* How a set orders (and identifies) its members: atom_order, or by number for a collapsed set. */
 int vs_member_order(const ValueSet *vs, Value a, Value b);
+bool vs_negative_zero(Value v);
 bool vs_contains(const ValueSet *vs, Value v, size_t *index);
 /* Whether a numerical encoding of the s-op can be read back exactly: finite, numbers only, no
  * two members equal as numbers (1 and 1.0) unless with_kinds (a kind block tells them apart),

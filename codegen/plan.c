@@ -180,11 +180,14 @@ static bool bools_and_numbers(const Plan *p, const IrNode *x) {
 }
 
 /* The one-hot views of the members of src equal to the number v whatever their kind (False and
- * 0), summed: what a member of a set compared by number (ValueSet.by_number) copies. */
-static LinView same_number(Plan *p, const SopInfo *src, Value v) {
+ * 0), summed: what a member of a set compared by number (ValueSet.by_number) copies; where that
+ * set keeps zero signs, only the zeros of v's sign (an int 0 is +0). */
+static LinView same_number(Plan *p, const SopInfo *src, Value v, bool zero_signs) {
     LvBuild b = {0};
     for (size_t k = 0; k < src->vs.n && value_is_number(v); k++)
-        if (value_is_number(src->vs.vals[k]) && value_number_order(src->vs.vals[k], v) == 0) lvb_add(&b, 1, src->cat[k]);
+        if (value_is_number(src->vs.vals[k]) && value_number_order(src->vs.vals[k], v) == 0 &&
+            !(zero_signs && vs_negative_zero(src->vs.vals[k]) != vs_negative_zero(v)))
+            lvb_add(&b, 1, src->cat[k]);
     return lvb_done(p->arena, &b);
 }
 
@@ -231,7 +234,9 @@ static bool plan_aggregate(Plan *p, SopInfo *info, const IrNode *out) {
         for (size_t i = 0; i < info->vs.n; i++) {
             Value v = info->vs.vals[i];
             size_t si;
-            h->vals[i] = vs_contains(&src->vs, v, &si) ? src->cat[si] : by_number ? same_number(p, src, v) : lv_empty();
+            h->vals[i] = vs_contains(&src->vs, v, &si) ? src->cat[si]
+                         : by_number                   ? same_number(p, src, v, info->vs.zero_signs)
+                                                       : lv_empty();
             h->bos_value[i] = vs_member_order(&info->vs, v, d) == 0; /* -0.0 is not 0.0 where the sign shows */
             h->out_dims[i] = info->cat_dim + (uint32_t)i;
         }

@@ -139,8 +139,6 @@ static void kinds_compute(Plan *p, const IrNode *out) {
     }
 }
 
-static bool negative_zero(Value v) { return v.kind == VAL_FLOAT && v.as.f == 0 && signbit(v.as.f); }
-
 /* Keeps one atom per number (an int over a float over a bool: flags such as all_int stay as
  * strong as they can) and marks the set as compared by number. */
 static void kinds_collapse(ValueSet *vs, bool keep_zero_signs) {
@@ -154,15 +152,22 @@ static void kinds_collapse(ValueSet *vs, bool keep_zero_signs) {
         size_t k = u;
         while (k > 0 && value_is_number(v) && value_is_number(vs->vals[k - 1]) &&
                value_number_order(v, vs->vals[k - 1]) == 0 &&
-               keep_zero_signs && negative_zero(v) != negative_zero(vs->vals[k - 1]))
+               keep_zero_signs && vs_negative_zero(v) != vs_negative_zero(vs->vals[k - 1]))
             k--;
         if (k > 0 && value_is_number(v) && value_is_number(vs->vals[k - 1]) && value_number_order(v, vs->vals[k - 1]) == 0 &&
-            !(keep_zero_signs && negative_zero(v) != negative_zero(vs->vals[k - 1]))) {
+            !(keep_zero_signs && vs_negative_zero(v) != vs_negative_zero(vs->vals[k - 1]))) {
             if (pref[v.kind] > pref[vs->vals[k - 1].kind]) vs->vals[k - 1] = v;
             continue;
         }
         vs->vals[u++] = v;
     }
+    for (size_t i = 1; i < u && keep_zero_signs; i++) /* -0.0 before an int 0 (vs_member_order) */
+        if (vs_negative_zero(vs->vals[i]) && value_is_number(vs->vals[i - 1]) &&
+            value_number_order(vs->vals[i], vs->vals[i - 1]) == 0) {
+            Value t = vs->vals[i];
+            vs->vals[i] = vs->vals[i - 1];
+            vs->vals[i - 1] = t;
+        }
     vs->n = u;
     vs->by_number = true;
     vs->zero_signs = keep_zero_signs;

@@ -50,10 +50,13 @@ ValueSet vs_from_values(Value *vals, size_t n) { return vs_make(vals, n); }
 int vs_member_order(const ValueSet *vs, Value a, Value b) {
     if (vs->by_number && value_is_number(a) && value_is_number(b)) {
         int c = value_number_order(a, b);
-        return c == 0 && vs->zero_signs && a.kind == VAL_FLOAT && b.kind == VAL_FLOAT ? atom_order(a, b) : c;
+        /* -0.0 first; an int 0 or False is +0, as 0.0 is */
+        return c == 0 && vs->zero_signs ? (int)!vs_negative_zero(a) - (int)!vs_negative_zero(b) : c;
     }
     return atom_order(a, b);
 }
+
+bool vs_negative_zero(Value v) { return v.kind == VAL_FLOAT && v.as.f == 0 && signbit(v.as.f); }
 
 /* Whether v is no integer, or one that float64 holds exactly (|v| <= 2^53). */
 static bool int_fits_double(Value v) {

@@ -356,6 +356,13 @@ static const Case cases[] = {
      * vocabulary atom of the other sign */
     {"-0.0 and 0.0 tokens are two tokens", "tokens = tokens_float; x = aggregate(select(indices, length - 1 - indices, ==), tokens);",
      "x", "[0.0, -0.0, 1.5]", 5, 5, -1},
+    /* fuzz_compile (run 15): a copy whose value set keeps -0.0 beside an int 0 (+0): each member
+     * copies the source's zeros of its own sign */
+    {"a one-key copy of -0.0 with a default int 0, summed",
+     "x2 = (1 or indices);\n"
+     "x1 = (x2 % (indicator(tokens == \"c\") - ((indices % ((length / 2) ^ 0.5)) + ((length / 2) ^ 0.5))));\n"
+     "out = (((length / 2) ^ 0.5) + (1 * (aggregate((select(indices, 1, <) and select(1, indices, ==)), ((indices % (length / 2)) + (length / 2))) + aggregate((select(indices, 1, <) and select(1, indices, ==)), x1))));\n",
+     "out", "ac", 8, 8, -1},
     /* a per-length readout whose margin was set by lengths where the output always raises */
     {"2 ^ 53 - 1 at length 1, nothing at other lengths",
      "tokens = tokens_int;\n"
