@@ -191,6 +191,26 @@ static LinView same_number(Plan *p, const SopInfo *src, Value v, bool zero_signs
     return lvb_done(p->arena, &b);
 }
 
+/* Tokens whose value set merged vocabulary tokens that no consumer tells apart (-0.0 and 0.0
+ * where no sign shows): each member is the sum of its tokens' embedding dims, a view. */
+static bool tokens_merged(Plan *p, SopInfo *info) {
+    LvBuild *b = calloc(info->vs.n ? info->vs.n : 1, sizeof *b);
+    if (!b) abort();
+    bool ok = true;
+    for (size_t t = 0; t < p->n_vocab && ok; t++) {
+        size_t m;
+        ok = vs_contains(&info->vs, p->vocab[t], &m);
+        if (ok) lvb_add(&b[m], 1, lv_unit(p->arena, p->tok_dim + (uint32_t)t, 1));
+    }
+    for (size_t m = 0; m < info->vs.n; m++) {
+        if (ok) info->cat[m] = lvb_done(p->arena, &b[m]);
+        free(b[m].t);
+    }
+    free(b);
+    info->cat_block = false;
+    return ok || plan_error(p, info->node, "has a vocabulary token outside its value set (internal compiler error)");
+}
+
 static bool plan_aggregate(Plan *p, SopInfo *info, const IrNode *out) {
     const IrNode *n = info->node;
     SopInfo *src = &p->info[n->u.aggregate.sop->id];
@@ -599,6 +619,17 @@ bool plan_build(Plan *p, const IrNode *out) {
         }
     }
     plan_demand(p, out, cls);
+    for (size_t id = 0; id < count; id++) { /* inf and nan: what no residual number can carry */
+        const SopInfo *info = &p->info[id];
+        for (size_t i = 0; info->needed && !info->vs.unbounded && i < info->vs.n; i++)
+            if (value_is_number(info->vs.vals[i]) && !isfinite(value_as_double(info->vs.vals[i]))) {
+                char v[32];
+                value_format(info->vs.vals[i], v, sizeof v);
+                return plan_error(p, info->node,
+                                  arena_printf(p->arena, "takes the value %s on some input (a float64 overflow), which a "
+                                               "model cannot carry: narrow --vocab", v));
+            }
+    }
 
     /* fixed dims and the embedding blocks */
     plan_alloc_dims(p, 1, "one", NULL);
@@ -623,6 +654,7 @@ bool plan_build(Plan *p, const IrNode *out) {
             ok = plan_pos_free(p, info, indices);
             if (ok && info->want_cat && !info->has_cat) ok = plan_convert_to_cat(p, info);
             if (ok && info->want_kind) ok = kinds_plan(p, info);
+            if (ok && info->want_target) ok = plan_target(p, info); /* also a select's query */
             if (!ok) return false;
             continue;
         }
@@ -640,6 +672,7 @@ bool plan_build(Plan *p, const IrNode *out) {
             for (size_t i = 0; i < info->vs.n; i++) info->cat[i] = lv_unit(p->arena, base + (uint32_t)i, 1);
             info->has_cat = info->cat_block = true;
             info->cat_dim = base;
+            if (n->kind == IR_TOKENS && info->vs.n != p->n_vocab && !tokens_merged(p, info)) return false;
             plan_num_from_cat(p, info);
             break;
         }

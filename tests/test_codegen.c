@@ -363,6 +363,14 @@ static const Case cases[] = {
      "x1 = (x2 % (indicator(tokens == \"c\") - ((indices % ((length / 2) ^ 0.5)) + ((length / 2) ^ 0.5))));\n"
      "out = (((length / 2) ^ 0.5) + (1 * (aggregate((select(indices, 1, <) and select(1, indices, ==)), ((indices % (length / 2)) + (length / 2))) + aggregate((select(indices, 1, <) and select(1, indices, ==)), x1))));\n",
      "out", "ac", 8, 8, -1},
+    /* outsider findings (stop 19, second pass): a select's query that is a free view of indices
+     * also read by a map had no index-target features; tokens whose value set merges -0.0 and
+     * 0.0 (no sign shows) read the embedding shifted by one */
+    {"a free view of indices read by a map and as an index-match query",
+     "a = aggregate(select(tokens, \"a\", ==), indices); v2 = a == indices - 1;\n"
+     "r = aggregate(select(indices, indices - 1, ==), v2);", "r", "ab", 5, 5, -1},
+    {"-0.0 and 0.0 tokens merged where no sign shows", "tokens = tokens_float; r = round(tokens);", "r",
+     "[-0.0, 0.0, 1, 2.5, 3]", 5, 5, -1},
     /* a per-length readout whose margin was set by lengths where the output always raises */
     {"2 ^ 53 - 1 at length 1, nothing at other lengths",
      "tokens = tokens_int;\n"
@@ -554,6 +562,7 @@ START_TEST(test_compile_errors) {
         {"q = +1 - +indices + 888888888 + +length % +indices - 0; r = aggregate(select(indices, q, ==), tokens);", "ab",
          "raises on every input", 3},
         {"r = (-length) ^ 0.5;", "ab", "raises on every input", 4},
+        {"tokens = tokens_float; r = tokens * 2;", "[1e308, -1e308, 1.0]", "float64 overflow", 4},
         /* outsider findings (stop 19): a default -0.0 beside an int 0 (+0 in arithmetic) times 0.5; a
          * projection too long for float64, refused for what it is */
         {"tokens = tokens_int; a = aggregate(select(indices, indices, <), tokens, -0.0); r = a * 0.5;", "0..3",
