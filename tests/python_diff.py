@@ -46,6 +46,8 @@ RAISING = [
     ("kinds_shared", 'r = "q" if indices else (0.0 if tokens == "a" else 0);', "r", ["--vocab", "ab", "--max-len", "3"],
      "str"),
     ("negative_zero", "tokens = tokens_int; r = 0.0 * tokens;", "r", ["--vocab", "-1,5,7", "--max-len", "3"], "int"),
+    ("signed_zero_tokens", "tokens = tokens_float; r = aggregate(select(indices, length - 1 - indices, ==), tokens);", "r",
+     ["--vocab", "[0.0, -0.0, 1.5]", "--max-len", "3"], "list"),
     ("per_length", "tokens = tokens_int; r = (length / 7) * aggregate(select(indices, indices, <=), tokens);", "r",
      ["--vocab", "0..3", "--max-len", "5"], "int"),
 ]
@@ -76,6 +78,8 @@ def vocab_atoms(vocab):
     if ".." in vocab and len(vocab) > 2 and "," not in vocab:
         lo, hi = vocab.split("..", 1)
         return list(range(int(lo), int(hi) + 1))
+    if vocab.startswith("["):  # a JSON list (-0.0 and 0.0 are two tokens)
+        return json.loads(vocab)
     if "," in vocab:
         return [int(v) if re.fullmatch(r"-?\d+", v) else v for v in vocab.split(",")]
     return list(vocab)
