@@ -157,12 +157,15 @@ void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
     o->needed = true;
     /* The reference computes every s-op the output depends on, at every position, and raises when
      * one raises, even where a selector's algebra makes it irrelevant ((a or b) and b is b): a
-     * map that may raise, or an aggregate that copies and may select several keys, is computed,
-     * with its check, whether or not anything reads it. */
+     * map that may raise, an s-op that may mix strings with other values in one sequence, or an
+     * aggregate that copies and may select several keys, is computed, with its check, whether or
+     * not anything reads it. */
     for (size_t id = 0; id < out->id; id++) {
         SopInfo *x = &p->info[id];
         if (!x->reachable || x->pos || ir_is_selector(x->node)) continue;
         if (x->node->kind == IR_MAP && x->may_fail) x->needed = x->want_cat = true;
+        if ((x->node->kind == IR_MAP || x->node->kind == IR_AGGREGATE) && vs_mixed_kinds(&x->vs))
+            x->needed = x->want_cat = true;
         if (x->node->kind == IR_MAP && x->vs.unbounded && may_raise_unseen(x->node)) x->needed = true;
         if (x->node->kind == IR_AGGREGATE && !aggregate_averages(p, x->node) &&
             !selector_at_most_one(p, x->node->u.aggregate.selector))

@@ -371,6 +371,16 @@ static const Case cases[] = {
      "r = aggregate(select(indices, indices - 1, ==), v2);", "r", "ab", 5, 5, -1},
     {"-0.0 and 0.0 tokens merged where no sign shows", "tokens = tokens_float; r = round(tokens);", "r",
      "[-0.0, 0.0, 1, 2.5, 3]", 5, 5, -1},
+    /* fuzz_compile (run 17): an s-op mixing strings and booleans, read only through a selector
+     * that the algebra drops: the reference raises, so it is computed with its one-kind check */
+    {"a mixed-kind s-op read only through a dropped selector",
+     "b6 = (\"q\" if ((indices == 0) or (not (indices == length - 1))) else (tokens == (tokens + \"b\")));\n"
+     "x4, s5 = count(tokens, \"d\"), select(b6, False, ==);\n"
+     "x3 = (aggregate(select(indices, ((indices % (length / 2)) * (length / 2) + (length / 2) ^ 2), ==), x4) * aggregate(select(indices, (indices + 1), ==), (indices if ((0.0 if b6 else b6) and (b6 and b6)) else x4)));\n"
+     "s2 = (select(x3, x4, ==) and select(x4, x4, ==));\n"
+     "x1 = aggregate((((s2 and s5) or select(x4, x4, ==)) or select(x4, x4, ==)), x4);\n"
+     "out = (x1 == x4);\n",
+     "out", "abcd", 8, 5, -1},
     /* a per-length readout whose margin was set by lengths where the output always raises */
     {"2 ^ 53 - 1 at length 1, nothing at other lengths",
      "tokens = tokens_int;\n"
