@@ -25,6 +25,23 @@ static bool budget(Plan *p, const IrNode *at, double entries, const char *what) 
     return false;
 }
 
+/* Whether the BOS position's value j comes out as bos_value: the value view read at the BOS row
+ * (vb) plus its correction on the BOS dim is summed in float64 in any order; with terms as large
+ * as 2^53 (a view of `length - (2 ^ 53 + 1)`) the default 1 came out 0. Allowed: a rounding of at
+ * most 1e-9 of the default's magnitude (the relative rule of value sets), else a located error. */
+static bool bos_value_exact(Plan *p, const HeadOp *op, size_t j, double vb, const double *bos_row) {
+    double c = op->bos_value[j] - vb, mag = fabs(c) + fabs(vb);
+    LinView v = op->vals[j];
+    for (size_t t = 0; t < v.n; t++) mag = fmax(mag, fabs(v.terms[t].coef * bos_row[v.terms[t].dim]));
+    double err = (double)(v.n + 2) * DBL_EPSILON * mag;
+    if (err <= 1e-9 * fmax(1, fabs(op->bos_value[j])) && isfinite(c)) return true;
+    diag_error(p->diags, op->node->loc,
+               "this aggregate's values reach %.3g where its default is %g: float64 cannot set the default exactly "
+               "at the first position the model attends to when nothing is selected (rounding up to %.3g)",
+               mag, op->bos_value[j], err);
+    return false;
+}
+
 static bool emit_head(Plan *p, Model *m, const HeadOp *op, ModelHead *h, const double *bos_row) {
     size_t D = p->n_dims, dk = op->n_cols + 1, dv = op->n_vals;
     char what[96];
@@ -55,7 +72,9 @@ static bool emit_head(Plan *p, Model *m, const HeadOp *op, ModelHead *h, const d
     matrix_set(&h->wk, DIM_BOS, b, 1.0);
     for (size_t j = 0; j < dv; j++) {
         put_view(&h->wv, j, op->vals[j], 1);
-        matrix_add(&h->wv, DIM_BOS, j, op->bos_value[j] - lv_eval(op->vals[j], bos_row));
+        double vb = lv_eval(op->vals[j], bos_row);
+        if (!bos_value_exact(p, op, j, vb, bos_row)) return false;
+        matrix_add(&h->wv, DIM_BOS, j, op->bos_value[j] - vb);
         matrix_set(&h->wo, j, op->out_dims[j], 1.0);
     }
     return true;

@@ -573,6 +573,9 @@ START_TEST(test_compile_errors) {
          "raises on every input", 3},
         {"r = (-length) ^ 0.5;", "ab", "raises on every input", 4},
         {"tokens = tokens_float; r = tokens * 2;", "[1e308, -1e308, 1.0]", "float64 overflow", 4},
+        /* fuzz_compile (run 18): a default 1 beside values near 2^53 at the BOS row came out 0 */
+        {"r = aggregate((select(indices, (length / 2), <) and select(3, indices, ==)), length - 9007199254740993, 1);",
+         "abcd", "cannot set the default exactly", 8},
         /* outsider findings (stop 19): a default -0.0 beside an int 0 (+0 in arithmetic) times 0.5; a
          * projection too long for float64, refused for what it is */
         {"tokens = tokens_int; a = aggregate(select(indices, indices, <), tokens, -0.0); r = a * 0.5;", "0..3",
