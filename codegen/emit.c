@@ -7,6 +7,7 @@
  * BOS column, and the value the BOS key contributes is exactly the aggregate's default. */
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,6 +99,57 @@ static void mlp_apply_row(const ModelMlp *mlp, size_t D, double *row) {
     free(delta);
 }
 
+typedef struct UnitKey {
+    uintptr_t view;
+    size_t n;
+    bool positive;
+    size_t unit;
+} UnitKey;
+
+static int cmp_unit_key(const void *a, const void *b) {
+    const UnitKey *x = a, *y = b;
+    if (x->view != y->view) return x->view < y->view ? -1 : 1;
+    if (x->n != y->n) return x->n < y->n ? -1 : 1;
+    return (int)x->positive - (int)y->positive;
+}
+
+/* Every unit switched off at the BOS row through its BOS dim (no other row has it): there a
+ * table reads whatever heads wrote (an aggregate's default, 2 ^ 53 for one), often far off its
+ * grid, where the runtime would round differently from this simulation, from which heads set
+ * their BOS values. Off, the MLP writes only its biases there, exactly. Units that read one view
+ * (the steps of a table) get one shift k, scaled with each, so that they still share one input
+ * functional (runtime/ranges.c bounds them together): scale * (view - k) + bias <= -1 at BOS. */
+static void bos_off(ModelMlp *mlp, size_t D, const HiddenBuf *hb, const double *bos_row) {
+    size_t H = mlp->w1.cols;
+    double *need = malloc((H ? H : 1) * sizeof *need);
+    if (!need) abort();
+    for (size_t h = 0; h < H; h++) { /* the k unit h needs, from its pre-activation at BOS */
+        double a = mlp->b1[h], mag = fabs(a);
+        for (size_t d = 0; d < D; d++) {
+            double t = bos_row[d] * matrix_get(&mlp->w1, d, h);
+            a += t;
+            mag += fabs(t);
+        }
+        need[h] = (fmax(a, 0) + 1 + 1e-9 * mag) / hb->scale[h];
+    }
+    UnitKey *key = malloc((H ? H : 1) * sizeof *key);
+    if (!key) abort();
+    for (size_t h = 0; h < H; h++) key[h] = (UnitKey){(uintptr_t)hb->in[h].terms, hb->in[h].n, hb->scale[h] > 0, h};
+    qsort(key, H, sizeof *key, cmp_unit_key);
+    for (size_t i = 0; i < H;) { /* a group: the units of one view and one sign of scale */
+        size_t j = i;
+        double k = need[key[i].unit];
+        while (j < H && cmp_unit_key(&key[i], &key[j]) == 0) {
+            k = key[i].positive ? fmax(k, need[key[j].unit]) : fmin(k, need[key[j].unit]);
+            j++;
+        }
+        for (; i < j; i++)
+            if (hb->scale[key[i].unit] != 0) matrix_add(&mlp->w1, DIM_BOS, key[i].unit, -hb->scale[key[i].unit] * k);
+    }
+    free(key);
+    free(need);
+}
+
 static bool emit_layer_mlp(Plan *p, Model *m, int layer, ModelMlp *mlp, double *bos_row) {
     size_t D = p->n_dims;
     HiddenBuf hb = {0};
@@ -147,6 +199,7 @@ static bool emit_layer_mlp(Plan *p, Model *m, int layer, ModelMlp *mlp, double *
         if (hb.out_coef[h] != 0) matrix_add(&mlp->w2, h, hb.out_dim[h], hb.out_coef[h]);
         if (hb.out_coef2[h] != 0) matrix_add(&mlp->w2, h, hb.out_dim2[h], hb.out_coef2[h]);
     }
+    bos_off(mlp, D, &hb, bos_row);
     mlp_apply_row(mlp, D, bos_row);
     return true;
 }

@@ -381,6 +381,22 @@ static const Case cases[] = {
      "x1 = aggregate((((s2 and s5) or select(x4, x4, ==)) or select(x4, x4, ==)), x4);\n"
      "out = (x1 == x4);\n",
      "out", "abcd", 8, 5, -1},
+    /* fuzz_compile (run 19): a head's default came out as the BOS row's value of its source: a
+     * table there read another aggregate's default 2 ^ 53, far off its grid; MLP units are now
+     * off at the BOS row */
+    {"a transpose of a quotient by a mean whose default is 2 ^ 53",
+     "def transpose(x) {\n"
+     "    n = length ^ 0.5;\n"
+     "    reflected = (indices % n) * n + (indices - indices % n) / n;\n"
+     "    return aggregate(select(indices, reflected, ==), x);\n"
+     "}\n"
+     "x3 = (selector_width(select(indices, indices, <)) * aggregate(select(indices, length - indices - 1, ==), (((length / 2) ^ 0.5) * (aggregate((select(indices, ((length / 2) ^ 0.5), <) and select(0, indices, ==)), (indices * indices))))));\n"
+     "x4 = aggregate(select(indices, ((indices % 2) * 4 + 3 * 2), <), (length ^ 0.5), (2 ^ 53));\n"
+     "x5 = (-(x4 * x3));\n"
+     "b2 = (x3 == ((((length ^ 0.5) * (aggregate((select(indices, (length ^ 0.5), <) and select(1, indices, ==)), x4) + aggregate((select(indices, (length ^ 0.5), <) and select(3, indices, ==)), x5))) - indices) - 0));\n"
+     "x1 = transpose((aggregate((not select(indices, indices, >) and select(tokens, tokens, >=)), indicator(((tokens == \"a\") and b2))) / x4));\n"
+     "out = (x1 < (round(1 / aggregate(select(tokens, tokens, <) or select(indices, 0, ==), indicator(indices == 0))) - 1));\n",
+     "out", "abcd", 3, 3, -1},
     /* a per-length readout whose margin was set by lengths where the output always raises */
     {"2 ^ 53 - 1 at length 1, nothing at other lengths",
      "tokens = tokens_int;\n"
