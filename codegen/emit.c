@@ -81,12 +81,25 @@ static bool emit_head(Plan *p, Model *m, const HeadOp *op, ModelHead *h, const d
     return true;
 }
 
-static void mlp_apply_row(const ModelMlp *mlp, size_t D, double *row) {
+/* The pre-activation of each unit at `row` (bias included), and the magnitude of its terms. */
+static void preactivations(const ModelMlp *mlp, size_t D, const double *row, double *pre, double *mag) {
+    for (size_t h = 0; h < mlp->w1.cols; h++) {
+        pre[h] = mlp->b1[h];
+        mag[h] = fabs(pre[h]);
+        for (size_t d = 0; d < D; d++) {
+            double t = row[d] * matrix_get(&mlp->w1, d, h);
+            pre[h] += t;
+            mag[h] += fabs(t);
+        }
+    }
+}
+
+/* The MLP applied to `row`, given its units' pre-activations there. */
+static void mlp_apply_row(const ModelMlp *mlp, size_t D, double *row, const double *pre) {
     size_t H = mlp->w1.cols;
     double *delta = calloc(D, sizeof *delta);
     for (size_t h = 0; h < H; h++) {
-        double a = mlp->b1[h];
-        for (size_t d = 0; d < D; d++) a += row[d] * matrix_get(&mlp->w1, d, h);
+        double a = pre[h];
         if (a <= 0) continue;
         if (mlp->gated) {
             double g = mlp->b3[h];
@@ -119,22 +132,15 @@ static int cmp_unit_key(const void *a, const void *b) {
  * their BOS values. Off, the MLP writes only its biases there, exactly. Units that read one view
  * (the steps of a table) get one shift k, scaled with each, so that they still share one input
  * functional (runtime/ranges.c bounds them together): scale * (view - k) + bias <= -1 at BOS. */
-static void bos_off(ModelMlp *mlp, size_t D, const HiddenBuf *hb, const double *bos_row) {
+static void bos_off(ModelMlp *mlp, const HiddenBuf *hb, double *pre, const double *mag) {
     size_t H = mlp->w1.cols;
-    double *need = malloc((H ? H : 1) * sizeof *need);
-    if (!need) abort();
-    for (size_t h = 0; h < H; h++) { /* the k unit h needs, from its pre-activation at BOS */
-        double a = mlp->b1[h], mag = fabs(a);
-        for (size_t d = 0; d < D; d++) {
-            double t = bos_row[d] * matrix_get(&mlp->w1, d, h);
-            a += t;
-            mag += fabs(t);
-        }
-        need[h] = (fmax(a, 0) + 1 + 1e-9 * mag) / hb->scale[h];
-    }
+    double *need = malloc((H ? H : 1) * sizeof *need); /* the k each unit needs */
     UnitKey *key = malloc((H ? H : 1) * sizeof *key);
-    if (!key) abort();
-    for (size_t h = 0; h < H; h++) key[h] = (UnitKey){(uintptr_t)hb->in[h].terms, hb->in[h].n, hb->scale[h] > 0, h};
+    if (!need || !key) abort();
+    for (size_t h = 0; h < H; h++) {
+        need[h] = (fmax(pre[h], 0) + 1 + 1e-9 * mag[h]) / hb->scale[h];
+        key[h] = (UnitKey){(uintptr_t)hb->in[h].terms, hb->in[h].n, hb->scale[h] > 0, h};
+    }
     qsort(key, H, sizeof *key, cmp_unit_key);
     for (size_t i = 0; i < H;) { /* a group: the units of one view and one sign of scale */
         size_t j = i;
@@ -143,8 +149,12 @@ static void bos_off(ModelMlp *mlp, size_t D, const HiddenBuf *hb, const double *
             k = key[i].positive ? fmax(k, need[key[j].unit]) : fmin(k, need[key[j].unit]);
             j++;
         }
-        for (; i < j; i++)
-            if (hb->scale[key[i].unit] != 0) matrix_add(&mlp->w1, DIM_BOS, key[i].unit, -hb->scale[key[i].unit] * k);
+        for (; i < j; i++) {
+            size_t h = key[i].unit;
+            if (hb->scale[h] == 0) continue;
+            matrix_add(&mlp->w1, DIM_BOS, h, -hb->scale[h] * k);
+            pre[h] -= hb->scale[h] * k;
+        }
     }
     free(key);
     free(need);
@@ -199,8 +209,10 @@ static bool emit_layer_mlp(Plan *p, Model *m, int layer, ModelMlp *mlp, double *
         if (hb.out_coef[h] != 0) matrix_add(&mlp->w2, h, hb.out_dim[h], hb.out_coef[h]);
         if (hb.out_coef2[h] != 0) matrix_add(&mlp->w2, h, hb.out_dim2[h], hb.out_coef2[h]);
     }
-    bos_off(mlp, D, &hb, bos_row);
-    mlp_apply_row(mlp, D, bos_row);
+    double *pre = ARENA_ARRAY(p->arena, double, H ? H : 1), *mag = ARENA_ARRAY(p->arena, double, H ? H : 1);
+    preactivations(mlp, D, bos_row, pre, mag);
+    bos_off(mlp, &hb, pre, mag);
+    mlp_apply_row(mlp, D, bos_row, pre);
     return true;
 }
 
