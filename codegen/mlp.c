@@ -790,6 +790,7 @@ bool mlp_tabulate(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
         memcpy(b2_saved, b2, p->n_dims * sizeof *b2);
         size_t best_units = SIZE_MAX;
         for (int k = 0; k < 2 * n_gates; k++) {
+            if (k % 2 && na - (gates[k / 2] >= 0) < 2) continue; /* one input besides the gate: no order */
             double mult;
             bool fits;
             size_t diags = p->diags->count;
