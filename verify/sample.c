@@ -35,14 +35,17 @@ static bool out_of_budget(Run *run) {
     return false;
 }
 
+/* Where an input comes from: a run of one token at max_len (always checked), every input up to
+ * a length (those shorter than it all checked), random, or a shorter run (within the budget). */
+typedef enum Phase { PHASE_RUN, PHASE_ALL, PHASE_RANDOM, PHASE_SHORT_RUN } Phase;
+
 /* Inputs waiting for the model, run as one batch (model_run_batch) when full or at the end. */
 enum { BATCH = 256 };
 struct Pending {
     Arena arena; /* the inputs' copies, the outcomes, the reference's results */
     const Value *in[BATCH];
     size_t len[BATCH];
-    int phase[BATCH];   /* 0 a run of one token at max_len, 1 exhaustive (inputs shorter than it all
-                         * checked), 2 random, 3 a shorter run of one token (within the budget) */
+    Phase phase[BATCH];
     size_t count;
 };
 
@@ -64,11 +67,11 @@ static void count_outcome(Run *run, const VerifyOutcome *oc, VerifyVerdict v) {
     if (run->o->on_progress) run->o->on_progress(run->o->ctx, run->r->inputs, run->planned);
 }
 
-/* An input of a phase has been checked: phase 1 inputs come in order of length, so every input
+/* An input of a phase has been checked: PHASE_ALL inputs come in order of length, so every input
  * shorter than this one was. */
-static void count_phase(Run *run, int phase, size_t n) {
-    if (phase == 0 || phase == 3) run->r->runs++;
-    else if (phase == 1) run->r->exhaustive_len = n - 1;
+static void count_phase(Run *run, Phase phase, size_t n) {
+    if (phase == PHASE_RUN || phase == PHASE_SHORT_RUN) run->r->runs++;
+    else if (phase == PHASE_ALL) run->r->exhaustive_len = n - 1;
     else run->r->random++;
 }
 
@@ -81,7 +84,7 @@ static void flush(Run *run, Pending *q) {
     for (size_t i = 0; i < q->count && !run->stop; i++) {
         /* a batch of long inputs can take many times the budget in the reference: the rest of
          * it is dropped, unchecked and uncounted (runs of one token are always checked) */
-        if (q->phase[i] != 0 && run->o->max_seconds > 0 && now_s() - run->start >= run->o->max_seconds) {
+        if (q->phase[i] != PHASE_RUN && run->o->max_seconds > 0 && now_s() - run->start >= run->o->max_seconds) {
             run->r->timed_out = run->stop = true;
             break;
         }
@@ -95,7 +98,7 @@ static void flush(Run *run, Pending *q) {
     q->count = 0;
 }
 
-static void check_one(Run *run, Pending *q, const Value *in, size_t n, int phase) {
+static void check_one(Run *run, Pending *q, const Value *in, size_t n, Phase phase) {
     char err[VERIFY_MSG_SIZE];
     if (!verify_in_domain(run->p, in, n, &q->arena, err, sizeof err)) { /* in order: the batch before it first */
         flush(run, q);
@@ -133,26 +136,21 @@ bool verify_sample(const VerifyPair *p, const VerifySampleOptions *o, VerifySamp
     Arena a;
     arena_init(&a);
     Value *in = ARENA_ARRAY(&a, Value, m->max_len + 1);
+    /* runs of one token at max_len, then at every shorter length not left to PHASE_ALL (a count
+     * that matters at exactly 11 of a token), a length at a time within a quarter of a budget */
     size_t runs = m->numeric_tokens || !m->max_len ? 0 : o->runs < m->n_vocab ? o->runs : m->n_vocab;
-    for (size_t t = 0; t < runs && !run.stop && !out_of_budget(&run); t++) {
-        for (size_t i = 0; i < m->max_len; i++) in[i] = m->vocab[t];
-        check_one(&run, q, in, m->max_len, 0);
-    }
-    /* then the same runs at every shorter length not left to phase 1 (a count that matters at
-     * exactly 11 of a token), within a quarter of a time budget */
-    flush(&run, q);
     r->runs_min_len = m->max_len;
-    for (size_t n = m->max_len; runs && n-- > L + 1 && !run.stop;) {
-        if (o->max_seconds > 0 && now_s() - run.start >= o->max_seconds / 4) break;
-        for (size_t t = 0; t < runs; t++) {
+    for (size_t n = m->max_len; runs && n > 0 && !run.stop; n--) {
+        bool longest = n == m->max_len;
+        if (!longest && (n <= L || (o->max_seconds > 0 && now_s() - run.start >= o->max_seconds / 4))) break;
+        for (size_t t = 0; t < runs && !run.stop && !(longest && out_of_budget(&run)); t++) {
             for (size_t i = 0; i < n; i++) in[i] = m->vocab[t];
-            check_one(&run, q, in, n, 3);
+            check_one(&run, q, in, n, longest ? PHASE_RUN : PHASE_SHORT_RUN);
         }
         size_t before = r->runs;
-        flush(&run, q); /* a length at a time: the time check above sees what was run */
-        if (r->runs - before == runs) r->runs_min_len = n;
+        flush(&run, q); /* the time check above sees what was run */
+        if (!longest && r->runs - before == runs) r->runs_min_len = n;
     }
-    flush(&run, q);
     VerifyOdometer odo;
     verify_odometer_init(&odo, m->vocab, m->n_vocab, L, &a);
     size_t n;
@@ -164,7 +162,7 @@ bool verify_sample(const VerifyPair *p, const VerifySampleOptions *o, VerifySamp
             if (!run.stop) r->exhaustive_len = n - 1; /* every input shorter than this one was checked */
             break;
         }
-        check_one(&run, q, in, n, 1);
+        check_one(&run, q, in, n, PHASE_ALL);
     }
     flush(&run, q);
     if (odo.done && !run.stop) r->exhaustive_len = L;
@@ -172,7 +170,7 @@ bool verify_sample(const VerifyPair *p, const VerifySampleOptions *o, VerifySamp
     for (size_t k = 0; k < random && !run.stop; k++) {
         if (out_of_budget(&run)) break;
         n = verify_random_input(m, r->random_max_len, &state, in);
-        check_one(&run, q, in, n, 2);
+        check_one(&run, q, in, n, PHASE_RANDOM);
     }
     flush(&run, q);
     arena_free(&q->arena);
