@@ -139,24 +139,27 @@ static void kinds_compute(Plan *p, const IrNode *out) {
     }
 }
 
+static bool merges_into(const ValueSet *result, Value v, Value kept) {
+    return value_is_number(v) && value_is_number(kept) && vs_member_order(result, v, kept) == 0;
+}
+
 /* Keeps one atom per number (an int over a float over a bool: flags such as all_int stay as
  * strong as they can) and marks the set as compared by number. */
 static void kinds_collapse(ValueSet *vs, bool keep_zero_signs) {
     if (vs->unbounded || vs->by_number) return;
     static const int pref[] = {[VAL_BOOL] = 0, [VAL_INT] = 2, [VAL_FLOAT] = 1, [VAL_STR] = 0};
+    const ValueSet result = {.by_number = true, .zero_signs = keep_zero_signs}; /* how members compare */
     size_t u = 0;
     for (size_t i = 0; i < vs->n; i++) {
         Value v = vs->vals[i];
-        /* the kept atom equal to v as a number (and, where signs are kept, as a zero's sign: an
-         * int 0 or False is +0 in arithmetic, so -0.0 stays apart from it) */
-        size_t k = u;
-        while (k > 0 && value_is_number(v) && value_is_number(vs->vals[k - 1]) &&
-               value_number_order(v, vs->vals[k - 1]) == 0 &&
-               keep_zero_signs && vs_negative_zero(v) != vs_negative_zero(vs->vals[k - 1]))
-            k--;
-        if (k > 0 && value_is_number(v) && value_is_number(vs->vals[k - 1]) && value_number_order(v, vs->vals[k - 1]) == 0 &&
-            !(keep_zero_signs && vs_negative_zero(v) != vs_negative_zero(vs->vals[k - 1]))) {
-            if (pref[v.kind] > pref[vs->vals[k - 1].kind]) vs->vals[k - 1] = v;
+        /* the kept atom v merges into: equal as a number (and, where signs are kept, of v's zero
+         * sign: an int 0 or False is +0 in arithmetic, so -0.0 stays apart from it); the atoms
+         * come sorted, so it is one of the last two kept (-0 and +0) */
+        size_t k = u > 0 && merges_into(&result, v, vs->vals[u - 1])   ? u - 1
+                   : u > 1 && merges_into(&result, v, vs->vals[u - 2]) ? u - 2
+                                                                        : u;
+        if (k < u) {
+            if (pref[v.kind] > pref[vs->vals[k].kind]) vs->vals[k] = v;
             continue;
         }
         vs->vals[u++] = v;
