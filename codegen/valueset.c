@@ -139,6 +139,29 @@ static void kinds_compute(Plan *p, const IrNode *out) {
     }
 }
 
+/* Whether an arithmetic map's result can reach 2^53, where an int operand is exact and a float
+ * one is rounded: 3 + 2^53 is not 3.0 + 2^53. Then the value of the result depends on its
+ * operands' kinds, and an operand whose ints and floats were collapsed (kinds_collapse) must keep
+ * them apart after all: marks it, and returns true (vs_compute runs the pass again). */
+static bool kinds_needed_by_rounding(Plan *p, const IrNode *n, const ValueSet *result) {
+    if (n->kind != IR_MAP || n->u.map.kind != IR_MAP_BINARY) return false;
+    switch (n->u.map.op) {
+    case VOP_ADD: case VOP_SUB: case VOP_MUL: case VOP_POW: break;
+    default: return false; /* % of integral values is exact either way, / always a float */
+    }
+    bool past = false;
+    for (size_t i = 0; i < result->n && !past; i++)
+        past = value_is_number(result->vals[i]) && fabs(value_as_double(result->vals[i])) >= 0x1p53;
+    if (!past) return false;
+    bool marked = false;
+    for (uint32_t j = 0; j < 2; j++) {
+        SopInfo *a = &p->info[n->u.map.args[j]->id];
+        unsigned k = p->kinds_possible[a->node->id];
+        if (!a->kind_matters && (k & K_FLOAT) && (k & (K_INT | K_BOOL))) marked = a->kind_matters = true;
+    }
+    return marked;
+}
+
 static bool merges_into(const ValueSet *result, Value v, Value kept) {
     return value_is_number(v) && value_is_number(kept) && vs_member_order(result, v, kept) == 0;
 }
@@ -732,7 +755,7 @@ static Affine affine_of(Plan *p, const IrNode *n) {
     }
 }
 
-static void values_pass(Plan *p, const IrNode *out);
+static bool values_pass(Plan *p, const IrNode *out);
 
 bool vs_compute(Plan *p, const IrNode *out) {
     /* reachability: ids are topological, so one descending sweep */
@@ -763,7 +786,10 @@ bool vs_compute(Plan *p, const IrNode *out) {
     }
     if (!pos_compute(p, out)) return false;
     kinds_compute(p, out);
-    values_pass(p, out);
+    while (values_pass(p, out)) { /* an operand's kind turned out to matter: again, with it kept */
+        kinds_compute(p, out);
+        for (size_t id = 0; id <= out->id; id++) p->info[id].support = NULL, p->info[id].linmean = NULL;
+    }
     return true;
 }
 
@@ -779,7 +805,7 @@ void vs_output_by_length(Plan *p, const IrNode *out, ValueSet *by_len) {
             copy[id].support = NULL;
             copy[id].linmean = NULL;
         }
-        values_pass(p, out);
+        (void)values_pass(p, out); /* the kinds are settled: it marks nothing */
         by_len[n - 1] = copy[out->id].vs;
     }
     p->win_lo = 1;
@@ -808,8 +834,10 @@ double vs_output_resolved_gap(Plan *p, const IrNode *n, bool twins_are_one) {
     return gap;
 }
 
-/* The value sets of the reachable s-ops, in topological order, over the lengths of the window. */
-static void values_pass(Plan *p, const IrNode *out) {
+/* The value sets of the reachable s-ops, in topological order, over the lengths of the window.
+ * True when it marked an s-op whose kind matters after all (kinds_needed_by_rounding): the sets
+ * after it are then wrong, and the caller runs the pass again. */
+static bool values_pass(Plan *p, const IrNode *out) {
     for (size_t id = 0; id <= out->id; id++) {
         SopInfo *info = &p->info[id];
         const IrNode *n = info->node;
@@ -849,7 +877,8 @@ static void values_pass(Plan *p, const IrNode *out) {
             break;
         default: break;
         }
-        if (!reals_node(p, info)) return;
+        if (!reals_node(p, info)) return false;
+        if (kinds_needed_by_rounding(p, n, &info->vs)) return true;
         support_compute(p, info);
         if (info->pos && info->pos->val) /* exactly the values its table holds (where it does not raise) */
             info->vs = pos_value_set(p, info->pos);
@@ -858,6 +887,7 @@ static void values_pass(Plan *p, const IrNode *out) {
         if (!info->kind_matters) kinds_collapse(&info->vs, info->zero_sign_matters);
         info->affine = affine_of(p, n);
     }
+    return false;
 }
 
 /* ---- an aggregate's value at a position of a positional selector ---- */

@@ -406,6 +406,12 @@ static const Case cases[] = {
      "x5 = (length ^ 0.5);\n"
      "out = (tokens and (((x1 + length) - indices) - ((indices % x5) + x5)));\n",
      "out", "-3..1", 8, 5, -1},
+    /* fuzz_compile (run 21): a prefix mean of 3 is an int at position 0 and a float after it;
+     * 3 + 2^53 is exact, 3.0 + 2^53 rounds to 2^53 + 4, so the mean's kind decides the sum */
+    {"an operand's kind decides a sum past 2 ^ 53",
+     "x = (indices if tokens == \"z\" else aggregate(select(indices, indices, <=), 3)) + 2 ^ 53;\n"
+     "r = aggregate(select(x, x, ==), indices);",
+     "r", "ab", 8, 8, -1},
 };
 
 START_TEST(test_differential) {
