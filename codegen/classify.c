@@ -139,6 +139,7 @@ static double grid_size(Plan *p, const IrNode *const *set, uint32_t n) {
     double grid = 1;
     bool has_index = false, correlated = false;
     for (uint32_t j = 0; j < n; j++) {
+        if (p->info[set[j]->id].vs.unbounded && set[j]->kind != IR_SELECTOR_WIDTH) return INFINITY; /* a real */
         has_index = has_index || set[j]->kind == IR_INDICES;
         correlated = correlated || agg_count_by_index(p, set[j]);
     }
@@ -163,11 +164,6 @@ static double grid_size(Plan *p, const IrNode *const *set, uint32_t n) {
     return grid;
 }
 
-/* Collects what `n` is computed from through the maps that would cost a layer of their own
- * (costly; every map when all_maps): non-map s-ops and free views stay leaves. False when
- * more than CG_MAX_LEAVES. */
-/* A map whose values mix strings with other atoms must be computed on its own dims, where the
- * one-kind check sees it (the reference refuses such a sequence): never fused through. */
 /* The span of the projection a table of these leaves steps along (mlp.c's p_max): per leaf its
  * range in units of its least gap (a width read through 1/(w+1), about (N+1)^2 per term). */
 static double table_span(Plan *p, const IrNode *const *set, uint32_t n) {
@@ -193,8 +189,13 @@ static double table_span(Plan *p, const IrNode *const *set, uint32_t n) {
     return span;
 }
 
+/* A map whose values mix strings with other atoms must be computed on its own dims, where the
+ * one-kind check sees it (the reference refuses such a sequence): never fused through. */
 static bool mixed(Plan *p, const IrNode *n) { return vs_mixed_kinds(&p->info[n->id].vs); }
 
+/* Collects what `n` is computed from through the maps that would cost a layer of their own
+ * (costly; every map when all_maps): non-map s-ops and free views stay leaves. False when
+ * more than CG_MAX_LEAVES. */
 static bool map_sources(Plan *p, const IrNode *n, const MapClass *cls, bool all_maps, const IrNode **out,
                         uint32_t *count) {
     if (n->kind == IR_CONST) return true;

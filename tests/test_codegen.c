@@ -752,6 +752,10 @@ START_TEST(test_real_tokens) {
         /* outsider finding: a number tabulated from the length, read by a real computation */
         "tokens = tokens_float; r = tokens / length;",
         "tokens = tokens_float; m = aggregate(select(1, 1, ==), tokens); r = m * length;",
+        /* outsider finding (out18-012): a map of comparisons of a real was tabulated over the
+         * real itself, which a grid counted as one point */
+        "tokens = tokens_float; r = tokens > 0.5 and tokens < 1.75;",
+        "tokens = tokens_float; r = 1 if tokens > 0.5 else (2 if tokens < -0.75 else 3);",
     };
     for (size_t p = 0; p < 2 * sizeof progs / sizeof *progs; p++) {
         Arena a;
