@@ -535,15 +535,20 @@ static bool gated_form(Plan *p, const IrNode *n, const IrNode *g, const IrNode *
     return gated_rounding_ok(p, n, gd->bound);
 }
 
+/* A gated map's leaves: the gate and y (and y2). */
+static MapClass gated_leaves(SopInfo *info) {
+    info->leaves[0] = info->gated->gate;
+    info->leaves[1] = info->gated->y;
+    info->n_leaves = 2;
+    if (info->gated->y2) info->leaves[info->n_leaves++] = info->gated->y2;
+    return MAP_GATED;
+}
+
 MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls) {
     SopInfo *info = &p->info[n->id];
     if (info->pos_free) return MAP_POS_FREE;
-    if (info->real && info->real->how == REAL_GATED) { /* reals.c found the gate */
-        info->leaves[0] = info->gated->gate;
-        info->leaves[1] = info->gated->y;
-        info->n_leaves = 2;
-        return MAP_GATED;
-    }
+    if (info->real && info->real->how == REAL_GATED) /* reals.c found the gate */
+        return gated_leaves(info);
     if (info->real_fn || (info->real && info->real->how != REAL_AFFINE)) { /* reals.c chose how */
         info->n_leaves = 0;
         return MAP_REAL;
@@ -585,13 +590,7 @@ MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls) {
             *info->gated = gd;
         }
     }
-    if (c == MAP_GATED) { /* its leaves are the gate and y (and y2) */
-        info->leaves[0] = info->gated->gate;
-        info->leaves[1] = info->gated->y;
-        info->n_leaves = 2;
-        if (info->gated->y2) info->leaves[info->n_leaves++] = info->gated->y2;
-        return c;
-    }
+    if (c == MAP_GATED) return gated_leaves(info);
     if (c == MAP_MLP) info->may_fail = map_subtree_may_fail(p, n, info->leaves, info->n_leaves);
     return c;
 }

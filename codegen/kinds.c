@@ -32,15 +32,24 @@ static ValueSet *kind_codes(Plan *p, const SopInfo *x) {
 static bool map_kind_unary(Plan *p, const IrNode *x, const SopInfo *a, ValueKind to[3]) {
     bool set[3] = {false, false, false};
     char msg[160];
-    for (size_t i = 0; i < a->vs.n; i++) {
-        ValueResult r = map_value_via(p, x, a->node, a->vs.vals[i], msg, sizeof msg);
+    /* a real has no value set: one number of each of its kinds stands for all (its map is
+     * arithmetic, whose kinds do not depend on the numbers) */
+    Value reps[3];
+    for (uint32_t k = 0; k < a->n_kinds && a->vs.unbounded; k++)
+        reps[k] = a->kinds[k] == VAL_INT ? value_int(1) : a->kinds[k] == VAL_BOOL ? value_bool(true) : value_float(1);
+    const Value *vals = a->vs.unbounded ? reps : a->vs.vals;
+    size_t n = a->vs.unbounded ? a->n_kinds : a->vs.n;
+    for (size_t i = 0; i < n; i++) {
+        ValueResult r = map_value_via(p, x, a->node, vals[i], msg, sizeof msg);
         if (!r.ok || !value_is_number(r.value)) return false;
         uint32_t k = 0;
-        while (a->kinds[k] != a->vs.vals[i].kind) k++;
+        while (a->kinds[k] != vals[i].kind) k++;
         if (set[k] && to[k] != r.value.kind) return false;
         to[k] = r.value.kind;
         set[k] = true;
     }
+    for (uint32_t k = 0; k < a->n_kinds; k++)
+        if (!set[k]) return false; /* a kind no member has: not a function of the kind it can see */
     return true;
 }
 

@@ -233,33 +233,38 @@ static bool real_function(Plan *p, SopInfo *info, const IrNode *leaf) {
 
 /* f(g, y) for a real y and a finite g, affine in y for each value g_v: y + g, y - g, g - y, y * g,
  * y / g (g never 0), `y if g else c`: a gated MLP (see Gated), exact but for rounding. */
-static bool real_gated(Plan *p, SopInfo *info, const IrNode *g, const IrNode *y) {
+static bool real_gated(Plan *p, SopInfo *info, const IrNode *g, const IrNode *y, const IrNode *y2) {
     const IrNode *n = info->node;
     const ValueSet *G = &p->info[g->id].vs;
-    const RealInfo *Y = p->info[y->id].real;
+    const RealInfo *Y = p->info[y->id].real, *Y2 = y2 ? p->info[y2->id].real : NULL;
     if (G->unbounded || G->n == 0 || G->n > CG_MAX_GATE) return false;
     bool cond = n->u.map.kind == IR_MAP_COND && n->u.map.args[0] == g;
+    if (y2 && !cond) return false;
     if (!cond && !(n->u.map.kind == IR_MAP_BINARY && ((n->u.map.args[0] == g && n->u.map.args[1] == y) ||
                                                       (n->u.map.args[0] == y && n->u.map.args[1] == g))))
         return false;
     Gated *gd = ARENA_NEW(p->arena, Gated);
     gd->gate = g;
     gd->y = y;
+    gd->y2 = y2;
     gd->n = G->n;
     gd->a = ARENA_ARRAY(p->arena, double, G->n);
     gd->b = ARENA_ARRAY(p->arena, double, G->n);
-    double amax = 0, ey = abs_of(bound_of(Y), Y->range);
+    if (y2) gd->on_y2 = ARENA_ARRAY(p->arena, bool, G->n);
+    double amax = 0, ey = 0, err = 0, rel = 0;
     bool scaled = true; /* every b_v is 0: y scaled, relative errors stay relative */
     Ival range = {INFINITY, -INFINITY};
     for (size_t v = 0; v < G->n; v++) {
         Value gv = G->vals[v];
         double a, b;
-        if (cond) { /* the branch this value takes: y, or a number */
+        const RealInfo *Yv = Y; /* the real this value reads: y, or y2 */
+        if (cond) { /* the branch this value takes: y, y2, or a number */
             const IrNode *branch = n->u.map.args[value_truthy(gv) ? 1 : 2];
-            if (branch == y) a = 1, b = 0;
+            if (branch == y || (y2 && branch == y2)) a = 1, b = 0;
             else if (branch->kind == IR_CONST && value_is_number(branch->u.constant))
                 a = 0, b = value_as_double(branch->u.constant);
             else return false;
+            if (y2 && branch == y2) gd->on_y2[v] = true, Yv = Y2;
         } else {
             if (!value_is_number(gv)) return false;
             double c = value_as_double(gv);
@@ -280,15 +285,19 @@ static bool real_gated(Plan *p, SopInfo *info, const IrNode *g, const IrNode *y)
         gd->b[v] = b;
         scaled = scaled && b == 0;
         amax = fmax(amax, fabs(a));
-        Ival t = a >= 0 ? ival_of(a * Y->range.lo + b, a * Y->range.hi + b) : ival_of(a * Y->range.hi + b, a * Y->range.lo + b);
+        double eyv = abs_of(bound_of(Yv), Yv->range);
+        ey = fmax(ey, fabs(a) * eyv);
+        err = fmax(err, fabs(a) * Yv->err);
+        rel = fmax(rel, a != 0 ? Yv->rel : 0);
+        Ival t = a >= 0 ? ival_of(a * Yv->range.lo + b, a * Yv->range.hi + b) : ival_of(a * Yv->range.hi + b, a * Yv->range.lo + b);
         range = (Ival){fmin(range.lo, t.lo), fmax(range.hi, t.hi)};
-        gd->bound = fmax(gd->bound, mag(t) + fabs(a) * ey);
+        gd->bound = fmax(gd->bound, mag(t) + fabs(a) * eyv);
     }
     info->gated = gd;
     /* the model's a_v y' + b_v against the reference's rounded f(g_v, y); the MLP's two units
      * cancel a constant M > bound, whose rounding is absolute */
-    Bound b = scaled ? (Bound){amax * Y->err + rounding(2 * gd->bound + 1, 8), Y->rel + rounding(1, 4)}
-                     : (Bound){amax * ey + rounding(2 * gd->bound + 1, 8), 0};
+    Bound b = scaled ? (Bound){err + rounding(2 * gd->bound + 1, 8), rel + rounding(1, 4)}
+                     : (Bound){ey + rounding(2 * gd->bound + 1, 8), 0};
     new_real(p, info, range, b, REAL_GATED);
     return true;
 }
@@ -519,15 +528,17 @@ static void real_cells(Plan *p, SopInfo *info) {
             }
         } else if (r->how == REAL_GATED) {
             const Gated *gd = info->gated;
-            Ival g = cell_of(p, gd->gate, c), y = cell_of(p, gd->y, c);
+            Ival g = cell_of(p, gd->gate, c);
             for (size_t k = 0; k < gd->n && g.lo <= g.hi; k++) { /* the gate values within g's cell interval */
                 double gv = value_as_double(p->info[gd->gate->id].vs.vals[k]);
                 if (!value_is_number(p->info[gd->gate->id].vs.vals[k]) || gv < g.lo || gv > g.hi) continue;
+                const IrNode *yn = gd->y2 && gd->on_y2[k] ? gd->y2 : gd->y;
+                Ival y = cell_of(p, yn, c);
                 Ival t = y.lo <= y.hi ? cell_mul(y, (Ival){gd->a[k], gd->a[k]}) : EMPTY;
                 t = ival_of(t.lo + gd->b[k], t.hi + gd->b[k]);
                 v = (Ival){fmin(v.lo, t.lo), fmax(v.hi, t.hi)};
                 /* as real_gated's bound, with y's error here */
-                double ey = cell_err_of(p, gd->y, c) + (r->rel > 0 ? 0 : p->info[gd->y->id].real->rel * mag(y));
+                double ey = cell_err_of(p, yn, c) + (r->rel > 0 ? 0 : p->info[yn->id].real->rel * mag(y));
                 e = fmax(e, fabs(gd->a[k]) * ey + rounding(2 * gd->bound + 1, 8));
             }
         } else {
@@ -644,7 +655,14 @@ bool reals_node(Plan *p, SopInfo *info) {
     RealReads deep = {0};
     real_reads(p, n, &deep, true);
     if (!deep.refused && !deep.several && !deep.finite) return real_function(p, info, deep.leaf);
-    if (one_real && finite && one_finite && real_gated(p, info, finite, real)) {
+    if (one_real && finite && one_finite && real_gated(p, info, finite, real, NULL)) {
+        real_cells(p, info);
+        return true;
+    }
+    /* `y if c else y2` between two reals: a gate that picks one of them */
+    IrNode *const *arg = n->u.map.args;
+    if (n->u.map.kind == IR_MAP_COND && !p->info[arg[0]->id].real && p->info[arg[1]->id].real &&
+        p->info[arg[2]->id].real && real_gated(p, info, arg[0], arg[1], arg[2])) {
         real_cells(p, info);
         return true;
     }

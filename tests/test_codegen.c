@@ -756,6 +756,11 @@ START_TEST(test_real_tokens) {
          * real itself, which a grid counted as one point */
         "tokens = tokens_float; r = tokens > 0.5 and tokens < 1.75;",
         "tokens = tokens_float; r = 1 if tokens > 0.5 else (2 if tokens < -0.75 else 3);",
+        /* the kind of a real's arithmetic came from the real's (empty) value set: unset */
+        "tokens = tokens_float; m = aggregate(select(indices, indices, <=), tokens); r = m * 2;",
+        /* out18-011: a conditional between two reals, a gate that picks one */
+        "tokens = tokens_float; m = aggregate(select(indices, indices, <=), tokens); r = m * 2 if tokens > 0.5 else m;",
+        "tokens = tokens_float; m = aggregate(select(indices, indices, <=), tokens); r = tokens if indices == 0 else m;",
     };
     for (size_t p = 0; p < 2 * sizeof progs / sizeof *progs; p++) {
         Arena a;
