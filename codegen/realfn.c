@@ -410,6 +410,15 @@ static bool root_f(Ctx *c, const IrNode *map, double x, double side, double *y, 
     return isfinite(*y);
 }
 
+/* The limit of f at a cut x from the side of step d, extrapolated linearly from x + d and x + 2 d
+ * (exact for a linear piece, within d^2 |f''| for a smooth one). */
+static bool extrapolated_limit(Ctx *c, const IrNode *map, double x, double d, double *y, ValueKind *kind) {
+    double y1, y2;
+    if (!root_f(c, map, x + d, x + d, &y1, kind) || !root_f(c, map, x + 2 * d, x + 2 * d, &y2, NULL)) return false;
+    *y = 2 * y1 - y2;
+    return true;
+}
+
 static int dcmp(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -471,6 +480,16 @@ static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, Real
         if (!root_f(&c, map, bounds[i], bounds[i - 1], &yl, &kl) || !root_f(&c, map, bounds[i], bounds[i + 1], &yr, &kr))
             goto fail;
         jump[i] = fabs(yl - yr) > tol / 4 || kl != kr; /* a kind changes too: 0 if x < 0 else x */
+        /* the float arithmetic before a comparison or a round can move its jump a few ulps off the
+         * cut (7 x reaches 8.5 two ulps past 8.5 / 7): also compare the limits extrapolated from
+         * inside, a quarter margin away, where they are what the model's pieces take */
+        double d = fmin(margin, fmin(bounds[i] - bounds[i - 1], bounds[i + 1] - bounds[i])) / 4;
+        if (!jump[i] && d > 0) {
+            if (!extrapolated_limit(&c, map, bounds[i], -d, &yl, &kl) ||
+                !extrapolated_limit(&c, map, bounds[i], d, &yr, &kr))
+                goto fail;
+            jump[i] = fabs(yl - yr) > tol / 4 || kl != kr;
+        }
         if (jump[i]) {
             if (bounds[i] - margin <= bounds[i - 1] || bounds[i] + margin >= bounds[i + 1]) {
                 snprintf(c.why, sizeof c.why, "jumps at %g and near it again, closer than the margin %g", bounds[i], margin);

@@ -761,6 +761,9 @@ START_TEST(test_real_tokens) {
         /* out18-011: a conditional between two reals, a gate that picks one */
         "tokens = tokens_float; m = aggregate(select(indices, indices, <=), tokens); r = m * 2 if tokens > 0.5 else m;",
         "tokens = tokens_float; m = aggregate(select(indices, indices, <=), tokens); r = tokens if indices == 0 else m;",
+        /* outsider finding (real-round-branch): 7 x reaches 8.5 two ulps past 8.5 / 7, where a jump
+         * was looked for one ulp from the cut and missed */
+        "tokens = tokens_float; r = round(tokens * 7) if tokens > 0 else tokens;",
     };
     for (size_t p = 0; p < 2 * sizeof progs / sizeof *progs; p++) {
         Arena a;
