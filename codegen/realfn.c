@@ -419,6 +419,15 @@ static bool extrapolated_limit(Ctx *c, const IrNode *map, double x, double d, do
     return true;
 }
 
+/* Where piece i (between bounds[i] and bounds[i + 1]) starts and ends: a margin inside a jump. */
+static double piece_start(const double *bounds, const bool *jump, const bool end_jump[2], size_t i, double margin) {
+    return bounds[i] + ((i > 0 && jump[i]) || (i == 0 && end_jump[0]) ? margin : 0);
+}
+static double piece_end(const double *bounds, const bool *jump, const bool end_jump[2], size_t nb, size_t i, double margin) {
+    bool last = i + 2 == nb;
+    return bounds[i + 1] - ((!last && jump[i + 1]) || (last && end_jump[1]) ? margin : 0);
+}
+
 static int dcmp(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -498,12 +507,27 @@ static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, Real
             out->n_jumps++;
         }
     }
+    /* at an end of X, f can differ from its limit inside at that one point (`0 if x < 0 else x`
+     * over -1..0 is 0.0 at 0 only): the end is then a jump too, the model's piece stops a margin
+     * before it, and the runtime refuses the inputs within the margin */
+    bool end_jump[2] = {false, false};
+    for (int e = 0; e < 2 && margin > 0; e++) {
+        double x = e ? X.hi : X.lo, in = e ? bounds[nb - 2] : bounds[1], yl, ye;
+        ValueKind kl, ke;
+        if (!root_f(&c, map, x, in, &yl, &kl) || !root_f(&c, map, x, x, &ye, &ke)) goto fail;
+        end_jump[e] = fabs(yl - ye) > tol / 4 || kl != ke;
+        if (end_jump[e] && fabs(in - x) <= 2 * margin) {
+            snprintf(c.why, sizeof c.why, "changes at the end of the range (%g) and near it again, closer than the margin %g", x, margin);
+            goto fail;
+        }
+        out->n_jumps += end_jump[e];
+    }
     out->jump_at = ARENA_ARRAY(p->arena, double, out->n_jumps ? out->n_jumps : 1);
     /* one sign throughout: then chords are held to a relative tolerance and errors propagate
      * relatively (exp, 1 / y), which interval magnitudes would overstate */
     out->relative = elem != RE_LN_ABS; /* a log is wanted to an absolute error (its exp's relative) */
     for (size_t i = 0; i + 1 < nb && out->relative; i++) {
-        double a = bounds[i] + (i > 0 && jump[i] ? margin : 0), b = bounds[i + 1] - (i + 2 < nb && jump[i + 1] ? margin : 0);
+        double a = piece_start(bounds, jump, end_jump, i, margin), b = piece_end(bounds, jump, end_jump, nb, i, margin);
         Jet whole;
         if (!root_jet(&c, map, ival(a, b), (bounds[i] + bounds[i + 1]) / 2, &whole)) goto fail;
         out->relative = whole.v.lo > 0 || whole.v.hi < 0;
@@ -517,9 +541,11 @@ static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, Real
     double worst = 0; /* the largest chord bound of a piece kept */
     enum { MAX_KNOTS = 1 << 16 };
     for (size_t i = 0; i + 1 < nb; i++) {
-        double a = bounds[i] + (i > 0 && jump[i] ? margin : 0), b = bounds[i + 1] - (i + 2 < nb && jump[i + 1] ? margin : 0);
+        double a = piece_start(bounds, jump, end_jump, i, margin), b = piece_end(bounds, jump, end_jump, nb, i, margin);
         double mid = (bounds[i] + bounds[i + 1]) / 2;
+        if (i == 0 && end_jump[0]) out->jump_at[nj++] = bounds[0];
         if (i > 0 && jump[i]) out->jump_at[nj++] = bounds[i];
+        if (i + 2 == nb && end_jump[1]) out->jump_at[nj + (out->n_jumps - nj - 1)] = bounds[nb - 1]; /* the last */
         Jet whole;
         if (!root_jet(&c, map, ival(a, b), mid, &whole)) goto fail;
         out->lip = fmax(out->lip, fmax(fabs(whole.d1.lo), fabs(whole.d1.hi)));

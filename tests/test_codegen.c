@@ -825,6 +825,46 @@ START_TEST(test_real_tokens) {
 }
 END_TEST
 
+/* A function that differs at an end of the range from its limit inside (outsider finding
+ * real-range-end): `0 if x < 0 else x` over -1..0 is the float 0.0 at 0 alone. The model answers
+ * exactly up to a margin before the end and refuses within it; before, it failed its self-check
+ * (or, for `x if x > 0 else 1` over 0..1, answered 0.0 at 0). */
+START_TEST(test_real_range_end) {
+    static const struct { const char *src; double lo, hi; } progs[] = {
+        {"tokens = tokens_float; r = 0 if tokens < 0 else tokens;", -1, 0},
+        {"tokens = tokens_float; r = tokens if tokens > 0 else 1;", 0, 1},
+        {"tokens = tokens_float; r = round(tokens * 7) if tokens > 0 else tokens;", 0, 3},
+    };
+    for (size_t p = 0; p < sizeof progs / sizeof *progs; p++) {
+        Compiled *c = compile_with(progs[p].src, "r", (CodegenOptions){.max_len = 3, .have_range = true,
+                                                                       .range_lo = progs[p].lo, .range_hi = progs[p].hi});
+        ck_assert_msg(c->ok, "program %zu: %s", p, compiled_first_error(c));
+        Workspace ws;
+        char err[256];
+        ck_assert(workspace_init(&ws, &c->model, err, sizeof err));
+        Arena a;
+        arena_init(&a);
+        size_t refused = 0;
+        for (int k = 0; k <= 200; k++) { /* a grid over the range, both ends included */
+            Value in = value_float(progs[p].lo + (progs[p].hi - progs[p].lo) * k / 200.0), *got, *want;
+            IrEvalError ref_err;
+            bool model_ok = model_run(&c->model, &ws, &in, 1, &a, &got, err, sizeof err);
+            ck_assert(ir_eval(&c->g, c->out, &in, 1, &a, &want, &ref_err));
+            if (!model_ok) {
+                ck_assert_msg(verify_is_margin_error(err), "program %zu at %g: %s", p, in.as.f, err);
+                refused++;
+                continue;
+            }
+            ck_assert_msg(compiled_same(c, got[0], want[0]), "program %zu at %g", p, in.as.f);
+        }
+        ck_assert_uint_ge(refused, 1); /* the end itself */
+        arena_free(&a);
+        workspace_free(&ws);
+        compiled_free(c);
+    }
+}
+END_TEST
+
 /* A compiled model survives model.bin and still agrees with the reference. */
 START_TEST(test_file_round_trip) {
     Compiled *c = compile_src("r = aggregate(select(indices, length - indices - 1, ==), tokens);", "r", "ab", 5);
@@ -862,6 +902,7 @@ static Suite *suite(void) {
     tcase_add_test(u, test_layout_independent_of_names);
     tcase_add_test(u, test_file_round_trip);
     tcase_add_test(u, test_real_tokens);
+    tcase_add_test(u, test_real_range_end);
     tcase_add_test(u, test_sizes);
     suite_add_tcase(s, u);
     return s;
