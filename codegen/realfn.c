@@ -300,6 +300,7 @@ static bool jet_of(Ctx *c, const IrNode *n, Ival X, double mid, Jet *out) {
         if (const_exp) { /* u ^ e: e u^(e-1) u', e(e-1) u^(e-2) */
             double e = b.v.lo;
             bool integer = e == floor(e) && fabs(e) < 1e6;
+            if (!integer && a.v.lo < 0 && a.v.lo > -DBL_MIN && a.v.hi >= 0) a.v.lo = 0; /* 0 rounded outward */
             if (!integer && a.v.lo < 0) {
                 snprintf(c->why, sizeof c->why, "raises values down to %g to the power %g (a negative base raises)", a.v.lo, e);
                 return false;

@@ -167,6 +167,10 @@ static bool affine_map(Plan *p, SopInfo *info) {
     }
 }
 
+/* An argument's error e carried through a slope k: none from an exact argument, also where the
+ * slope is unbounded (x ^ 0.5 at 0) */
+static double carried(double k, double e) { return e > 0 ? k * e : 0; }
+
 /* fn's approximation error as an absolute one */
 static double fn_abs_err(const RealFn *fn) { return fn->err * (fn->relative ? mag(fn->range) : 1); }
 
@@ -180,8 +184,8 @@ static Bound fn_bound(const RealFn *fn, Ival X, Bound b, Ival range) {
     double ops = fn_units(fn); /* the MLP's sums */
     double ex = abs_of(b, X);
     if (!fn->relative)
-        return (Bound){fn->err + fn->lip * ex + rounding(fmax(mag(range), fn->sum_mag), ops), 0};
-    double lambda = fn->log_lip * ex; /* |ln f(x') - ln f(x)| */
+        return (Bound){fn->err + carried(fn->lip, ex) + rounding(fmax(mag(range), fn->sum_mag), ops), 0};
+    double lambda = carried(fn->log_lip, ex); /* |ln f(x') - ln f(x)| */
     double xmin = fmin(fabs(X.lo), fabs(X.hi)), q = b.rel + b.abs / xmin;
     if (isfinite(fn->elasticity) && (X.lo > 0 || X.hi < 0) && q < 0.5)
         lambda = fmin(lambda, fn->elasticity * -log1p(-q)); /* |ln x' - ln x| <= -ln(1 - q) */
@@ -316,7 +320,7 @@ static bool log_of(Plan *p, const IrNode *a, Ival ra, Bound ba, RealFn *fn, cons
         double et = abs_of(bound_of(t), t->range);
         if (realfn_build_elem(p, RE_LN_ABS, a, x->real->arg, widen(t->range, et), p->real_tol / 4, fn, why, sizeof why)) {
             *src = x->real->arg;
-            *d = fn_abs_err(fn) + fn->lip * et + rounding(fmax(mag(fn->range), fn->sum_mag), fn_units(fn));
+            *d = fn_abs_err(fn) + carried(fn->lip, et) + rounding(fmax(mag(fn->range), fn->sum_mag), fn_units(fn));
             return true;
         }
     }
