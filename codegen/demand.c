@@ -179,7 +179,7 @@ void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
     } else if (decodable_by_length(p, out)) {
         o->want_num = true; /* the exact double depends on rounding that differs per length */
         o->want_kind = vs_kind_collisions(&o->vs);
-    } else if (p->numeric_tokens && o->vs.unbounded) { /* real-valued: the number, and its kind if it varies */
+    } else if ((p->numeric_tokens || o->real) && o->vs.unbounded) { /* real-valued: the number, and its kind if it varies */
         unsigned k = p->kinds_possible[out->id] & 7;
         o->want_num = true;
         o->want_kind = !p->numbers_only && (k & (k - 1)) != 0;

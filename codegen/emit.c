@@ -315,7 +315,7 @@ static bool emit_output(Plan *p, const IrNode *out, const char *output_name, Mod
         return true;
     }
     double gap;
-    bool real = p->numeric_tokens && o->vs.unbounded;
+    bool real = (p->numeric_tokens || o->real) && o->vs.unbounded;
     if (o->has_num && p->out_by_len) return output_by_length(p, o, m);
     if (o->has_num && (real || vs_decodable(&o->vs, o->has_kind, &gap))) {
         m->output_kind = MODEL_OUT_NUMERICAL;

@@ -189,6 +189,8 @@ typedef struct RealInfo {
     RealFn fn;             /* REAL_FN: f of arg; REAL_QUOTIENT: 1 / arg (the divisor) */
     const IrNode *arg;     /* REAL_FN, REAL_QUOTIENT: the real argument */
     Ival recip_range;      /* REAL_QUOTIENT: where the model's 1 / divisor lies */
+    double zero_hole;      /* REAL_QUOTIENT: > 0 when the divisor is finite and holds 0, its other
+                              values at least this far from it: the model refuses it within half */
     RealFn fn_y, fn_exp;   /* REAL_LOGPROD: fn = ln|x|, fn_y = ln|y|, fn_exp = +-exp(ln|x| +- ln|y|) */
     bool divide;           /* REAL_LOGPROD: x / y (else x * y) */
     const IrNode *arg_y;   /* REAL_LOGPROD: what fn_y reads (fn reads arg) */
@@ -196,6 +198,7 @@ typedef struct RealInfo {
                               lies there (empty: lo > hi), when positions tell more than range */
     double *cell_err;      /* with cell: the absolute part of the error there (err is their max) */
     const char *why;       /* REAL_REFUSED: why no bound can be given */
+    const ValueSet *finite; /* a finite s-op computed as a real: the reference's values, else NULL */
 } RealInfo;
 
 /* One side of a selector read jointly (joint.c): its s-ops and the one-hot of their tuple of
@@ -227,6 +230,9 @@ typedef struct SopInfo {
     /* a positional s-op whose value depends on the index alone (or on nothing) and never raises:
      * its views are sums over the index one-hot, free (classify.c) */
     bool pos_free;
+    /* a finite product or quotient whose one reader divides by it, and whose values are rounded
+     * two ways (S / n * n): computed as a real within a bound, not tabulated exactly (reals.c) */
+    bool as_real;
     bool kind_matters; /* some consumer tells 1, 1.0 and True apart (valueset.c) */
     bool zero_sign_matters; /* some consumer tells -0.0 from 0.0 (valueset.c) */
     /* A positional s-op q that select(indices, q, ==) reads (selector.c): t = q where q is an
@@ -396,6 +402,7 @@ typedef struct Plan {
     const IrNode *indices, *length; /* always in the graph (rewrite.c), always reachable */
     bool have_pos;             /* positional tables were computed (positional.c) */
     bool numbers_only;         /* CodegenOptions.numbers_only */
+    bool values_again;         /* reals.c marked an s-op as_real: valueset.c runs its pass again */
     double real_tol;           /* --tol: error of one approximated real function */
     double real_margin;        /* --margin: around a jump of a function of reals, no exact answer */
     bool gated_mlp;            /* --mlp gated: exact products in gated (bilinear) MLPs */
@@ -530,6 +537,10 @@ const char *vs_unbounded_why(Plan *p, const IrNode *n);
  * pieces may be quadratics through three points (a gated MLP computes them). */
 bool realfn_build(Plan *p, const IrNode *map, const IrNode *leaf, Ival X, double tol, double margin, bool quadratic,
                   RealFn *out, char *why, size_t whysize);
+/* The same over X without (-hole, hole), where the argument never is but at 0 (a divisor whose
+ * finite values hold 0, where the reference raises): each side on its own, a chord across. */
+bool realfn_build_holed(Plan *p, const IrNode *map, const IrNode *leaf, Ival X, double hole, double tol, RealFn *out,
+                        char *why, size_t whysize);
 /* Piece i of fn as ky[i] + slope (x - kx[i]) + curv (x - kx[i])^2 (a chord where kmid is NAN). */
 typedef struct RealPiece {
     double slope, curv;

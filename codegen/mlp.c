@@ -634,16 +634,21 @@ static bool staircase_units(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2)
     return true;
 }
 
-/* x * y = ((x + y)^2 - (x - y)^2) / 4, each square a chord interpolation with knots h apart:
- * a chord of u^2 lies above it by at most h^2 / 4, so the difference of the two is within
- * h^2 / 4 and the product within h^2 / 16: h = 2 sqrt(tol) keeps it within tol / 4. */
+/* x * y = ((s x + y / s)^2 - (s x - y / s)^2) / 4, each square a chord interpolation with knots h
+ * apart: a chord of u^2 lies above it by at most h^2 / 4, so the difference of the two is within
+ * h^2 / 4 and the product within h^2 / 16: h = 2 sqrt(tol) keeps it within tol / 4. The scale
+ * s = sqrt(|y| / |x|) balances the factors: the squares span 4 sqrt(|x| |y|), not 2 (|x| + |y|)
+ * (x / det of Invert3x3, |x| <= 162 and |1 / det| <= 1: 6 times fewer pieces). */
 static bool product_units(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
     double h = 2 * sqrt(p->real_tol);
+    double mx = fmax(fabs(op->x_range.lo), fabs(op->x_range.hi)), my = fmax(fabs(op->y_range.lo), fabs(op->y_range.hi));
+    double sc = mx > 0 && my > 0 && isfinite(mx) && isfinite(my) ? sqrt(my / mx) : 1;
+    Ival X = {op->x_range.lo * sc, op->x_range.hi * sc}, Y = {op->y_range.lo / sc, op->y_range.hi / sc};
     for (int side = 0; side < 2; side++) {
         double sign = side ? -1 : 1;
-        LinView u = lv_combine(p->arena, 1, op->x_view, sign, op->y_view);
-        double lo = side ? op->x_range.lo - op->y_range.hi : op->x_range.lo + op->y_range.lo;
-        double hi = side ? op->x_range.hi - op->y_range.lo : op->x_range.hi + op->y_range.hi;
+        LinView u = lv_combine(p->arena, sc, op->x_view, sign / sc, op->y_view);
+        double lo = side ? X.lo - Y.hi : X.lo + Y.lo;
+        double hi = side ? X.hi - Y.lo : X.hi + Y.hi;
         if (!(hi > lo)) { /* one value: a constant */
             b2[op->out_dim] += sign / 4 * lo * lo;
             continue;

@@ -444,6 +444,16 @@ static bool plan_real(Plan *p, SopInfo *info) {
         return true;
     }
     if (!num_view(p, x, &xv) || !num_view(p, y, &yv)) return false;
+    if (r->how == REAL_QUOTIENT && r->zero_hole > 0) { /* a finite divisor at 0: the reference raises */
+        static const double zero[1] = {0};
+        PlanMargin *mg = plan_add_margin(p);
+        mg->view = yv;
+        mg->thresholds = zero;
+        mg->n = 1;
+        mg->margin = r->zero_hole / 2; /* its other values are at least zero_hole from 0 */
+        mg->node = info->node;
+        mg->after_slot = y->time;
+    }
     Ival xr = view_range(x), yr = view_range(y);
     int t = x->time > y->time ? x->time : y->time;
     int fn = MLP_FN_PRODUCT;

@@ -429,6 +429,20 @@ static double piece_end(const double *bounds, const bool *jump, const bool end_j
     return bounds[i + 1] - ((!last && jump[i + 1]) || (last && end_jump[1]) ? margin : 0);
 }
 
+/* The MLP's terms (mlp.c's fn_units) over X: a slope change times ReLU(x - k), a curvature change
+ * times ReLU(x - k)^2. */
+static double terms_mag(const RealFn *f, Ival X) {
+    double mag = f->n_knots ? fabs(f->ky[0]) : 0, end_slope = 0, curv = 0;
+    for (size_t i = 0; i + 1 < f->n_knots; i++) {
+        RealPiece q = realfn_piece(f, i);
+        double w = X.hi - f->kx[i];
+        mag += fabs(q.slope - end_slope) * w + fabs(q.curv - curv) * w * w;
+        end_slope = q.slope + 2 * q.curv * (f->kx[i + 1] - f->kx[i]);
+        curv = q.curv;
+    }
+    return mag;
+}
+
 static int dcmp(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -467,6 +481,41 @@ bool realfn_build_elem(Plan *p, RealElem elem, const IrNode *map, const IrNode *
 bool realfn_build(Plan *p, const IrNode *map, const IrNode *leaf, Ival X, double tol, double margin, bool quadratic,
                   RealFn *out, char *why, size_t whysize) {
     return build_best(p, map, leaf, RE_NONE, X, tol, margin, quadratic, out, why, whysize);
+}
+
+bool realfn_build_holed(Plan *p, const IrNode *map, const IrNode *leaf, Ival X, double hole, double tol, RealFn *out,
+                        char *why, size_t whysize) {
+    RealFn side[2];
+    Ival part[2] = {{X.lo, -hole}, {hole, X.hi}};
+    bool has[2] = {X.lo <= -hole, X.hi >= hole};
+    for (int s = 0; s < 2; s++)
+        if (has[s] && !realfn_build(p, map, leaf, part[s], tol, 0, false, &side[s], why, whysize)) return false;
+    if (!has[0] || !has[1]) { /* one side only: the hole is at its end */
+        *out = side[has[1]];
+        return true;
+    }
+    memset(out, 0, sizeof *out);
+    size_t n0 = side[0].n_knots, n = n0 + side[1].n_knots;
+    out->n_knots = n;
+    out->kx = ARENA_ARRAY(p->arena, double, n);
+    out->ky = ARENA_ARRAY(p->arena, double, n);
+    out->kmid = ARENA_ARRAY(p->arena, double, n);
+    for (size_t i = 0; i < n; i++) {
+        const RealFn *f = &side[i >= n0];
+        size_t j = i >= n0 ? i - n0 : i;
+        out->kx[i] = f->kx[j];
+        out->ky[i] = f->ky[j];
+        out->kmid[i] = f->kmid && j > 0 ? f->kmid[j] : NAN; /* a chord across the hole */
+    }
+    out->quadratic = side[0].quadratic || side[1].quadratic;
+    out->err = fmax(side[0].err, side[1].err);
+    out->relative = side[0].relative && side[1].relative; /* each side keeps its sign */
+    out->lip = fmax(side[0].lip, side[1].lip);
+    out->log_lip = fmax(side[0].log_lip, side[1].log_lip);
+    out->elasticity = fmax(side[0].elasticity, side[1].elasticity);
+    out->range = iv_hull(side[0].range, side[1].range);
+    out->sum_mag = terms_mag(out, X);
+    return true;
 }
 
 static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, RealElem elem, Ival X, double tol,
@@ -610,17 +659,7 @@ static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, Real
     out->ky = k.y;
     out->kmid = k.mid;
     out->err = worst;
-    /* the MLP's terms (mlp.c's fn_units): a slope change times ReLU(x - k), a curvature change
-     * times ReLU(x - k)^2 */
-    out->sum_mag = k.n ? fabs(k.y[0]) : 0;
-    double end_slope = 0, curv = 0;
-    for (size_t i = 0; i + 1 < k.n; i++) {
-        RealPiece q = realfn_piece(out, i);
-        double w = X.hi - k.x[i];
-        out->sum_mag += fabs(q.slope - end_slope) * w + fabs(q.curv - curv) * w * w;
-        end_slope = q.slope + 2 * q.curv * (k.x[i + 1] - k.x[i]);
-        curv = q.curv;
-    }
+    out->sum_mag = terms_mag(out, X);
     return true;
 fail:
     snprintf(why, whysize, "%s", c.why[0] ? c.why : "cannot be analysed as a function of a real value");

@@ -70,8 +70,17 @@ static bool arg_range(Plan *p, const IrNode *a, Ival *r, Bound *b) {
     return true;
 }
 
+/* A finite s-op computed as a real (as_real) keeps its values, for a divisor's 0. */
+static const ValueSet *finite_values(Plan *p, const SopInfo *info) {
+    if (info->vs.unbounded || !info->vs.numeric) return NULL;
+    ValueSet *f = ARENA_NEW(p->arena, ValueSet);
+    *f = info->vs;
+    return f;
+}
+
 static RealInfo *new_real(Plan *p, SopInfo *info, Ival range, Bound b, RealHow how) {
     RealInfo *r = ARENA_NEW(p->arena, RealInfo);
+    r->finite = finite_values(p, info);
     r->range = range;
     r->err = b.abs;
     r->rel = b.rel;
@@ -237,10 +246,23 @@ static bool real_function(Plan *p, SopInfo *info, const IrNode *leaf) {
 
 /* f(g, y) for a real y and a finite g, affine in y for each value g_v: y + g, y - g, g - y, y * g,
  * y / g (g never 0), `y if g else c`: a gated MLP (see Gated), exact but for rounding. */
+/* y's RealInfo, or for a finite numeric y one of its own: its hull, exact. */
+static const RealInfo *real_or_exact(Plan *p, const IrNode *y) {
+    if (p->info[y->id].real) return p->info[y->id].real;
+    Ival r;
+    Bound b;
+    if (!arg_range(p, y, &r, &b)) return NULL;
+    RealInfo *e = ARENA_NEW(p->arena, RealInfo);
+    e->how = REAL_INPUT;
+    e->range = r;
+    return e;
+}
+
 static bool real_gated(Plan *p, SopInfo *info, const IrNode *g, const IrNode *y, const IrNode *y2) {
     const IrNode *n = info->node;
     const ValueSet *G = &p->info[g->id].vs;
-    const RealInfo *Y = p->info[y->id].real, *Y2 = y2 ? p->info[y2->id].real : NULL;
+    const RealInfo *Y = real_or_exact(p, y), *Y2 = y2 ? real_or_exact(p, y2) : NULL;
+    if (!Y || (y2 && !Y2)) return false;
     if (G->unbounded || G->n == 0 || G->n > CG_MAX_GATE) return false;
     bool cond = n->u.map.kind == IR_MAP_COND && n->u.map.args[0] == g;
     if (y2 && !cond) return false;
@@ -374,6 +396,39 @@ static bool real_log_product(Plan *p, SopInfo *info, bool divide, Ival ra, Bound
 
 /* x * y and x / y of two real s-ops (or a real and a number): a product of two views; a divisor
  * first becomes 1 / y (realfn.c), which needs its interval to stay away from 0. */
+/* Whether finite divisor b is best computed as a real (SopInfo.as_real): a product or quotient of
+ * finite numbers with this one reader, whose values are rounded two ways. */
+static bool single_divisor_rounded_two_ways(const Plan *p, const IrNode *b) {
+    const SopInfo *y = &p->info[b->id];
+    if (y->as_real || b->kind != IR_MAP || b->u.map.kind != IR_MAP_BINARY ||
+        (b->u.map.op != VOP_MUL && b->u.map.op != VOP_DIV) || !vs_inexact_as_numbers(&y->vs))
+        return false;
+    size_t readers = 0;
+    for (size_t id = b->id + 1; id < p->g->count && readers < 2; id++) {
+        const IrNode *n = p->g->nodes[id];
+        if (!p->info[id].reachable) continue;
+        if (n->kind == IR_MAP)
+            for (uint32_t j = 0; j < n->u.map.nargs; j++) readers += n->u.map.args[j] == b;
+        else if (n->kind == IR_AGGREGATE) readers += n->u.aggregate.sop == b;
+        else if (n->kind == IR_SELECT) readers += (n->u.select.keys == b) + (n->u.select.queries == b);
+    }
+    return readers == 1 && b != p->output;
+}
+
+/* For a finite divisor that holds 0 (where the reference raises) among other numbers: the least
+ * |value| of the others, which a check at half of it tells from 0; else 0. */
+static double zero_hole(const ValueSet *B) {
+    bool zero = false;
+    double least = INFINITY;
+    for (size_t i = 0; i < B->n; i++) {
+        if (!value_is_number(B->vals[i])) return 0;
+        double v = fabs(value_as_double(B->vals[i]));
+        if (v == 0) zero = true;
+        else least = fmin(least, v);
+    }
+    return zero && isfinite(least) ? least : 0;
+}
+
 static bool real_product(Plan *p, SopInfo *info) {
     const IrNode *n = info->node;
     if (n->u.map.kind != IR_MAP_BINARY || (n->u.map.op != VOP_MUL && n->u.map.op != VOP_DIV)) return false;
@@ -392,10 +447,20 @@ static bool real_product(Plan *p, SopInfo *info) {
     }
     RealInfo *r = ARENA_NEW(p->arena, RealInfo);
     if (n->u.map.op == VOP_DIV) {
-        if (!p->info[b->id].real) return false;
-        double eb = abs_of(bb, rb);
+        const SopInfo *y = &p->info[b->id];
+        const ValueSet *B = y->real ? y->real->finite : &y->vs;
+        bool finite = B && !B->unbounded && B->numeric && b->kind != IR_CONST;
+        if (!y->real && !finite) return false;
+        if (!y->real && single_divisor_rounded_two_ways(p, b)) {
+            p->info[b->id].as_real = p->values_again = true; /* computed as a real: then again */
+            return true;
+        }
+        double eb = abs_of(bb, rb), hole = finite ? zero_hole(B) : 0;
+        if (hole > 0 && eb >= hole / 4) hole = 0; /* the model's divisor too far off to tell 0 */
+        if (finite && y->real && B->n) /* the reference's values are these: the model's are near */
+            rb = (Ival){fmax(rb.lo, value_as_double(B->vals[0])), fmin(rb.hi, value_as_double(B->vals[B->n - 1]))};
         Ival Y = ival_of(rb.lo - eb, rb.hi + eb);
-        if (Y.lo <= 0 && Y.hi >= 0) {
+        if (Y.lo <= 0 && Y.hi >= 0 && !(hole > 0)) {
             char why[96];
             snprintf(why, sizeof why, "divides by a value whose range [%g, %g] holds 0", Y.lo, Y.hi);
             if (logq) info->real = (RealInfo *)logq;
@@ -410,15 +475,19 @@ static bool real_product(Plan *p, SopInfo *info) {
         recip->u.map.args[0] = one;
         char why[256];
         /* linear: a gated MLP multiplies its pieces by x (mlp.c) */
-        if (!realfn_build(p, recip, b, Y, p->real_tol, p->real_margin, false, &r->fn, why, sizeof why)) {
+        bool built = hole > 0 ? realfn_build_holed(p, recip, b, Y, hole, p->real_tol, &r->fn, why, sizeof why)
+                              : realfn_build(p, recip, b, Y, p->real_tol, p->real_margin, false, &r->fn, why, sizeof why);
+        if (!built) {
             if (logq) info->real = (RealInfo *)logq;
             else refuse(p, info, "%s", why);
             return true;
         }
         r->how = REAL_QUOTIENT;
         r->arg = b;
+        r->zero_hole = hole;
+        Ival ry = rb;
         rb = r->fn.range; /* then x * (1 / y) */
-        bb = fn_bound(&r->fn, p->info[b->id].real->range, bb, rb);
+        bb = fn_bound(&r->fn, ry, bb, rb);
         double er = abs_of(bb, rb);
         r->recip_range = ival_of(rb.lo - er, rb.hi + er);
     } else {
@@ -433,6 +502,7 @@ static bool real_product(Plan *p, SopInfo *info) {
     r->range = range;
     r->err = mag(ra) * (1 + ba.rel) * bb.abs + mag(rb) * (1 + bb.rel) * ba.abs + ba.abs * bb.abs + sq + rounding(big, 16);
     r->rel = (1 + ba.rel) * (1 + bb.rel) - 1 + rounding(1, 4);
+    r->finite = finite_values(p, info);
     info->real = r;
     if (logq && logq->err + logq->rel < r->err + r->rel) info->real = (RealInfo *)logq;
     info->vs.unbounded = true;
@@ -542,7 +612,8 @@ static void real_cells(Plan *p, SopInfo *info) {
                 t = ival_of(t.lo + gd->b[k], t.hi + gd->b[k]);
                 v = (Ival){fmin(v.lo, t.lo), fmax(v.hi, t.hi)};
                 /* as real_gated's bound, with y's error here */
-                double ey = cell_err_of(p, yn, c) + (r->rel > 0 ? 0 : p->info[yn->id].real->rel * mag(y));
+                const RealInfo *yr = p->info[yn->id].real;
+                double ey = cell_err_of(p, yn, c) + (r->rel > 0 || !yr ? 0 : yr->rel * mag(y));
                 e = fmax(e, fabs(gd->a[k]) * ey + rounding(2 * gd->bound + 1, 8));
             }
         } else {
@@ -591,10 +662,50 @@ static bool point_test(const Plan *p, const IrNode *n) {
     }
 }
 
+/* Whether n reads a real s-op. */
+static bool reads_real(const Plan *p, const IrNode *n) {
+    if (n->kind == IR_AGGREGATE) return p->info[n->u.aggregate.sop->id].real != NULL;
+    if (n->kind != IR_MAP) return false;
+    for (uint32_t j = 0; j < n->u.map.nargs; j++)
+        if (p->info[n->u.map.args[j]->id].real) return true;
+    return false;
+}
+
+/* With finite tokens: a product or quotient of finite numbers whose results are too many to list (Invert3x3's `major / det`: 325 x 28,606 quotients). It is computed as a
+ * real, from its arguments' numbers, within a bound. */
+static bool too_many_numbers(const Plan *p, const SopInfo *info) {
+    const IrNode *n = info->node;
+    if (n->kind != IR_MAP || n->u.map.kind != IR_MAP_BINARY || !(info->vs.unbounded || info->as_real)) return false;
+    if (n->u.map.op != VOP_MUL && n->u.map.op != VOP_DIV) return false; /* sums are free views, exact */
+    for (uint32_t j = 0; j < 2; j++) {
+        const IrNode *a = n->u.map.args[j];
+        const ValueSet *A = &p->info[a->id].vs;
+        if (a->kind == IR_CONST ? !value_is_number(a->u.constant) : A->unbounded || !A->numeric || A->n == 0) return false;
+        for (size_t i = 0; a->kind != IR_CONST && i < A->n; i++)
+            if (A->vals[i].kind == VAL_STR) return false;
+    }
+    return true;
+}
+
+/* A product of finite numbers, one of which has few values (a length): gated by it, exact but for
+ * rounding (Invert3x3's det, length * mean). */
+static bool few_valued_factor(Plan *p, SopInfo *info) {
+    const IrNode *n = info->node;
+    if (n->u.map.op != VOP_MUL) return false;
+    for (uint32_t j = 0; j < 2; j++) {
+        const IrNode *g = n->u.map.args[j], *y = n->u.map.args[1 - j];
+        if (g->kind != IR_CONST && y->kind != IR_CONST && real_gated(p, info, g, y, NULL)) {
+            real_cells(p, info);
+            return true;
+        }
+    }
+    return false;
+}
+
 bool reals_node(Plan *p, SopInfo *info) {
     const IrNode *n = info->node;
     info->real = NULL;
-    if (!p->numeric_tokens) return true;
+    if (!p->numeric_tokens && !reads_real(p, n) && !too_many_numbers(p, info)) return true;
     if (n->kind == IR_TOKENS) {
         new_real(p, info, (Ival){p->token_lo, p->token_hi}, (Bound){0, 0}, REAL_INPUT);
         return true;
@@ -633,7 +744,10 @@ bool reals_node(Plan *p, SopInfo *info) {
         if (*slot && *slot != a) *one = false;
         *slot = a;
     }
-    if (!real) return true;
+    if (!real) { /* finite arguments: a product or quotient too large to tabulate, or nothing real */
+        if (too_many_numbers(p, info) && !few_valued_factor(p, info)) real_product(p, info);
+        return true;
+    }
     if (point_test(p, n)) {
         refuse(p, info, "tests a real number for equality (x == c, x in [...], or its truth, x != 0), which changes at "
                         "single points that no margin can bracket: compare with < or > instead%s", "");

@@ -878,6 +878,10 @@ static bool values_pass(Plan *p, const IrNode *out) {
         default: break;
         }
         if (!reals_node(p, info)) return false;
+        if (p->values_again) { /* an earlier s-op is computed as a real now: its readers' sets change */
+            p->values_again = false;
+            return true;
+        }
         if (kinds_needed_by_rounding(p, n, &info->vs)) return true;
         support_compute(p, info);
         if (info->pos && info->pos->val) /* exactly the values its table holds (where it does not raise) */
