@@ -172,6 +172,8 @@ typedef struct RealFn {
                               within a piece (INFINITY when x's interval holds 0) */
     double sum_mag;        /* the MLP's terms |ky_0| + sum |slope change| |x - kx_i| at most this
                               (the scale of its float64 rounding) */
+    bool from_right;       /* the MLP sums terms ReLU(kx_i - x) from the last knot (realfn_mirror):
+                              smaller where f bends most near its left end (ln x, 1 / x) */
     Ival range;            /* the function's values */
     bool constant_pieces;  /* constant between jumps (comparisons, round): finitely many values */
 } RealFn;
@@ -537,6 +539,9 @@ const char *vs_unbounded_why(Plan *p, const IrNode *n);
  * pieces may be quadratics through three points (a gated MLP computes them). */
 bool realfn_build(Plan *p, const IrNode *map, const IrNode *leaf, Ival X, double tol, double margin, bool quadratic,
                   RealFn *out, char *why, size_t whysize);
+/* g(u) = f(-u) (knots negated and reversed): the MLP of a function summed from the right is that
+ * of its mirror, reading -x. */
+RealFn realfn_mirror(Plan *p, const RealFn *f);
 /* The same over X without (-hole, hole), where the argument never is but at 0 (a divisor whose
  * finite values hold 0, where the reference raises): each side on its own, a chord across. */
 bool realfn_build_holed(Plan *p, const IrNode *map, const IrNode *leaf, Ival X, double hole, double tol, RealFn *out,

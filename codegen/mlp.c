@@ -577,6 +577,12 @@ static void pwl_units(Plan *p, HiddenBuf *hb, LinView x, const double *kx, const
  * dS_i and dC_i the changes of slope and curvature at knot i (realfn_piece). Its terms grow
  * with the range past each knot and cancel: realfn.c bounds their rounding (sum_mag). */
 static void fn_units(Plan *p, HiddenBuf *hb, LinView x, const RealFn *f, double scale, uint32_t out_dim, double *b2) {
+    RealFn mirror;
+    if (f->from_right) { /* f(x) = g(-x) */
+        mirror = realfn_mirror(p, f);
+        f = &mirror;
+        x = lv_combine(p->arena, -1, x, 0, lv_empty());
+    }
     if (!f->quadratic) {
         pwl_units(p, hb, x, f->kx, f->ky, f->n_knots, scale, out_dim, b2);
         return;
@@ -682,6 +688,13 @@ static bool gated_product_units(Plan *p, const MlpOp *op, HiddenBuf *hb) {
  * pwl_units): one unit per knot, each gated by x. */
 static bool gated_pwl_product_units(Plan *p, const MlpOp *op, HiddenBuf *hb) {
     const RealFn *f = op->pwl;
+    LinView y = op->y_view;
+    RealFn mirror;
+    if (f->from_right) { /* pwl(y) = g(-y) */
+        mirror = realfn_mirror(p, f);
+        f = &mirror;
+        y = lv_combine(p->arena, -1, y, 0, lv_empty());
+    }
     size_t h0 = hidden_add(p, hb, lv_empty(), 1, 1); /* ReLU(1) x ky_0 */
     hidden_gate(hb, h0, op->x_view, 0);
     hb->out_dim[h0] = op->out_dim;
@@ -690,7 +703,7 @@ static bool gated_pwl_product_units(Plan *p, const MlpOp *op, HiddenBuf *hb) {
     for (size_t i = 0; i + 1 < f->n_knots; i++) {
         double s = (f->ky[i + 1] - f->ky[i]) / (f->kx[i + 1] - f->kx[i]);
         if (s != prev) {
-            size_t h = hidden_add(p, hb, op->y_view, 1, -f->kx[i]);
+            size_t h = hidden_add(p, hb, y, 1, -f->kx[i]);
             hidden_gate(hb, h, op->x_view, 0);
             hb->out_dim[h] = op->out_dim;
             hb->out_coef[h] = s - prev;

@@ -443,6 +443,33 @@ static double terms_mag(const RealFn *f, Ival X) {
     return mag;
 }
 
+RealFn realfn_mirror(Plan *p, const RealFn *f) {
+    RealFn g = *f;
+    size_t n = f->n_knots;
+    g.kx = ARENA_ARRAY(p->arena, double, n ? n : 1);
+    g.ky = ARENA_ARRAY(p->arena, double, n ? n : 1);
+    g.kmid = f->kmid ? ARENA_ARRAY(p->arena, double, n ? n : 1) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        g.kx[i] = -f->kx[n - 1 - i];
+        g.ky[i] = f->ky[n - 1 - i];
+        if (g.kmid) g.kmid[i] = i == 0 ? NAN : f->kmid[n - i]; /* the piece ending at g's knot i */
+    }
+    g.from_right = false;
+    return g;
+}
+
+/* Sums the MLP's terms from whichever end keeps them smaller (RealFn.from_right). */
+static void choose_anchor(Plan *p, RealFn *f, Ival X) {
+    f->from_right = false;
+    f->sum_mag = terms_mag(f, X);
+    RealFn g = realfn_mirror(p, f);
+    double m = terms_mag(&g, (Ival){-X.hi, -X.lo});
+    if (m < f->sum_mag) {
+        f->from_right = true;
+        f->sum_mag = m;
+    }
+}
+
 static int dcmp(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -514,7 +541,7 @@ bool realfn_build_holed(Plan *p, const IrNode *map, const IrNode *leaf, Ival X, 
     out->log_lip = fmax(side[0].log_lip, side[1].log_lip);
     out->elasticity = fmax(side[0].elasticity, side[1].elasticity);
     out->range = iv_hull(side[0].range, side[1].range);
-    out->sum_mag = terms_mag(out, X);
+    choose_anchor(p, out, X);
     return true;
 }
 
@@ -659,7 +686,7 @@ static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, Real
     out->ky = k.y;
     out->kmid = k.mid;
     out->err = worst;
-    out->sum_mag = terms_mag(out, X);
+    choose_anchor(p, out, X);
     return true;
 fail:
     snprintf(why, whysize, "%s", c.why[0] ? c.why : "cannot be analysed as a function of a real value");

@@ -394,8 +394,6 @@ static bool real_log_product(Plan *p, SopInfo *info, bool divide, Ival ra, Bound
     return true;
 }
 
-/* x * y and x / y of two real s-ops (or a real and a number): a product of two views; a divisor
- * first becomes 1 / y (realfn.c), which needs its interval to stay away from 0. */
 /* Whether finite divisor b is best computed as a real (SopInfo.as_real): a product or quotient of
  * finite numbers with this one reader, whose values are rounded two ways. */
 static bool single_divisor_rounded_two_ways(const Plan *p, const IrNode *b) {
@@ -429,6 +427,8 @@ static double zero_hole(const ValueSet *B) {
     return zero && isfinite(least) ? least : 0;
 }
 
+/* x * y and x / y of two real s-ops (or a real and a number): a product of two views; a divisor
+ * first becomes 1 / y (realfn.c), which needs its interval to stay away from 0. */
 static bool real_product(Plan *p, SopInfo *info) {
     const IrNode *n = info->node;
     if (n->u.map.kind != IR_MAP_BINARY || (n->u.map.op != VOP_MUL && n->u.map.op != VOP_DIV)) return false;
