@@ -475,6 +475,12 @@ static bool term_integral(const Plan *p, const NqTerm *t) {
 
 typedef enum NqBound { NQ_BOUND, NQ_UNKNOWN, NQ_TOO_CLOSE } NqBound;
 
+/* Whether a + b is exact in float64 (Knuth's two-sum: its rounding error is 0). */
+static bool exact_sum(double a, double b) {
+    double s = a + b, bb = s - a;
+    return (a - (s - bb)) + (b - bb) == 0;
+}
+
 /* A lower bound on |K - Q| where they differ, from the form: the integral terms sum to an
  * integer, so the bound is the distance from the integers of the other terms' sum, over every
  * combination of their values. NQ_UNKNOWN where the form does not say: a non-integral term both
@@ -522,15 +528,17 @@ static NqBound structural_dmin(Plan *p, NumEq *e, double mag, double *dmin) {
     for (size_t combo = 0; combo < (size_t)combos; combo++) {
         size_t rest = combo;
         double f = c0;
-        bool whole = integral(c0);
+        bool whole = integral(c0), exact = true;
         for (size_t j = 0; j < nf; j++) {
             const ValueSet *vs = &p->info[frac[j]->x->id].vs;
-            double v = value_as_double(vs->vals[rest % vs->n]);
+            double v = value_as_double(vs->vals[rest % vs->n]), c = sign[j] * frac[j]->coef, t = c * v;
             rest /= vs->n;
-            f += sign[j] * frac[j]->coef * v;
+            exact = exact && fma(c, v, -t) == 0 && exact_sum(f, t);
+            f += t;
             whole = whole && integral(v) && integral(frac[j]->coef);
         }
-        if (whole) continue;
+        /* an integer reached without rounding (0.5 * 6): a match, decided exactly */
+        if (whole || (exact && integral(f))) continue;
         double d = fabs(f - nearbyint(f));
         *dmin = fmin(*dmin, d);
         if (d <= tiny) return NQ_TOO_CLOSE;

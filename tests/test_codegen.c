@@ -412,6 +412,12 @@ static const Case cases[] = {
      "x = (indices if tokens == \"z\" else aggregate(select(indices, indices, <=), 3)) + 2 ^ 53;\n"
      "r = aggregate(select(x, x, ==), indices);",
      "r", "ab", 8, 8, -1},
+    /* outsider finding (out19b-004): a key side that reaches an integer exactly (0.5 * 6) was
+     * counted as a difference too close to tell from 0, and the select was refused */
+    {"a numerical equality select with a halved mean, at max-len 45",
+     "a = aggregate(select(tokens, \"1\", ==), indices);\n"
+     "r = aggregate(select(indices + a * 0.5, indices + 3, ==), indices, -1);",
+     "r", "01", 45, 11, -1},
 };
 
 START_TEST(test_differential) {
