@@ -139,19 +139,30 @@ static void kinds_compute(Plan *p, const IrNode *out) {
     }
 }
 
-/* Whether an arithmetic map's result can reach 2^53, where an int operand is exact and a float
- * one is rounded: 3 + 2^53 is not 3.0 + 2^53. Then the value of the result depends on its
- * operands' kinds, and an operand whose ints and floats were collapsed (kinds_collapse) must keep
- * them apart after all: marks it, and returns true (vs_compute runs the pass again). */
+static bool reaches_2_53(const ValueSet *vs) {
+    for (size_t i = 0; i < vs->n; i++)
+        if (value_is_number(vs->vals[i]) && fabs(value_as_double(vs->vals[i])) >= 0x1p53) return true;
+    return false;
+}
+
+/* Whether an arithmetic map's operands or result reach 2^53, where an int is exact and a float is
+ * rounded: 3 + 2^53 is not 3.0 + 2^53, (2^53 + 1) - 7 is not (2^53 + 1) - 7.0, and (2^56 + 15) / 23
+ * is not (2^56 + 15) / 23.0. Then the value of the result depends on its operands' kinds, and an
+ * operand whose ints and floats were collapsed (kinds_collapse) must keep them apart after all:
+ * marks it, and returns true (vs_compute runs the pass again). Below 2^53 every such operation
+ * gives the same number either way. */
 static bool kinds_needed_by_rounding(Plan *p, const IrNode *n, const ValueSet *result) {
     if (n->kind != IR_MAP || n->u.map.kind != IR_MAP_BINARY) return false;
     switch (n->u.map.op) {
-    case VOP_ADD: case VOP_SUB: case VOP_MUL: case VOP_POW: break;
-    default: return false; /* % of integral values is exact either way, / always a float */
+    case VOP_ADD: case VOP_SUB: case VOP_MUL: case VOP_POW: case VOP_DIV: case VOP_MOD: break;
+    default: return false;
     }
-    bool past = false;
-    for (size_t i = 0; i < result->n && !past; i++)
-        past = value_is_number(result->vals[i]) && fabs(value_as_double(result->vals[i])) >= 0x1p53;
+    bool past = reaches_2_53(result);
+    for (uint32_t j = 0; j < 2 && !past; j++) {
+        const IrNode *a = n->u.map.args[j];
+        past = a->kind == IR_CONST ? value_is_number(a->u.constant) && fabs(value_as_double(a->u.constant)) >= 0x1p53
+                                   : reaches_2_53(&p->info[a->id].vs);
+    }
     if (!past) return false;
     bool marked = false;
     for (uint32_t j = 0; j < 2; j++) {

@@ -414,6 +414,16 @@ static const Case cases[] = {
      "r", "ab", 8, 8, -1},
     /* outsider finding (out19b-004): a key side that reaches an integer exactly (0.5 * 6) was
      * counted as a difference too close to tell from 0, and the select was refused */
+    /* outsider findings (stop 20): an operand past 2^53 makes the other operand's kind decide the
+     * value (int - int is exact, int - float rounds first) */
+    {"a difference with 2 ^ 53 + 1 of an operand that is an int at one position, a float at others",
+     "m = aggregate(select(tokens, tokens, ==), indices); x = (m + 2) - (2 ^ 53 + 1); r = x == 3 - 2 ^ 53;", "r", "abc", 5, 5, -1},
+    {"a remainder of 10 ^ 16 + 1 by a mean that is -0.0 or an int",
+     "tokens = tokens_int; m = aggregate(select(tokens, tokens, <), 3, -0.0); r = (10 ^ 16 + 1) % (m + 1) == 0;", "r", "-2..2",
+     3, 3, -1},
+    {"2 ^ 53 + 1 to the power of a mean that is 3 or 3.0",
+     "m = aggregate(select(indices, indices, <=), 3); x = {\"a\": 2 ^ 53 + 1, \"b\": 3}[tokens] ^ m; r = x == 0;", "r", "ab",
+     6, 6, -1},
     {"a numerical equality select with a halved mean, at max-len 45",
      "a = aggregate(select(tokens, \"1\", ==), indices);\n"
      "r = aggregate(select(indices + a * 0.5, indices + 3, ==), indices, -1);",
@@ -929,6 +939,45 @@ START_TEST(test_large_quotient) {
 }
 END_TEST
 
+/* Outsider findings (stop 20) that show on one input each, past what exhaustive checks reach: the
+ * divisor's or the exponent's kind decides a quotient, a remainder or a power of an int past 2^53
+ * (the model wrote with exit 0 answered wrongly, or raised where the reference answers). */
+START_TEST(test_kinds_past_2_53) {
+    static const struct { const char *src, *input; } progs[] = {
+        {"w = selector_width(select(tokens, \"a\", ==)); m = aggregate(select(tokens, tokens, ==), w);\n"
+         "r = (2 ^ 56 + 15) / (m + length);", "aaaaaaaaaaab"},
+        {"w = selector_width(select(tokens, \"a\", ==)); m = aggregate(select(tokens, tokens, ==), w);\n"
+         "r = (2 ^ 53 + 129) % (m + length) == 20;", "aaaaaaaaaaab"},
+        {"m = aggregate(select(indices, indices, <=), 3); w = selector_width(select(tokens, \"a\", ==));\n"
+         "b = 2 ^ 53 + 1 if w == 10 and length == 12 and indices > 0 else 3; r = b ^ m == 0;", "aaaaaaaaaabb"},
+        {"m = aggregate(select(tokens, tokens, ==), indices); w = selector_width(select(tokens, \"a\", ==));\n"
+         "x = (m + 2) - (2 ^ 53 + 1) if w == 10 and length == 12 else indices; r = selector_width(select(x, x, ==));",
+         "aaaaabaaaaac"},
+    };
+    for (size_t p = 0; p < sizeof progs / sizeof *progs; p++) {
+        Compiled *c = compile_src(progs[p].src, "r", "abc", 12);
+        ck_assert_msg(c->ok, "program %zu: %s", p, compiled_first_error(c));
+        Workspace ws;
+        char err[256];
+        ck_assert(workspace_init(&ws, &c->model, err, sizeof err));
+        Arena a;
+        arena_init(&a);
+        size_t n = strlen(progs[p].input);
+        Value in[16], *got, *want;
+        static const char *const letters[] = {"a", "b", "c"};
+        for (size_t i = 0; i < n; i++) in[i] = value_str(letters[progs[p].input[i] - 'a']);
+        IrEvalError ref_err;
+        ck_assert(ir_eval(&c->g, c->out, in, n, &a, &want, &ref_err));
+        ck_assert_msg(model_run(&c->model, &ws, in, n, &a, &got, err, sizeof err), "program %zu: %s", p, err);
+        for (size_t i = 0; i < n; i++)
+            ck_assert_msg(compiled_same(c, got[i], want[i]), "program %zu position %zu", p, i);
+        arena_free(&a);
+        workspace_free(&ws);
+        compiled_free(c);
+    }
+}
+END_TEST
+
 /* A compiled model survives model.bin and still agrees with the reference. */
 START_TEST(test_file_round_trip) {
     Compiled *c = compile_src("r = aggregate(select(indices, length - indices - 1, ==), tokens);", "r", "ab", 5);
@@ -968,6 +1017,7 @@ static Suite *suite(void) {
     tcase_add_test(u, test_real_tokens);
     tcase_add_test(u, test_real_range_end);
     tcase_add_test(u, test_large_quotient);
+    tcase_add_test(u, test_kinds_past_2_53);
     tcase_add_test(u, test_sizes);
     suite_add_tcase(s, u);
     return s;
