@@ -232,11 +232,79 @@ static bool rounding_agrees(const Tab *t, const Value *vals, ValueResult r) {
     return true;
 }
 
+/* One combination of group members at a grid point: skipped where those leaf values never occur
+ * together; else its output, which must agree with the point's (*out, once *reachable). False
+ * where the compiler refuses the map. */
+static bool combination_output(Tab *t, const size_t *idx, const size_t *pick, const size_t *twin, const Value *vals,
+                               GridOut *out, bool *reachable) {
+    const MlpOp *op = t->op;
+    Plan *p = t->p;
+    bool possible = !(t->pos_i >= 0 && t->pos_n >= 0 && vals[t->pos_i].as.i >= vals[t->pos_n].as.i);
+    if (t->view_leaf >= 0 && t->pos_n >= 0) { /* the index behind a view of it, against the length */
+        const LeafMap *lm = &op->leaf[t->view_leaf];
+        size_t m = t->ax[lm->arg].start[idx[lm->arg]] + pick[t->view_leaf];
+        if (t->view_index[m] >= vals[t->pos_n].as.i) possible = false;
+    }
+    for (size_t l = 0; l < op->n_leaves && possible && t->pos_i >= 0; l++) /* an aggregate at this index */
+        if (t->count_at[l] &&
+            !agg_value_possible(p, op->leaf[l].node, vals[l], t->count_at[l][vals[t->pos_i].as.i]))
+            possible = false;
+    if (!possible) return true;
+    char msg[160];
+    ValueResult r = evaluate(p, op, vals, msg, sizeof msg);
+    if (!kind_twins_agree(t, idx, twin, vals, r))
+        return refuse(p, op, "depends on a distinction its inputs' numerical encoding cannot make: two values "
+                      "equal as numbers and of one kind (-0.0 and 0.0) give different results");
+    if (!rounding_agrees(t, vals, r)) {
+        char v[96];
+        value_format(r.value, v, sizeof v);
+        return refuse(p, op, "is %s or not, depending on how the reference rounds the means it combines (a "
+                      "threshold their exact value meets): lower --max-len, or compare with a margin", v);
+    }
+    if (r.ok && op->kind_of && r.value.kind == VAL_STR) r.ok = false; /* a string: no kind dim is hot */
+    if (r.ok && op->kind_of) r.value = value_int(r.value.kind);
+    GridOut g = {r.ok, 0, 0, r.ok ? r.value : value_int(0)};
+    /* a positional s-op's table is exact and never raises: a point where it raises or leaves
+     * its value set combines leaf values that never occur together */
+    const PosTable *pt = p->info[op->node->id].pos;
+    if (op->fn == MLP_FN_MAP && !op->kind_of && pt && pt->val && !pt->any_fail &&
+        (!r.ok || !vs_contains(&p->info[op->node->id].vs, r.value, NULL)))
+        return true;
+    /* The value set is sound and often finer than the grid (it knows which values meet at
+     * which index): a point whose result lies outside it combines leaf values that never
+     * occur together. */
+    if (op->fn == MLP_FN_MAP && !op->kind_of && !map_point_possible(p, op, r)) return true;
+    if (r.ok && op->out_cat && !vs_contains(op->out_vs, r.value, &g.index))
+        return true; /* a kind the s-op never has here: those leaf values never meet */
+    if (r.ok && !op->out_cat) {
+        if (!value_is_number(r.value))
+            return refuse(p, op, "has a non-numeric value but a numerical encoding (internal compiler error)");
+        g.number = value_as_double(r.value);
+    }
+    if (!r.ok && !op->out_cat)
+        return refuse(p, op, "can raise but was given a numerical encoding (internal compiler error)");
+    if (!*reachable) {
+        *out = g;
+        *reachable = true;
+    } else if (out->ok != g.ok || (g.ok && atom_order(out->value, g.value) != 0 &&
+                                   !(op->out_vs && op->out_vs->approx && out->index == g.index))) {
+        char a[96], b[96];
+        value_format(out->value, a, sizeof a);
+        value_format(g.value, b, sizeof b);
+        if (!out->ok) snprintf(a, sizeof a, "an error");
+        if (!g.ok) snprintf(b, sizeof b, "an error");
+        return refuse(p, op,
+                      "depends on a distinction its inputs' numerical encoding cannot make: it is %s and %s for "
+                      "arguments that are equal as numbers (1 and 1.0, or -0.0 and 0.0)",
+                      a, b);
+    }
+    return true;
+}
+
 /* f at the grid point given by each input's distinct-scalar index; every value of a shared
  * scalar is tried (or, with a kind axis, the one of that kind), and they must agree. */
 static bool point_output(Tab *t, const size_t *idx, GridOut *out, bool *reachable) {
     const MlpOp *op = t->op;
-    Plan *p = t->p;
     Value vals[CG_MAX_LEAVES];
     size_t pick[CG_MAX_LEAVES] = {0}; /* member of the group, for direct leaves */
     size_t twin[CG_MAX_LEAVES];       /* kind-axis leaves: the member taken, whose same-kind twins must agree */
@@ -267,76 +335,16 @@ static bool point_output(Tab *t, const size_t *idx, GridOut *out, bool *reachabl
         }
     }
     if (!*reachable) return true;
-    for (bool first = true;; first = false) {
+    /* every combination of group members (values equal as numbers) that can occur must give the
+     * same output; a combination that cannot occur (an int 0 default where a key is always
+     * selected, beside its -0.0) is skipped, and the point is reachable if any can */
+    *reachable = false;
+    for (;;) {
         for (size_t l = 0; l < op->n_leaves; l++) {
             const LeafMap *lm = &op->leaf[l];
             if (!lm->width && !lm->has_kind_axis) vals[l] = lm->vs->vals[t->ax[lm->arg].start[idx[lm->arg]] + pick[l]];
         }
-        if (t->pos_i >= 0 && t->pos_n >= 0 && vals[t->pos_i].as.i >= vals[t->pos_n].as.i) *reachable = false;
-        if (t->view_leaf >= 0 && t->pos_n >= 0) { /* the index behind a view of it, against the length */
-            const LeafMap *lm = &op->leaf[t->view_leaf];
-            size_t m = t->ax[lm->arg].start[idx[lm->arg]] + pick[t->view_leaf];
-            if (t->view_index[m] >= vals[t->pos_n].as.i) *reachable = false;
-        }
-        for (size_t l = 0; l < op->n_leaves && *reachable && t->pos_i >= 0; l++) /* an aggregate at this index */
-            if (t->count_at[l] &&
-                !agg_value_possible(p, op->leaf[l].node, vals[l], t->count_at[l][vals[t->pos_i].as.i]))
-                *reachable = false;
-        if (!*reachable) return true;
-        char msg[160];
-        ValueResult r = evaluate(p, op, vals, msg, sizeof msg);
-        if (!kind_twins_agree(t, idx, twin, vals, r))
-            return refuse(p, op, "depends on a distinction its inputs' numerical encoding cannot make: two values "
-                          "equal as numbers and of one kind (-0.0 and 0.0) give different results");
-        if (!rounding_agrees(t, vals, r)) {
-            char v[96];
-            value_format(r.value, v, sizeof v);
-            return refuse(p, op, "is %s or not, depending on how the reference rounds the means it combines (a "
-                          "threshold their exact value meets): lower --max-len, or compare with a margin", v);
-        }
-        if (r.ok && op->kind_of && r.value.kind == VAL_STR) r.ok = false; /* a string: no kind dim is hot */
-        if (r.ok && op->kind_of) r.value = value_int(r.value.kind);
-        GridOut g = {r.ok, 0, 0, r.ok ? r.value : value_int(0)};
-        /* a positional s-op's table is exact and never raises: a point where it raises or leaves
-         * its value set combines leaf values that never occur together */
-        const PosTable *pt = p->info[op->node->id].pos;
-        if (op->fn == MLP_FN_MAP && !op->kind_of && pt && pt->val && !pt->any_fail &&
-            (!r.ok || !vs_contains(&p->info[op->node->id].vs, r.value, NULL))) {
-            *reachable = false;
-            return true;
-        }
-        /* The value set is sound and often finer than the grid (it knows which values meet at
-         * which index): a point whose result lies outside it combines leaf values that never
-         * occur together. */
-        if (op->fn == MLP_FN_MAP && !op->kind_of && !map_point_possible(p, op, r)) {
-            *reachable = false;
-            return true;
-        }
-        if (r.ok && op->out_cat && !vs_contains(op->out_vs, r.value, &g.index)) {
-            *reachable = false; /* a kind the s-op never has here: those leaf values never meet */
-            return true;
-        }
-        if (r.ok && !op->out_cat) {
-            if (!value_is_number(r.value))
-                return refuse(p, op, "has a non-numeric value but a numerical encoding (internal compiler error)");
-            g.number = value_as_double(r.value);
-        }
-        if (!r.ok && !op->out_cat)
-            return refuse(p, op, "can raise but was given a numerical encoding (internal compiler error)");
-        if (first) {
-            *out = g;
-        } else if (out->ok != g.ok || (g.ok && atom_order(out->value, g.value) != 0 &&
-                                       !(op->out_vs && op->out_vs->approx && out->index == g.index))) {
-            char a[96], b[96];
-            value_format(out->value, a, sizeof a);
-            value_format(g.value, b, sizeof b);
-            if (!out->ok) snprintf(a, sizeof a, "an error");
-            if (!g.ok) snprintf(b, sizeof b, "an error");
-            return refuse(p, op,
-                          "depends on a distinction its inputs' numerical encoding cannot make: it is %s and %s for "
-                          "arguments that are equal as numbers (1 and 1.0, or -0.0 and 0.0)",
-                          a, b);
-        }
+        if (!combination_output(t, idx, pick, twin, vals, out, reachable)) return false;
         /* next combination of group members */
         size_t l = 0;
         for (; l < op->n_leaves; l++) {

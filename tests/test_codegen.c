@@ -424,6 +424,12 @@ static const Case cases[] = {
     {"2 ^ 53 + 1 to the power of a mean that is 3 or 3.0",
      "m = aggregate(select(indices, indices, <=), 3); x = {\"a\": 2 ^ 53 + 1, \"b\": 3}[tokens] ^ m; r = x == 0;", "r", "ab",
      6, 6, -1},
+    /* outsider finding (out20-009): a table point whose number is both an int 0 default (never at
+     * an index that always selects one key) and a copied -0.0 was dropped as unreachable when the
+     * impossible member came first; the table then answered for the next value */
+    {"a one-key copy of -0.0 beside an int 0 default, read by a table with the index",
+     "m = aggregate(select(indices, indices - 1, ==), -0.0 if tokens == \"b\" else 1.0); r = m * 0.5 + indices;", "r",
+     "abc", 5, 5, -1},
     {"a numerical equality select with a halved mean, at max-len 45",
      "a = aggregate(select(tokens, \"1\", ==), indices);\n"
      "r = aggregate(select(indices + a * 0.5, indices + 3, ==), indices, -1);",
