@@ -66,7 +66,7 @@ static bool plan_target(Plan *p, SopInfo *q) {
     for (size_t c = 0; c < cells; c++) {
         Value v = q->pos->val[c];
         double x = value_is_number(v) ? value_as_double(v) : -1;
-        bool valid = x >= 0 && x == floor(x) && x < 9007199254740992.0;
+        bool valid = x >= 0 && x == floor(x) && x < (double)N; /* an index some key has (10^15 is none) */
         double t = valid ? x : 0;
         tt->val[c] = value_float(t);
         tb->val[c] = value_float(t * t + 0.5 - valid);

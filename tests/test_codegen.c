@@ -430,6 +430,10 @@ static const Case cases[] = {
     {"a one-key copy of -0.0 beside an int 0 default, read by a table with the index",
      "m = aggregate(select(indices, indices - 1, ==), -0.0 if tokens == \"b\" else 1.0); r = m * 0.5 + indices;", "r",
      "abc", 5, 5, -1},
+    /* outsider finding (out20-010): an index target past every key (10^15 - 2 at length 4) scored
+     * keys at 10^30, where they tie */
+    {"an index-match query near 10^15 that no key has", "r = aggregate(select(indices, (indices + 10 ^ 15) - length ^ 0.5, ==), tokens);",
+     "r", "abc", 5, 5, -1},
     {"a numerical equality select with a halved mean, at max-len 45",
      "a = aggregate(select(tokens, \"1\", ==), indices);\n"
      "r = aggregate(select(indices + a * 0.5, indices + 3, ==), indices, -1);",
