@@ -145,31 +145,90 @@ static bool reaches_2_53(const ValueSet *vs) {
     return false;
 }
 
-/* Whether an arithmetic map's operands or result reach 2^53, where an int is exact and a float is
- * rounded: 3 + 2^53 is not 3.0 + 2^53, (2^53 + 1) - 7 is not (2^53 + 1) - 7.0, and (2^56 + 15) / 23
- * is not (2^56 + 15) / 23.0. Then the value of the result depends on its operands' kinds, and an
- * operand whose ints and floats were collapsed (kinds_collapse) must keep them apart after all:
- * marks it, and returns true (vs_compute runs the pass again). Below 2^53 every such operation
- * gives the same number either way. */
-static bool kinds_needed_by_rounding(Plan *p, const IrNode *n, const ValueSet *result) {
+/* The same number as an atom of kind k, if it has one (1.5 is no int, 2 is no bool, -0.0 neither). */
+static bool as_kind(Value v, ValueKind k, Value *out) {
+    double x = value_as_double(v);
+    switch (k) {
+    case VAL_FLOAT: *out = value_float(x); return true;
+    case VAL_INT: /* -0.0 is a float alone */
+        if (x != floor(x) || fabs(x) >= 0x1p63 || vs_negative_zero(v)) return false;
+        *out = v.kind == VAL_INT ? v : value_int((int64_t)x);
+        return true;
+    case VAL_BOOL:
+        if ((x != 0 && x != 1) || vs_negative_zero(v)) return false;
+        *out = value_bool(x == 1);
+        return true;
+    default: return false;
+    }
+}
+
+/* Whether two results of one map are the same number (and zero sign, where that shows). */
+static bool same_result(ValueResult a, ValueResult b, bool zero_signs) {
+    if (a.ok != b.ok) return false;
+    if (!a.ok || !value_is_number(a.value) || !value_is_number(b.value)) return true; /* kinds: kinds_compute */
+    if (value_number_order(a.value, b.value) != 0) return false;
+    return !zero_signs || vs_negative_zero(a.value) == vs_negative_zero(b.value);
+}
+
+/* Whether a collapsed argument's kind decides the value of map n after all: kinds_collapse kept
+ * one atom per number where no consumer tells 1 from 1.0, but the number n computes can depend on
+ * it: 3 + 2^53 is not 3.0 + 2^53, (2^56 + 15) / 23 is not (2^56 + 15) / 23.0, 5 % -1 is 0 and
+ * 5.0 % -1 is -0.0. Each member is tried in each kind the argument can hold; an argument whose
+ * kind changes a result is marked (kind_matters), and vs_compute runs the pass again. Where the
+ * argument combinations are too many to try, arithmetic past 2^53 marks them, as a bound. */
+static bool kinds_decide_value(Plan *p, const SopInfo *info) {
+    const IrNode *n = info->node;
     if (n->kind != IR_MAP || n->u.map.kind != IR_MAP_BINARY) return false;
     switch (n->u.map.op) {
     case VOP_ADD: case VOP_SUB: case VOP_MUL: case VOP_POW: case VOP_DIV: case VOP_MOD: break;
     default: return false;
     }
-    bool past = reaches_2_53(result);
-    for (uint32_t j = 0; j < 2 && !past; j++) {
-        const IrNode *a = n->u.map.args[j];
-        past = a->kind == IR_CONST ? value_is_number(a->u.constant) && fabs(value_as_double(a->u.constant)) >= 0x1p53
-                                   : reaches_2_53(&p->info[a->id].vs);
-    }
-    if (!past) return false;
-    bool marked = false;
+    const ValueSet *sets[2];
+    bool mixed[2] = {false, false}, any = false;
+    double total = 1;
     for (uint32_t j = 0; j < 2; j++) {
-        SopInfo *a = &p->info[n->u.map.args[j]->id];
-        unsigned k = p->kinds_possible[a->node->id];
-        if (!a->kind_matters && (k & K_FLOAT) && (k & (K_INT | K_BOOL))) marked = a->kind_matters = true;
+        const IrNode *a = n->u.map.args[j];
+        const SopInfo *x = &p->info[a->id];
+        unsigned k = a->kind == IR_CONST ? 0 : p->kinds_possible[a->id];
+        mixed[j] = !x->kind_matters && (k & K_FLOAT) && (k & (K_INT | K_BOOL));
+        any = any || mixed[j];
+        sets[j] = a->kind == IR_CONST ? NULL : &x->vs;
+        if (sets[j] && sets[j]->unbounded) return false;
+        total *= sets[j] ? (double)sets[j]->n : 1;
     }
+    if (!any) return false;
+    bool decides[2] = {false, false};
+    if (total > CG_MAX_GRID) {
+        bool past = reaches_2_53(&info->vs);
+        for (uint32_t j = 0; j < 2; j++) {
+            const IrNode *a = n->u.map.args[j];
+            past = past || (a->kind == IR_CONST ? value_is_number(a->u.constant) && fabs(value_as_double(a->u.constant)) >= 0x1p53
+                                                : reaches_2_53(sets[j]));
+        }
+        decides[0] = decides[1] = past;
+    }
+    char msg[160];
+    for (size_t combo = 0; combo < (size_t)total && total <= CG_MAX_GRID; combo++) {
+        Value in[2];
+        size_t rest = combo;
+        for (uint32_t j = 2; j-- > 0;) {
+            in[j] = sets[j] ? sets[j]->vals[rest % sets[j]->n] : n->u.map.args[j]->u.constant;
+            if (sets[j]) rest /= sets[j]->n;
+        }
+        ValueResult r = ir_map_apply(n, in, p->arena, msg, sizeof msg);
+        for (uint32_t j = 0; j < 2; j++) {
+            if (!mixed[j] || decides[j] || !value_is_number(in[j])) continue;
+            unsigned k = p->kinds_possible[n->u.map.args[j]->id];
+            for (int kind = VAL_BOOL; kind <= VAL_FLOAT && !decides[j]; kind++) {
+                Value alt[2] = {in[0], in[1]};
+                if (!(k & (1u << kind)) || !as_kind(in[j], (ValueKind)kind, &alt[j])) continue;
+                decides[j] = !same_result(r, ir_map_apply(n, alt, p->arena, msg, sizeof msg), info->zero_sign_matters);
+            }
+        }
+    }
+    bool marked = false;
+    for (uint32_t j = 0; j < 2; j++)
+        if (mixed[j] && decides[j]) marked = p->info[n->u.map.args[j]->id].kind_matters = true;
     return marked;
 }
 
@@ -846,7 +905,7 @@ double vs_output_resolved_gap(Plan *p, const IrNode *n, bool twins_are_one) {
 }
 
 /* The value sets of the reachable s-ops, in topological order, over the lengths of the window.
- * True when it marked an s-op whose kind matters after all (kinds_needed_by_rounding): the sets
+ * True when it marked an s-op whose kind matters after all (kinds_decide_value): the sets
  * after it are then wrong, and the caller runs the pass again. */
 static bool values_pass(Plan *p, const IrNode *out) {
     for (size_t id = 0; id <= out->id; id++) {
@@ -893,7 +952,7 @@ static bool values_pass(Plan *p, const IrNode *out) {
             p->values_again = false;
             return true;
         }
-        if (kinds_needed_by_rounding(p, n, &info->vs)) return true;
+        if (kinds_decide_value(p, info)) return true;
         support_compute(p, info);
         if (info->pos && info->pos->val) /* exactly the values its table holds (where it does not raise) */
             info->vs = pos_value_set(p, info->pos);

@@ -434,6 +434,11 @@ static const Case cases[] = {
      * keys at 10^30, where they tie */
     {"an index-match query near 10^15 that no key has", "r = aggregate(select(indices, (indices + 10 ^ 15) - length ^ 0.5, ==), tokens);",
      "r", "abc", 5, 5, -1},
+    /* outsider finding (out20b-001): a mean's kind decides a zero's sign (5 % -1 is 0, 5.0 % -1 is
+     * -0.0), though no consumer reads the kind itself */
+    {"a remainder by -1 of a mean that is an int or a float, times 1.0",
+     "tokens = tokens_int; am = aggregate(select(tokens, tokens, ==), tokens); r = (am % -1) * 1.0;", "r", "0..3", 5, 5,
+     -1},
     {"a numerical equality select with a halved mean, at max-len 45",
      "a = aggregate(select(tokens, \"1\", ==), indices);\n"
      "r = aggregate(select(indices + a * 0.5, indices + 3, ==), indices, -1);",
