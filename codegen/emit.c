@@ -270,7 +270,7 @@ static bool output_by_length(Plan *p, const SopInfo *o, Model *m) {
         if (!p->out_by_len[n].n) continue; /* the output always raises at this length */
         if (!vs_decodable(&p->out_by_len[n], o->has_kind, &gap)) return false;
         total += p->out_by_len[n].n;
-        margin = fmin(margin, gap / 4);
+        if (p->out_by_len[n].n > 1) margin = fmin(margin, gap / 4); /* one value: any margin tells it */
     }
     if (!isfinite(margin)) margin = 0.25;
     m->output_kind = MODEL_OUT_NUMERICAL;

@@ -439,6 +439,10 @@ static const Case cases[] = {
     {"a remainder by -1 of a mean that is an int or a float, times 1.0",
      "tokens = tokens_int; am = aggregate(select(tokens, tokens, ==), tokens); r = (am % -1) * 1.0;", "r", "0..3", 5, 5,
      -1},
+    /* outsider finding (out20b-002): a length whose one value is 2^53 set the readout's margin to
+     * 1/4, though the gated sum that computes the length beside 2^53 rounds by more */
+    {"the length or 2 ^ 53, decoded per length", "w = selector_width(select(tokens, \"a\", ==)); r = length if w == 2 else 2 ^ 53;",
+     "r", "ab", 5, 5, -1},
     {"a numerical equality select with a halved mean, at max-len 45",
      "a = aggregate(select(tokens, \"1\", ==), indices);\n"
      "r = aggregate(select(indices + a * 0.5, indices + 3, ==), indices, -1);",
