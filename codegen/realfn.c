@@ -383,7 +383,8 @@ static bool f_at(Ctx *c, const IrNode *n, double x, double side, double *y, Valu
     }
     ValueResult r = realfn_eval(c->p, n, c->leaf, at, msg, sizeof msg);
     if (!r.ok || !value_is_number(r.value)) {
-        snprintf(c->why, sizeof c->why, "%s", r.ok ? "has a non-numeric value" : r.error);
+        if (r.ok) snprintf(c->why, sizeof c->why, "has a non-numeric value at %g", at);
+        else snprintf(c->why, sizeof c->why, "raises at %g, where its argument can be (%s)", at, r.error);
         return false;
     }
     *y = value_as_double(r.value);
