@@ -451,7 +451,7 @@ static bool plan_real(Plan *p, SopInfo *info) {
         mg->thresholds = zero;
         mg->n = 1;
         mg->margin = r->zero_hole / 2; /* its other values are at least zero_hole from 0 */
-        mg->node = info->node;
+        mg->node = y->node;               /* the runtime names the divisor */
         mg->after_slot = y->time;
     }
     Ival xr = view_range(x), yr = view_range(y);
