@@ -94,6 +94,7 @@ enum { LINMEAN_TERMS = 4 };
 typedef struct LinMean {
     const IrNode *sel;
     double c0;
+    bool float_c0;           /* some constant in c0 is a float (1.0): every value is a float */
     size_t n;
     double coef[LINMEAN_TERMS];
     const IrNode *agg[LINMEAN_TERMS];

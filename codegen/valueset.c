@@ -723,6 +723,7 @@ static LinMean *linmean_of(Plan *p, const IrNode *n) {
     if (n->kind == IR_CONST) {
         if (!value_is_number(n->u.constant)) return NULL;
         m->c0 = value_as_double(n->u.constant);
+        m->float_c0 = n->u.constant.kind == VAL_FLOAT;
         return m;
     }
     if (n->kind == IR_AGGREGATE) {
@@ -757,6 +758,7 @@ static LinMean *linmean_of(Plan *p, const IrNode *n) {
         if (y->sel && m->sel && y->sel != m->sel) return NULL;
         if (y->sel) m->sel = y->sel;
         m->c0 += b * y->c0;
+        m->float_c0 = m->float_c0 || y->float_c0;
         for (size_t j = 0; j < y->n; j++) {
             if (m->n == LINMEAN_TERMS) return NULL;
             m->coef[m->n] = b * y->coef[j];
@@ -782,9 +784,14 @@ static ValueSet linmean_values(Plan *p, const LinMean *m) {
     if (hi - lo + 2 > CG_MAX_VALUES || !means_of_range(p, lo, hi, 0, m->c0, NULL, (size_t)(hi - lo + 2), &v, &count))
         return vs_unbounded();
     double d = m->c0;
-    for (size_t j = 0; j < m->n; j++) d += m->coef[j] * value_as_double(m->agg[j]->u.aggregate.default_value);
-    v[count++] = integral(d) ? value_int((int64_t)d) : value_float(d);
-    bool int_c0 = integral(m->c0);
+    bool float_d = m->float_c0; /* none selected: the defaults, of their kinds (a 0.0 makes a float) */
+    for (size_t j = 0; j < m->n; j++) {
+        Value dv = m->agg[j]->u.aggregate.default_value;
+        d += m->coef[j] * value_as_double(dv);
+        float_d = float_d || dv.kind == VAL_FLOAT;
+    }
+    v[count++] = integral(d) && !float_d ? value_int((int64_t)d) : value_float(d);
+    bool int_c0 = integral(m->c0) && !m->float_c0;
     for (int64_t s = lo; s <= hi; s++) /* one key: the values themselves, ints */
         v[count++] = int_c0 ? value_int((int64_t)m->c0 + s) : value_float(m->c0 + (double)s);
     ValueSet vs = vs_from_values(v, count);

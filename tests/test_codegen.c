@@ -443,6 +443,10 @@ static const Case cases[] = {
      * 1/4, though the gated sum that computes the length beside 2^53 rounds by more */
     {"the length or 2 ^ 53, decoded per length", "w = selector_width(select(tokens, \"a\", ==)); r = length if w == 2 else 2 ^ 53;",
      "r", "ab", 5, 5, -1},
+    /* outsider finding (out20-008): a combination of means whose defaults are 0.0 took the int
+     * kind where nothing is selected (the length-1 set lacked 1.0) */
+    {"the length minus twice a mean with a default 0.0",
+     "m = aggregate(select(tokens, \"a\", ==), indices, 0.0); r = length - (m + m);", "r", "abc", 5, 5, -1},
     {"a numerical equality select with a halved mean, at max-len 45",
      "a = aggregate(select(tokens, \"1\", ==), indices);\n"
      "r = aggregate(select(indices + a * 0.5, indices + 3, ==), indices, -1);",
