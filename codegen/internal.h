@@ -491,6 +491,9 @@ bool vs_contains(const ValueSet *vs, Value v, size_t *index);
  * distinct numbers at least 1e-9 of their magnitude apart; *gap gets the smallest distance
  * between distinct numbers. */
 bool vs_decodable(const ValueSet *vs, bool with_kinds, double *gap);
+/* The gap a set of one number (of magnitude mag) is read with: 1, or 1e-6 of it where a sum that
+ * reaches it rounds by units (2^53 - 1 - 1.0 in one step of a view). */
+double vs_single_gap(double mag);
 /* Whether the set holds equal numbers of different kinds (1 and 1.0) / strings and non-strings. */
 bool vs_kind_collisions(const ValueSet *vs);
 /* (vset.c) Map n's value where s-op x, from which every non-constant argument of n is computed through

@@ -905,11 +905,15 @@ const ValueSet *vs_output_sets(Plan *p, const IrNode *out) {
 
 double vs_output_resolved_gap(Plan *p, const IrNode *n, bool twins_are_one) {
     const ValueSet *sets = n == p->output ? vs_output_sets(p, n) : NULL;
-    double gap = INFINITY;
-    for (size_t len = 0; sets && len < p->max_len; len++)
-        if (sets[len].n > 1) gap = fmin(gap, vs_resolved_gap(&sets[len], twins_are_one, NULL));
-    /* one value at every length: the readout decodes within 1/4 of it all the same (emit.c) */
-    return sets && !isfinite(gap) ? 1 : gap;
+    double gap = INFINITY, mag = 0;
+    for (size_t len = 0; sets && len < p->max_len; len++) {
+        double m;
+        double g = vs_resolved_gap(&sets[len], twins_are_one, &m);
+        mag = fmax(mag, m);
+        if (sets[len].n > 1) gap = fmin(gap, g);
+    }
+    /* one value at every length: the readout decodes it within a quarter of vs_single_gap (emit.c) */
+    return sets && !isfinite(gap) ? vs_single_gap(mag) : gap;
 }
 
 /* The value sets of the reachable s-ops, in topological order, over the lengths of the window.

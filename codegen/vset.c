@@ -63,6 +63,8 @@ static bool int_fits_double(Value v) {
     return v.kind != VAL_INT || (v.as.i <= (INT64_C(1) << 53) && v.as.i >= -(INT64_C(1) << 53));
 }
 
+double vs_single_gap(double mag) { return fmax(1, 1e-6 * mag); }
+
 bool vs_decodable(const ValueSet *vs, bool with_kinds, double *gap) {
     if (vs->unbounded || !vs->numeric || vs->n == 0 || vs->approx) return false;
     double g = INFINITY, mag = 0;
@@ -77,7 +79,7 @@ bool vs_decodable(const ValueSet *vs, bool with_kinds, double *gap) {
         if (d > 0) g = fmin(g, d);
     }
     if (g < 1e-9 * fmax(1, mag)) return false;
-    if (gap) *gap = isfinite(g) ? g : 1;
+    if (gap) *gap = isfinite(g) ? g : vs_single_gap(mag);
     return true;
 }
 

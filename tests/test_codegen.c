@@ -447,6 +447,18 @@ static const Case cases[] = {
      * kind where nothing is selected (the length-1 set lacked 1.0) */
     {"the length minus twice a mean with a default 0.0",
      "m = aggregate(select(tokens, \"a\", ==), indices, 0.0); r = length - (m + m);", "r", "abc", 5, 5, -1},
+    /* outsider findings (out20-001, 006, 012): one number near 2^53 read back within a quarter
+     * unit, though its sums round by units there (the readout's gap for one value is now 1e-6 of
+     * its magnitude) */
+    {"2 ^ 53 minus a mean of the length", "r = 2 ^ 53 - aggregate(select(indices, indices, >=), length);", "r", "ab", 8, 6, -1},
+    {"a quotient of a mean by itself minus 2 ^ 53 and 1",
+     "m = aggregate(select(tokens, tokens, ==), indices + 1); r = m / m - 2 ^ 53 - 1;", "r", "ab", 3, 3, -1},
+    {"a copy of 2 ^ 53 + 1 or 0.0, plus the length",
+     "m = aggregate(select(indices, indices - 1, ==), 0.0 if tokens != \"a\" else 2 ^ 53 + 1); r = m * 1.0 + length;", "r",
+     "abc", 5, 5, -1},
+    {"a mean of float tokens through (m + C) - C, C = -2 ^ 53 - 1, compared in a select (out20-004)",
+     "tokens = tokens_float; m = aggregate(select(tokens, tokens, <), tokens, 1); x = (m + (0 - 2 ^ 53 - 1)) - (0 - 2 ^ 53 - 1);\n"
+     "r = aggregate(select(x, x, <), indices);", "r", "[0, 1, 2.5]", 4, 4, -1},
     {"a numerical equality select with a halved mean, at max-len 45",
      "a = aggregate(select(tokens, \"1\", ==), indices);\n"
      "r = aggregate(select(indices + a * 0.5, indices + 3, ==), indices, -1);",
