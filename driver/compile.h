@@ -14,7 +14,7 @@
  * input of max-len copies of it (the longest inputs first, whatever the budget), then every
  * input of the lengths 1..L whose inputs number at most COMPILE_SELFCHECK_EXHAUSTIVE in all (for at most half the time budget), then
  * COMPILE_SELFCHECK_RANDOM random inputs (seed COMPILE_SELFCHECK_SEED) up to the maximum length,
- * within COMPILE_SELFCHECK_SECONDS of wall-clock time in all, stopping at the first
+ * within COMPILE_SELFCHECK_SECONDS of processor time in all (load does not shorten it), stopping at the first
  * disagreement; a disagreement is an internal compiler error (status 3) and no file is written.
  * raspcc --help states these numbers. */
 #ifndef RASPCC_DRIVER_COMPILE_H

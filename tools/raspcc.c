@@ -141,7 +141,7 @@ static const char help_text[] =
     "reference evaluator on the program stored in it (as `rasprun --check` would): for each of\n"
     "the first 16 tokens of the vocabulary, the input of --max-len copies of it; every input\n"
     "of the lengths 1..L whose inputs number at most 2000 in all (for at most 0.5 s), then 500\n"
-    "random inputs (seed 1) of lengths up to --max-len, stopping after 1 s of wall-clock time in\n"
+    "random inputs (seed 1) of lengths up to --max-len, stopping after 1 s of processor time in\n"
     "all and at the first disagreement. --stats says what it checked. Comparison is exact and\n"
     "typed (1, 1.0 and True differ). A disagreement is an internal compiler error: raspcc prints\n"
     "the input and both answers, writes no file and exits with status 3. A real-valued output\n"

@@ -203,7 +203,7 @@ typedef struct VerifySampleOptions {
     size_t random, random_max_len;
     uint64_t seed;
     size_t max_inputs;  /* stop after this many inputs in all; 0 = no limit */
-    double max_seconds; /* stop once this much wall-clock time has passed; 0 = no limit */
+    double max_seconds; /* stop once the process has used this much processor time; 0 = no limit */
     bool keep_going;    /* go on after a mismatch (count them all) instead of stopping */
     double bound;       /* passed to verify_same_atom */
     /* Called (when set) on every mismatch, and after every input with (done, planned). */
