@@ -412,8 +412,6 @@ static const Case cases[] = {
      "x = (indices if tokens == \"z\" else aggregate(select(indices, indices, <=), 3)) + 2 ^ 53;\n"
      "r = aggregate(select(x, x, ==), indices);",
      "r", "ab", 8, 8, -1},
-    /* outsider finding (out19b-004): a key side that reaches an integer exactly (0.5 * 6) was
-     * counted as a difference too close to tell from 0, and the select was refused */
     /* outsider findings (stop 20): an operand past 2^53 makes the other operand's kind decide the
      * value (int - int is exact, int - float rounds first) */
     {"a difference with 2 ^ 53 + 1 of an operand that is an int at one position, a float at others",
@@ -459,6 +457,8 @@ static const Case cases[] = {
     {"a mean of float tokens through (m + C) - C, C = -2 ^ 53 - 1, compared in a select (out20-004)",
      "tokens = tokens_float; m = aggregate(select(tokens, tokens, <), tokens, 1); x = (m + (0 - 2 ^ 53 - 1)) - (0 - 2 ^ 53 - 1);\n"
      "r = aggregate(select(x, x, <), indices);", "r", "[0, 1, 2.5]", 4, 4, -1},
+    /* outsider finding (out19b-004): a key side that reaches an integer exactly (0.5 * 6) was
+     * counted as a difference too close to tell from 0, and the select was refused */
     {"a numerical equality select with a halved mean, at max-len 45",
      "a = aggregate(select(tokens, \"1\", ==), indices);\n"
      "r = aggregate(select(indices + a * 0.5, indices + 3, ==), indices, -1);",
