@@ -2,7 +2,8 @@
  *
  * With real tokens (tokens_float, --range LO..HI) every s-op that depends on them is real: no
  * finite value set, but an interval [lo, hi] that holds every value the reference computes, and
- * err, a bound on |model - reference| at every position. This pass (called by valueset.c for
+ * err, a bound on |model - reference| at every position. With finite tokens, a product or
+ * quotient whose values are too many to list is real too, and so is what reads it (too_many_numbers). This pass (called by valueset.c for
  * each node, in topological order) sets them and chooses how the node is computed:
  *   tokens        the range, error 0 (the embedding adds each token's value exactly);
  *   affine        a*x + b*y + c of reals and numbers: a free view; intervals and errors add up;
@@ -244,8 +245,6 @@ static bool real_function(Plan *p, SopInfo *info, const IrNode *leaf) {
     return true;
 }
 
-/* f(g, y) for a real y and a finite g, affine in y for each value g_v: y + g, y - g, g - y, y * g,
- * y / g (g never 0), `y if g else c`: a gated MLP (see Gated), exact but for rounding. */
 /* y's RealInfo, or for a finite numeric y one of its own: its hull, exact. */
 static const RealInfo *real_or_exact(Plan *p, const IrNode *y) {
     if (p->info[y->id].real) return p->info[y->id].real;
@@ -258,6 +257,8 @@ static const RealInfo *real_or_exact(Plan *p, const IrNode *y) {
     return e;
 }
 
+/* f(g, y) for a real (or finite) y and a finite g, affine in y for each value g_v: y + g, y - g, g - y, y * g,
+ * y / g (g never 0), `y if g else c`, `y if g else y2`: a gated MLP (see Gated), exact but for rounding. */
 static bool real_gated(Plan *p, SopInfo *info, const IrNode *g, const IrNode *y, const IrNode *y2) {
     const IrNode *n = info->node;
     const ValueSet *G = &p->info[g->id].vs;
