@@ -672,8 +672,9 @@ static bool reads_real(const Plan *p, const IrNode *n) {
     return false;
 }
 
-/* With finite tokens: a product or quotient of finite numbers whose results are too many to list (Invert3x3's `major / det`: 325 x 28,606 quotients). It is computed as a
- * real, from its arguments' numbers, within a bound. */
+/* With finite tokens: a product or quotient of finite numbers whose results are too many to list
+ * (Invert3x3's `major / det`: 267 x 27,407 quotients). It is computed as a real, from its
+ * arguments' numbers, within a bound. */
 static bool too_many_numbers(const Plan *p, const SopInfo *info) {
     const IrNode *n = info->node;
     if (n->kind != IR_MAP || n->u.map.kind != IR_MAP_BINARY || !(info->vs.unbounded || info->as_real)) return false;
