@@ -173,20 +173,24 @@ static bool same_result(ValueResult a, ValueResult b, bool zero_signs) {
 /* Whether a collapsed argument's kind decides the value of map n after all: kinds_collapse kept
  * one atom per number where no consumer tells 1 from 1.0, but the number n computes can depend on
  * it: 3 + 2^53 is not 3.0 + 2^53, (2^56 + 15) / 23 is not (2^56 + 15) / 23.0, 5 % -1 is 0 and
- * 5.0 % -1 is -0.0. Each member is tried in each kind the argument can hold; an argument whose
- * kind changes a result is marked (kind_matters), and vs_compute runs the pass again. Where the
- * argument combinations are too many to try, arithmetic past 2^53 marks them, as a bound. */
+ * 5.0 % -1 is -0.0, -(0) is 0 and -(0.0) is -0.0. Each member is tried in each kind the argument
+ * can hold; an argument whose kind changes a result is marked (kind_matters), and vs_compute runs
+ * the pass again. Where the argument combinations are too many to try, arithmetic past 2^53 marks
+ * them, as a bound. */
 static bool kinds_decide_value(Plan *p, const SopInfo *info) {
     const IrNode *n = info->node;
-    if (n->kind != IR_MAP || n->u.map.kind != IR_MAP_BINARY) return false;
-    switch (n->u.map.op) {
-    case VOP_ADD: case VOP_SUB: case VOP_MUL: case VOP_POW: case VOP_DIV: case VOP_MOD: break;
+    if (n->kind != IR_MAP) return false;
+    bool unary = n->u.map.kind == IR_MAP_UNARY && n->u.map.op == VOP_NEG; /* -(0) is 0, -(0.0) is -0.0 */
+    if (!unary && n->u.map.kind != IR_MAP_BINARY) return false;
+    switch (unary ? VOP_NEG : n->u.map.op) {
+    case VOP_NEG: case VOP_ADD: case VOP_SUB: case VOP_MUL: case VOP_POW: case VOP_DIV: case VOP_MOD: break;
     default: return false;
     }
-    const ValueSet *sets[2];
+    uint32_t nargs = unary ? 1 : 2;
+    const ValueSet *sets[2] = {NULL, NULL};
     bool mixed[2] = {false, false}, any = false;
     double total = 1;
-    for (uint32_t j = 0; j < 2; j++) {
+    for (uint32_t j = 0; j < nargs; j++) {
         const IrNode *a = n->u.map.args[j];
         const SopInfo *x = &p->info[a->id];
         unsigned k = a->kind == IR_CONST ? 0 : p->kinds_possible[a->id];
@@ -200,7 +204,7 @@ static bool kinds_decide_value(Plan *p, const SopInfo *info) {
     bool decides[2] = {false, false};
     if (total > CG_MAX_GRID) {
         bool past = reaches_2_53(&info->vs);
-        for (uint32_t j = 0; j < 2; j++) {
+        for (uint32_t j = 0; j < nargs; j++) {
             const IrNode *a = n->u.map.args[j];
             past = past || (a->kind == IR_CONST ? value_is_number(a->u.constant) && fabs(value_as_double(a->u.constant)) >= 0x1p53
                                                 : reaches_2_53(sets[j]));
@@ -211,12 +215,12 @@ static bool kinds_decide_value(Plan *p, const SopInfo *info) {
     for (size_t combo = 0; combo < (size_t)total && total <= CG_MAX_GRID; combo++) {
         Value in[2];
         size_t rest = combo;
-        for (uint32_t j = 2; j-- > 0;) {
+        for (uint32_t j = nargs; j-- > 0;) {
             in[j] = sets[j] ? sets[j]->vals[rest % sets[j]->n] : n->u.map.args[j]->u.constant;
             if (sets[j]) rest /= sets[j]->n;
         }
         ValueResult r = ir_map_apply(n, in, p->arena, msg, sizeof msg);
-        for (uint32_t j = 0; j < 2; j++) {
+        for (uint32_t j = 0; j < nargs; j++) {
             if (!mixed[j] || decides[j] || !value_is_number(in[j])) continue;
             unsigned k = p->kinds_possible[n->u.map.args[j]->id];
             for (int kind = VAL_BOOL; kind <= VAL_FLOAT && !decides[j]; kind++) {
@@ -227,7 +231,7 @@ static bool kinds_decide_value(Plan *p, const SopInfo *info) {
         }
     }
     bool marked = false;
-    for (uint32_t j = 0; j < 2; j++)
+    for (uint32_t j = 0; j < nargs; j++)
         if (mixed[j] && decides[j]) marked = p->info[n->u.map.args[j]->id].kind_matters = true;
     return marked;
 }

@@ -457,6 +457,9 @@ static const Case cases[] = {
     {"a mean of float tokens through (m + C) - C, C = -2 ^ 53 - 1, compared in a select (out20-004)",
      "tokens = tokens_float; m = aggregate(select(tokens, tokens, <), tokens, 1); x = (m + (0 - 2 ^ 53 - 1)) - (0 - 2 ^ 53 - 1);\n"
      "r = aggregate(select(x, x, <), indices);", "r", "[0, 1, 2.5]", 4, 4, -1},
+    /* outsider finding (out20c-001): the kind of m - t decides the sign of -(m - t) at 0 */
+    {"the negation of a mean minus a token, minus 0.0",
+     "tokens = tokens_int; m = aggregate(select(tokens, 0, ==), indices); r = -(m - tokens) - 0.0;", "r", "0..1", 3, 3, -1},
     /* outsider finding (out19b-004): a key side that reaches an integer exactly (0.5 * 6) was
      * counted as a difference too close to tell from 0, and the select was refused */
     {"a numerical equality select with a halved mean, at max-len 45",
