@@ -902,8 +902,17 @@ const ValueSet *vs_output_sets(Plan *p, const IrNode *out) {
         vs_output_by_length(p, out, by_len);
         p->len_sets = by_len;
     }
-    for (size_t n = 0; n < p->max_len; n++)
-        if (p->len_sets[n].n && !vs_decodable(&p->len_sets[n], true, NULL)) return NULL;
+    /* one margin serves every length (emit.c): the least gap of any length's set, against the
+     * rounding of the largest number of any (values 1 apart at one length, 1e38 at another: no) */
+    double gap = INFINITY, mag = 0;
+    for (size_t n = 0; n < p->max_len; n++) {
+        double g, m;
+        if (p->len_sets[n].n && !vs_decodable(&p->len_sets[n], true, &g)) return NULL;
+        vs_resolved_gap(&p->len_sets[n], false, &m);
+        mag = fmax(mag, m);
+        if (p->len_sets[n].n > 1) gap = fmin(gap, g);
+    }
+    if (isfinite(gap) && gap < 1e-9 * mag) return NULL;
     return p->len_sets;
 }
 

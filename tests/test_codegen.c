@@ -460,6 +460,16 @@ static const Case cases[] = {
     /* outsider finding (out20c-001): the kind of m - t decides the sign of -(m - t) at 0 */
     {"the negation of a mean minus a token, minus 0.0",
      "tokens = tokens_int; m = aggregate(select(tokens, 0, ==), indices); r = -(m - tokens) - 0.0;", "r", "0..1", 3, 3, -1},
+    /* fuzz_compile (run 25) and the out20 log: one decoding margin for every length, set by
+     * values 1 apart at one length, read numbers near 1e38 or 2^53 at another */
+    {"a chain of index arithmetic reaching 1e38, read per length",
+     "x7 = ((indices % ((length / 2) ^ 0.5)) * ((length / 2) ^ 0.5) + ((length / 2) ^ 0.5) ^ 2);\n"
+     "x6 = ((indices % x7) * x7 + x7 ^ 2); x5 = ((indices % x6) * x6 + x6 ^ 2); x4 = ((indices % x5) * x5 + x5 ^ 2);\n"
+     "x3 = ((indices % x4) * x4 + x4 ^ 2); x2 = ((indices % x3) * x3 + x3 ^ 2); x1 = ((indices % x2) * x2 + x2 ^ 2);\n"
+     "r = ((indices % x1) * x1 + (indices - indices % x1) / x1);", "r", "abcd", 4, 4, -1},
+    {"2 ^ 53 - 1.5 or a small number, plus 0.0, read per length",
+     "x = ((2 ^ 53 - 1.5) if (length / 2 % 2) else (length / 2 if indicator(tokens == \"a\") else indices + 1)); r = x + 0.0;",
+     "r", "ab", 7, 7, -1},
     /* outsider finding (out19b-004): a key side that reaches an integer exactly (0.5 * 6) was
      * counted as a difference too close to tell from 0, and the select was refused */
     {"a numerical equality select with a halved mean, at max-len 45",
