@@ -264,18 +264,12 @@ static void kind_readout(const SopInfo *o, Model *m) {
  * one set for all lengths would hold values too close to tell apart). */
 static bool output_by_length(Plan *p, const SopInfo *o, Model *m) {
     size_t N = p->max_len, total = 0;
-    double margin = INFINITY, mag = 0;
     for (size_t n = 0; n < N; n++) {
-        double gap;
         if (!p->out_by_len[n].n) continue; /* the output always raises at this length */
-        if (!vs_decodable(&p->out_by_len[n], o->has_kind, &gap)) return false;
+        if (!vs_decodable(&p->out_by_len[n], o->has_kind, NULL)) return false;
         total += p->out_by_len[n].n;
-        if (p->out_by_len[n].n > 1) margin = fmin(margin, gap / 4); /* one value: any margin tells it */
-        double m;
-        vs_resolved_gap(&p->out_by_len[n], false, &m);
-        mag = fmax(mag, m);
     }
-    if (!isfinite(margin)) margin = vs_single_gap(mag) / 4; /* as vs_output_resolved_gap */
+    double margin = vs_len_sets_gap(p->out_by_len, N, false, NULL) / 4;
     m->output_kind = MODEL_OUT_NUMERICAL;
     m->out_readout = ARENA_ARRAY(&m->arena, double, p->n_dims);
     for (size_t t = 0; t < o->num.n; t++) m->out_readout[o->num.terms[t].dim] += o->num.terms[t].coef;

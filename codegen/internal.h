@@ -512,6 +512,11 @@ bool vs_inexact_as_numbers(const ValueSet *vs);
  * never occur together) count as that; with twins_are_one, rounding twins (one number, read per
  * length) do not count at all. *mag (when not NULL) gets the magnitude. */
 double vs_resolved_gap(const ValueSet *vs, bool twins_are_one, double *mag);
+/* The gap one readout of per-length sets sets[count] (the output's, read at the input's length)
+ * tells apart: the least vs_resolved_gap of any set of two or more numbers, or, when every set
+ * holds one number or none, vs_single_gap of the largest magnitude (*mag, when not NULL). The
+ * readout's margin is a quarter of it (emit.c). */
+double vs_len_sets_gap(const ValueSet *sets, size_t count, bool twins_are_one, double *mag);
 /* "'name'" or "this <kind>", for messages about s-op n. */
 void vs_describe(const IrNode *n, char *buf, size_t size);
 

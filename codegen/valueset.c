@@ -902,31 +902,21 @@ const ValueSet *vs_output_sets(Plan *p, const IrNode *out) {
         vs_output_by_length(p, out, by_len);
         p->len_sets = by_len;
     }
-    /* one margin serves every length (emit.c): the least gap of any length's set, against the
-     * rounding of the largest number of any (values 1 apart at one length, 1e38 at another: no) */
-    double gap = INFINITY, mag = 0;
+    bool any = false;
     for (size_t n = 0; n < p->max_len; n++) {
-        double g, m;
-        if (p->len_sets[n].n && !vs_decodable(&p->len_sets[n], true, &g)) return NULL;
-        vs_resolved_gap(&p->len_sets[n], false, &m);
-        mag = fmax(mag, m);
-        if (p->len_sets[n].n > 1) gap = fmin(gap, g);
+        if (!p->len_sets[n].n) continue; /* the output always raises at this length */
+        if (!vs_decodable(&p->len_sets[n], true, NULL)) return NULL;
+        any = true;
     }
-    if (isfinite(gap) && gap < 1e-9 * mag) return NULL;
-    return p->len_sets;
+    if (!any) return NULL; /* it raises at every length: nothing to read per length */
+    /* one margin serves every length (emit.c): values 1 apart at one length, 1e38 at another: no */
+    double mag, gap = vs_len_sets_gap(p->len_sets, p->max_len, false, &mag);
+    return gap < 1e-9 * mag ? NULL : p->len_sets;
 }
 
 double vs_output_resolved_gap(Plan *p, const IrNode *n, bool twins_are_one) {
     const ValueSet *sets = n == p->output ? vs_output_sets(p, n) : NULL;
-    double gap = INFINITY, mag = 0;
-    for (size_t len = 0; sets && len < p->max_len; len++) {
-        double m;
-        double g = vs_resolved_gap(&sets[len], twins_are_one, &m);
-        mag = fmax(mag, m);
-        if (sets[len].n > 1) gap = fmin(gap, g);
-    }
-    /* one value at every length: the readout decodes it within a quarter of vs_single_gap (emit.c) */
-    return sets && !isfinite(gap) ? vs_single_gap(mag) : gap;
+    return sets ? vs_len_sets_gap(sets, p->max_len, twins_are_one, NULL) : INFINITY;
 }
 
 /* The value sets of the reachable s-ops, in topological order, over the lengths of the window.

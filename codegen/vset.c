@@ -156,6 +156,17 @@ double vs_resolved_gap(const ValueSet *vs, bool twins_are_one, double *mag) {
     return fmax(gap, 1e-9 * m);
 }
 
+double vs_len_sets_gap(const ValueSet *sets, size_t count, bool twins_are_one, double *mag) {
+    double gap = INFINITY, mag_all = 0;
+    for (size_t n = 0; n < count; n++) {
+        double m, g = vs_resolved_gap(&sets[n], twins_are_one, &m);
+        mag_all = fmax(mag_all, m);
+        if (sets[n].n > 1) gap = fmin(gap, g); /* one value: any margin tells it */
+    }
+    if (mag) *mag = mag_all;
+    return isfinite(gap) ? gap : vs_single_gap(mag_all);
+}
+
 ValueResult map_value_via(Plan *p, const IrNode *n, const IrNode *x, Value v, char *msg, size_t msgsize) {
     if (n == x) return (ValueResult){.ok = true, .value = v};
     if (n->kind == IR_CONST) return (ValueResult){.ok = true, .value = n->u.constant};

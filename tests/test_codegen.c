@@ -470,6 +470,15 @@ static const Case cases[] = {
     {"2 ^ 53 - 1.5 or a small number, plus 0.0, read per length",
      "x = ((2 ^ 53 - 1.5) if (length / 2 % 2) else (length / 2 if indicator(tokens == \"a\") else indices + 1)); r = x + 0.0;",
      "r", "ab", 7, 7, -1},
+    /* fuzz_compile (run 26): an output that raises at every length was read per length, with no
+     * value at any length, and the model could not load */
+    {"an output that raises at every length (fuzz26-1)",
+     "x1 = indices;\n"
+     "s3 = ((select(indices, (length / 2), <) and select(0, indices, ==)) or select(indices, 0, ==));\n"
+     "x4 = aggregate(select(tokens_int, tokens_int, ==), length);\n"
+     "x2 = ((1 / aggregate((select(indices, (length / 2), <) and select(3, indices, ==)) or select(indices, 0, ==), indicator(indices == 0))) if (indices == 0) else ((aggregate(s3, indicator((tokens_int == 1))) / indices) - [0, 1][[3, 1, 2][x4]]));\n"
+     "r = (aggregate(select(indices, x1, ==), (((tokens_int - indices) - x2) - (length / 3))) * aggregate(select(indices, (indices % 2), ==), ((length - (2 + length)) - (aggregate(s3, indices) - length))));\n",
+     "r", "0..3", 5, 5, -1},
     /* outsider finding (out19b-004): a key side that reaches an integer exactly (0.5 * 6) was
      * counted as a difference too close to tell from 0, and the select was refused */
     {"a numerical equality select with a halved mean, at max-len 45",
