@@ -347,12 +347,56 @@ static bool expand_leaf(Plan *p, const IrNode *const *set, uint32_t n, uint32_t 
     return true;
 }
 
+/* set with every leaf that is available last (at the slot's predecessor) replaced by what it is
+ * computed from, one level, into cand: a slot is saved only when all of them are looked through
+ * (a mux of two maps of the same layer). False when one of them cannot be. */
+static bool expand_latest(Plan *p, const IrNode *const *set, uint32_t n, const MapClass *cls, const IrNode **cand,
+                          uint32_t *nc) {
+    int latest = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        int t = est_time(p, set[k], cls, true);
+        if (t > latest) latest = t;
+    }
+    const IrNode *cur[6 * CG_MAX_LEAVES];
+    uint32_t ncur = n, expanded = 0;
+    memcpy(cur, set, n * sizeof *set);
+    for (uint32_t k = 0; k < ncur;) {
+        if (est_time(p, cur[k], cls, true) != latest || !(cur[k]->kind == IR_MAP || expands_to_position(p, cur[k]))) {
+            k++;
+            continue;
+        }
+        const IrNode *next[6 * CG_MAX_LEAVES];
+        uint32_t nn = 0;
+        if (!expand_leaf(p, cur, ncur, k, cls, next, &nn) || nn > 2 * CG_MAX_LEAVES) return false;
+        memcpy(cur, next, nn * sizeof *next);
+        ncur = nn; /* leaf k's place now holds the next one; what it brought is at the end */
+        expanded++;
+        if (expanded > 2 * CG_MAX_LEAVES) return false;
+    }
+    if (expanded < 2) return false; /* one leaf: descend() tries that itself */
+    memcpy(cand, cur, ncur * sizeof *cur);
+    *nc = ncur;
+    return true;
+}
+
 /* From a starting leaf set, expands map leaves into what they read while that is cheaper: one
  * leaf, or, where that saves a slot, one leaf and then one of the leaves it brought (a sum
- * v1 + v2 costs as much as its terms, but one of the terms may be earlier through what it reads). */
+ * v1 + v2 costs as much as its terms, but one of the terms may be earlier through what it reads),
+ * or every leaf that comes last at once. */
 static void descend(Plan *p, const IrNode **set, uint32_t *n, LeafCost *cost, const MapClass *cls) {
     for (bool improved = true; improved;) {
         improved = false;
+        const IrNode *all[6 * CG_MAX_LEAVES];
+        uint32_t na = 0;
+        LeafCost ca;
+        if (expand_latest(p, set, *n, cls, all, &na) && leaf_cost(p, all, na, cls, &ca) && ca.slot < cost->slot &&
+            table_span(p, all, na) <= CG_MAX_FUSED_SPAN) {
+            memcpy(set, all, na * sizeof *all);
+            *n = na;
+            *cost = ca;
+            improved = true;
+            continue;
+        }
         for (uint32_t k = 0; k < *n && !improved; k++) {
             const IrNode *cand[3 * CG_MAX_LEAVES], *cand2[6 * CG_MAX_LEAVES];
             uint32_t nc = 0, nc2 = 0;

@@ -32,8 +32,8 @@ enum {
     CG_MAX_FUSED_SPAN = 1 << 22, /* the projection a table fused two maps deep steps along */
     CG_MAX_DIMS = 1 << 20,
     CG_MAX_WIDTH_TERMS = 3,      /* heads one selector_width may be decomposed into */
-    CG_MAX_GRID_ARGS = 6,        /* scalar inputs of one tabulating MLP */
-    CG_MAX_LEAVES = 4,           /* s-ops one tabulating MLP reads */
+    CG_MAX_GRID_ARGS = 8,        /* scalar inputs of one tabulating MLP */
+    CG_MAX_LEAVES = 6,           /* s-ops one tabulating MLP reads */
     CG_MAX_GATE = 256,           /* values of the gate of a gated map */
     CG_TOL_ATTEMPTS = 6,         /* analyses to find the share of --tol each real function gets */
     CG_TOL_COARSER = 3,          /* shares 16, 256, 4096 times coarser tried when none fits the limits */
