@@ -430,6 +430,16 @@ static double zero_hole(const ValueSet *B) {
 
 /* x * y and x / y of two real s-ops (or a real and a number): a product of two views; a divisor
  * first becomes 1 / y (realfn.c), which needs its interval to stay away from 0. */
+/* The rounding of the two squares' sums (mlp.c product_units) for |x| <= mx, |y| <= my: each
+ * square of u = sc x +- y / sc (|u| <= U = 2 sqrt(mx my), sc balancing the two) is lo^2 plus a
+ * ReLU term per knot, h = 2 sqrt(tol) apart over L <= 2 U, whose magnitudes add up to at most
+ * lo^2 + (2 |lo| + h) L + L^2, a quarter each; one dot product sums every unit of both. */
+static double squares_rounding(double mx, double my, double tol) {
+    double U = mx > 0 && my > 0 ? 2 * sqrt(mx * my) : mx + my, h = 2 * sqrt(tol), L = 2 * U;
+    double units = 2 * (ceil(L / h) + 2);
+    return rounding(2 * (U * U + (2 * U + h) * L + L * L) / 4, units + 8);
+}
+
 static bool real_product(Plan *p, SopInfo *info) {
     const IrNode *n = info->node;
     if (n->u.map.kind != IR_MAP_BINARY || (n->u.map.op != VOP_MUL && n->u.map.op != VOP_DIV)) return false;
@@ -499,9 +509,10 @@ static bool real_product(Plan *p, SopInfo *info) {
                          fmax(fmax(ra.lo * rb.lo, ra.lo * rb.hi), fmax(ra.hi * rb.lo, ra.hi * rb.hi)));
     double sq = p->gated_mlp ? 0 : p->real_tol / 4; /* the two squares' chords (mlp.c) */
     double ma = mag(ra) + abs_of(ba, ra), mb = mag(rb) + abs_of(bb, rb);
-    double big = (ma + mb + 1) * (ma + mb + 1); /* the squares' (or the gated units') magnitude */
+    double big = (ma + mb + 1) * (ma + mb + 1); /* the gated units' magnitude */
     r->range = range;
-    r->err = mag(ra) * (1 + ba.rel) * bb.abs + mag(rb) * (1 + bb.rel) * ba.abs + ba.abs * bb.abs + sq + rounding(big, 16);
+    r->err = mag(ra) * (1 + ba.rel) * bb.abs + mag(rb) * (1 + bb.rel) * ba.abs + ba.abs * bb.abs + sq +
+             (p->gated_mlp ? rounding(big, 16) : squares_rounding(ma, mb, p->real_tol));
     r->rel = (1 + ba.rel) * (1 + bb.rel) - 1 + rounding(1, 4);
     r->finite = finite_values(p, info);
     info->real = r;

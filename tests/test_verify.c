@@ -532,7 +532,7 @@ START_TEST(test_summary_format) {
     verify_format_summary(&m, 0, &c, line, sizeof line); /* refusals without margin checks: shown */
     ck_assert_str_eq(line, "1000 inputs, 1 mismatches, 3 errors agreed, 2 inside the margin");
     verify_format_summary(&m, 1e-6, &c, line, sizeof line);
-    ck_assert_str_eq(line, "1000 inputs, 1 mismatches, 3 errors agreed, 2 inside the margin; largest error 3.1e-10 (bound "
+    ck_assert_str_eq(line, "1000 inputs, 1 mismatches, 3 errors agreed, 2 inside the margin; largest error 3.14e-10 (bound "
                            "1e-06)");
     /* a model with a margin check shows the count even when it is 0 */
     const size_t dims[1] = {0};

@@ -63,8 +63,8 @@ void verify_format_summary(const Model *m, double bound, const VerifyCounts *c, 
     if (at >= 0 && (size_t)at < size && (c->margins || verify_model_has_margins(m)))
         at += snprintf(buf + at, size - (size_t)at, ", %zu inside the margin", c->margins);
     if (at >= 0 && (size_t)at < size && bound > 0 && verify_model_rel(m) > 0)
-        snprintf(buf + at, size - (size_t)at, "; largest error %.2g (bound %g + %g |value|)", c->max_error, bound,
+        snprintf(buf + at, size - (size_t)at, "; largest error %.3g (bound %g + %g |value|)", c->max_error, bound,
                  verify_model_rel(m));
     else if (at >= 0 && (size_t)at < size && bound > 0)
-        snprintf(buf + at, size - (size_t)at, "; largest error %.2g (bound %g)", c->max_error, bound);
+        snprintf(buf + at, size - (size_t)at, "; largest error %.3g (bound %g)", c->max_error, bound);
 }
