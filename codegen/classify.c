@@ -107,7 +107,7 @@ static bool costly(Plan *p, const IrNode *n, const MapClass *cls) {
     if (n->kind != IR_MAP) return false;
     SopInfo *info = &p->info[n->id];
     if (info->costly_known) return info->costly;
-    bool c = cls[n->id] == MAP_MLP || cls[n->id] == MAP_GATED;
+    bool c = cls[n->id] == MAP_MLP || cls[n->id] == MAP_GATED || cls[n->id] == MAP_SWITCH;
     for (uint32_t j = 0; j < n->u.map.nargs && !c; j++) c = costly(p, n->u.map.args[j], cls);
     info->costly_known = true;
     info->costly = c;
@@ -275,7 +275,14 @@ static int est_time(Plan *p, const IrNode *x, const MapClass *cls, bool as_leaf)
         break;
     }
     case IR_MAP:
-        if (cls[x->id] == MAP_MLP || cls[x->id] == MAP_GATED) {
+        if (cls[x->id] == MAP_SWITCH) { /* it reads widths by value */
+            for (uint32_t k = 0; k < info->sw->n_gates + info->sw->n_xs; k++) {
+                const IrNode *l = k < info->sw->n_gates ? info->sw->gates[k] : info->sw->xs[k - info->sw->n_gates];
+                int a = est_time(p, l, cls, false);
+                if (a > t) t = a;
+            }
+            t = next_slot(t, false);
+        } else if (cls[x->id] == MAP_MLP || cls[x->id] == MAP_GATED) {
             for (uint32_t k = 0; k < info->n_leaves; k++) {
                 int a = est_time(p, info->leaves[k], cls, true);
                 if (a > t) t = a;
@@ -588,7 +595,97 @@ static MapClass gated_leaves(SopInfo *info) {
     return MAP_GATED;
 }
 
-MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls) {
+/* ---- switches (switch.c) ---- */
+
+/* Whether s-op x has a one-hot block when its value is available: as cat_capable, or a map an
+ * MLP of its own tabulates (into a one-hot block). */
+static bool gate_capable(Plan *p, const IrNode *x, const MapClass *cls) {
+    return cat_capable(p, x, cls) || (x->kind == IR_MAP && (cls[x->id] == MAP_MLP || cls[x->id] == MAP_SWITCH));
+}
+
+/* Whether a switch may read map x's arguments instead of x: a map that needs no check of its own
+ * and costs a slot somewhere (a free view of an aggregate is read as it is: two values, not the
+ * aggregate's many). */
+static bool switch_through(Plan *p, const IrNode *x, const MapClass *cls) {
+    const SopInfo *info = &p->info[x->id];
+    return x->kind == IR_MAP && !info->pos_free && !expands_to_position(p, x) && !mixed(p, x) && !info->real &&
+           !info->real_fn && !info->may_fail && costly(p, x, cls);
+}
+
+/* A switch computing map n in a slot before `slot` (where a table of it would be), or NULL. Its
+ * leaves: n's arguments, with every map among those available last read through until none of
+ * those is a map; then the ones with a one-hot block (or two numbers) gate, the rest are its
+ * numeric leaves. */
+static Switch *try_switch(Plan *p, const IrNode *n, const MapClass *cls, int slot) {
+    enum { CAP = 2 * SW_MAX_LEAVES + 3 };
+    const IrNode *set[CAP];
+    uint32_t ns = 0;
+    for (uint32_t j = 0; j < n->u.map.nargs; j++) add_leaf(set, &ns, n->u.map.args[j]);
+    int latest;
+    for (;;) {
+        latest = 0;
+        for (uint32_t k = 0; k < ns; k++) {
+            int t = est_time(p, set[k], cls, false);
+            if (t > latest) latest = t;
+        }
+        const IrNode *next[CAP];
+        uint32_t nn = 0;
+        bool through = false;
+        for (uint32_t k = 0; k < ns; k++) {
+            if (nn + 3 > CAP) return NULL;
+            if (est_time(p, set[k], cls, false) == latest && switch_through(p, set[k], cls)) {
+                for (uint32_t j = 0; j < set[k]->u.map.nargs; j++) add_leaf(next, &nn, set[k]->u.map.args[j]);
+                through = true;
+            } else {
+                add_leaf(next, &nn, set[k]);
+            }
+        }
+        if (!through) break;
+        memcpy(set, next, nn * sizeof *next);
+        ns = nn;
+    }
+    /* views of one s-op (tokens == "a", tokens == "b") gate as that s-op: as separate gates, their
+     * impossible combinations (both true) would be cases too */
+    for (uint32_t k = 0; k < ns;) {
+        const IrNode *src = set[k]->kind == IR_MAP && cls[set[k]->id] == MAP_UNARY_CAT ? p->info[set[k]->id].cat_src : NULL;
+        uint32_t views = 0;
+        for (uint32_t l = 0; src && l < ns; l++)
+            views += set[l]->kind == IR_MAP && cls[set[l]->id] == MAP_UNARY_CAT && p->info[set[l]->id].cat_src == src;
+        if (views < 2) {
+            k++;
+            continue;
+        }
+        const IrNode *next[CAP];
+        uint32_t nn = 0;
+        for (uint32_t l = 0; l < ns; l++)
+            add_leaf(next, &nn, set[l]->kind == IR_MAP && cls[set[l]->id] == MAP_UNARY_CAT && p->info[set[l]->id].cat_src == src
+                                    ? src : set[l]);
+        memcpy(set, next, nn * sizeof *next);
+        ns = nn; /* again from the start: the set changed */
+        k = 0;
+    }
+    if (ns == 0 || ns > SW_MAX_LEAVES || next_slot(latest, false) >= slot) return NULL;
+    const IrNode *gates[SW_MAX_LEAVES], *xs[SW_MAX_LEAVES];
+    bool by_num[SW_MAX_LEAVES];
+    uint32_t ng = 0, nx = 0;
+    for (uint32_t k = 0; k < ns; k++) {
+        const ValueSet *vs = &p->info[set[k]->id].vs;
+        bool finite = !vs->unbounded && vs->n > 0;
+        if (finite && vs->n <= 64 && gate_capable(p, set[k], cls)) {
+            by_num[ng] = false;
+            gates[ng++] = set[k];
+        } else if (finite && vs->n == 2 && vs->numeric && vs_decodable(vs, false, NULL) && !vs_inexact_as_numbers(vs)) {
+            by_num[ng] = true; /* two numbers: which one, from the number */
+            gates[ng++] = set[k];
+        } else {
+            xs[nx++] = set[k];
+        }
+    }
+    Switch *sw = ARENA_NEW(p->arena, Switch);
+    return switch_analyse(p, n, gates, by_num, ng, xs, nx, sw) ? sw : NULL;
+}
+
+static MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls) {
     SopInfo *info = &p->info[n->id];
     if (info->pos_free) return MAP_POS_FREE;
     if (info->real && info->real->how == REAL_GATED) /* reals.c found the gate */
@@ -614,6 +711,20 @@ MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls) {
     /* every map gets leaves: MLP maps are tabulated from them, and a free view that must
      * become categorical is tabulated from them too */
     choose_leaves(p, info, cls);
+    if (c == MAP_MLP && !fails && p->switches) { /* a switch where it saves a slot (the table's, or its arguments') */
+        LeafCost tc;
+        int slot = 0;
+        if (leaf_cost(p, info->leaves, info->n_leaves, cls, &tc)) slot = tc.slot;
+        else
+            for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+                int t = next_slot(n->u.map.args[j]->kind == IR_CONST ? 0 : est_time(p, n->u.map.args[j], cls, true), false);
+                if (t > slot) slot = t;
+            }
+        if ((info->sw = try_switch(p, n, cls, slot))) {
+            info->n_leaves = 0; /* it reads its gates and numeric leaves (Switch) */
+            return MAP_SWITCH;
+        }
+    }
     double span = table_span(p, info->leaves, info->n_leaves);
     if (c == MAP_MLP && !fails && (grid_size(p, info->leaves, info->n_leaves) > CG_GATE_WHEN_GRID || table_rounding_prone(p, n, span))) {
         /* a large tabulation; with two varying arguments, one may gate the other instead */
@@ -637,6 +748,37 @@ MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls) {
     if (c == MAP_GATED) return gated_leaves(info);
     if (c == MAP_MLP) info->may_fail = map_subtree_may_fail(p, n, info->leaves, info->n_leaves);
     return c;
+}
+
+/* One classification of the maps up to out; the output's estimated slot. What map_classify
+ * derives (memos, leaves, may_fail) is reset first from may_fail0. */
+static int classify_pass(Plan *p, const IrNode *out, MapClass *cls, const bool *may_fail0, bool switches) {
+    p->switches = switches;
+    for (size_t id = 0; id <= out->id; id++) {
+        SopInfo *info = &p->info[id];
+        info->est_known[0] = info->est_known[1] = info->costly_known = false;
+        info->may_fail = may_fail0[id];
+        info->sw = NULL;
+        info->gated = info->real && info->real->how == REAL_GATED ? info->gated : NULL;
+    }
+    for (size_t id = 0; id <= out->id; id++) {
+        SopInfo *info = &p->info[id];
+        if (info->reachable && info->node->kind == IR_MAP) {
+            cls[id] = map_classify(p, info->node, cls);
+            info->has_mlp_leaves = cls[id] == MAP_MLP;
+        }
+    }
+    return est_time(p, out, cls, false);
+}
+
+void classify_maps(Plan *p, const IrNode *out, MapClass *cls) {
+    bool *may_fail0 = ARENA_ARRAY(p->arena, bool, (size_t)out->id + 1);
+    for (size_t id = 0; id <= out->id; id++) may_fail0[id] = p->info[id].may_fail;
+    int without = classify_pass(p, out, cls, may_fail0, false);
+    bool any = false;
+    int with = classify_pass(p, out, cls, may_fail0, true);
+    for (size_t id = 0; id <= out->id && !any; id++) any = p->info[id].sw != NULL;
+    if (any && with >= without) classify_pass(p, out, cls, may_fail0, false);
 }
 
 uint32_t sop_sources(Plan *p, const IrNode *x, const IrNode **out) {

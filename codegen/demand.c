@@ -72,6 +72,18 @@ static void real_want(Plan *p, const SopInfo *info) {
     }
 }
 
+/* A switch reads its gates' one-hot blocks (a gate of two numbers: its number) and its numeric
+ * leaves' numbers. */
+static void switch_want(Plan *p, const Switch *sw) {
+    for (uint32_t i = 0; i < sw->n_gates; i++) {
+        SopInfo *g = &p->info[sw->gates[i]->id];
+        g->needed = true;
+        if (sw->gate_by_num[i]) g->want_num = true;
+        else g->want_cat = true;
+    }
+    for (uint32_t j = 0; j < sw->n_xs; j++) p->info[sw->xs[j]->id].needed = p->info[sw->xs[j]->id].want_num = true;
+}
+
 /* The views the width heads of a selector read. */
 static void width_want(Plan *p, const IrNode *sel) {
     if (selector_width_needs_joint(p, sel)) joint_want(p, sel);
@@ -213,6 +225,7 @@ void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
                 if (info->gated->y2) p->info[info->gated->y2->id].needed = p->info[info->gated->y2->id].want_num = true;
             }
             if (cls[id] == MAP_REAL) real_want(p, info);
+            if (cls[id] == MAP_SWITCH) switch_want(p, info->sw);
             break;
         default: break;
         }

@@ -147,6 +147,25 @@ typedef struct Gated {
     bool *on_y2;
 } Gated;
 
+/* A map computed as a switch (switch.c): for each assignment (case) of its gates, s-ops of few
+ * values read through one-hot views, a step function of at most one of its numeric leaves. */
+enum { SW_MAX_LEAVES = 16 };
+typedef struct Switch {
+    uint32_t n_gates, n_xs;
+    const IrNode *gates[SW_MAX_LEAVES], *xs[SW_MAX_LEAVES];
+    bool gate_by_num[SW_MAX_LEAVES]; /* a gate of two numbers read through its numerical view */
+    uint32_t gate_base[SW_MAX_LEAVES]; /* gate i's value v has view gate_base[i] + v (MlpOp.gate_views) */
+    size_t n_cases;
+    uint32_t *gate_val;   /* case c, gate i: its value's index in the gate's set, at [c * n_gates + i] */
+    int32_t *x_of;        /* per case: the numeric leaf it reads, or -1 (a constant) */
+    uint32_t *first;      /* per case: its value (index in the map's set) at that leaf's least value */
+    size_t *step_start;   /* per case: its steps, [step_start[c], step_start[c + 1]) */
+    double *step_lo, *step_hi; /* the consecutive values of the leaf the value changes between */
+    uint32_t *step_to;    /* the value after the step */
+    double x_max[SW_MAX_LEAVES];
+    size_t units;         /* hidden units: a case's first value and two per step */
+} Switch;
+
 /* An interval [lo, hi] (realfn.c rounds its arithmetic outward). */
 typedef struct Ival {
     double lo, hi;
@@ -275,6 +294,7 @@ typedef struct SopInfo {
     int est[2];
     size_t n_terms;            /* memo of classify.c width_terms() */
     Gated *gated;              /* MAP_GATED */
+    struct Switch *sw;         /* MAP_SWITCH */
     RealInfo *real;            /* a real-valued s-op (reals.c), else NULL */
     const char *label;         /* its name in labels and messages where several s-ops share its name */
     RealInfo *real_fn;         /* a finite-valued function of a real s-op (a comparison, a round) */
@@ -287,7 +307,7 @@ typedef struct SopInfo {
     struct NumEq *numeq;
 } SopInfo;
 
-typedef enum MapClass { MAP_UNARY_CAT, MAP_AFFINE, MAP_MLP, MAP_POS_FREE, MAP_GATED, MAP_REAL } MapClass;
+typedef enum MapClass { MAP_UNARY_CAT, MAP_AFFINE, MAP_MLP, MAP_POS_FREE, MAP_GATED, MAP_REAL, MAP_SWITCH } MapClass;
 
 
 
@@ -361,6 +381,8 @@ typedef struct MlpOp {
     const LinView *gate_views;
     LinView y_view;
     LinView y2_view;           /* MLP_FN_GATED with Gated.y2 */
+    const Switch *sw;          /* MLP_FN_SWITCH, with gate_views and x_views (per numeric leaf) */
+    const LinView *x_views;
     /* output: categorical block or a numerical dim */
     bool out_cat;
     const ValueSet *out_vs;
@@ -378,6 +400,7 @@ enum {
     MLP_FN_PWL,           /* MlpOp.pwl of x_view (realfn.c) */
     MLP_FN_PRODUCT,       /* x_view * y_view: two squares, or exact in a gated MLP */
     MLP_FN_PWL_PRODUCT,   /* x_view * pwl(y_view), a gated MLP (x / y with --mlp gated) */
+    MLP_FN_SWITCH,        /* MlpOp.sw (switch.c), a categorical output */
 };
 
 /* A margin check (reals.c): the view must stay more than `margin` away from each threshold,
@@ -409,6 +432,7 @@ typedef struct Plan {
     double real_tol;           /* --tol: error of one approximated real function */
     double real_margin;        /* --margin: around a jump of a function of reals, no exact answer */
     bool gated_mlp;            /* --mlp gated: exact products in gated (bilinear) MLPs */
+    bool switches;             /* classify.c may compute maps as switches (switch.c) */
     unsigned *kinds_possible;  /* per node id: the ValueKinds it can hold, as bits (valueset.c) */
     size_t max_mlp, max_bytes; /* the limits (CodegenOptions) */
     double weight_bytes;       /* dense bytes of the weights emitted so far */
@@ -617,7 +641,9 @@ bool numeq_columns(Plan *p, const IrNode *select, ScoreColumn *cols, size_t *n, 
 const IrNode *map_single_varying_arg(const IrNode *n);
 bool aggregate_averages(Plan *p, const IrNode *agg);
 bool map_subtree_may_fail(Plan *p, const IrNode *n, const IrNode *const *leaves, uint32_t n_leaves);
-MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls);
+/* Classifies every reachable map up to `out` (ids ascending) into cls, with switches where they
+ * bring the output's estimated slot forward (else none: they only cost units). */
+void classify_maps(Plan *p, const IrNode *out, MapClass *cls);
 /* The leaves that stand for a positional s-op with a table in a tabulation: indices and/or
  * length, as its table depends on them (NULL entries when not needed). */
 void pos_leaves(Plan *p, const SopInfo *info, const IrNode *out[2]);
@@ -631,6 +657,12 @@ void joint_sources(Plan *p, Joint *j);
  * through their tables). */
 ValueResult plan_fused_apply(Plan *p, const IrNode *n, const IrNode *const *leaves, size_t n_leaves,
                              const Value *leaf_vals, char *msg, size_t msgsize);
+
+/* switch.c: whether map n is a switch over these gates and numeric leaves (see Switch); fills
+ * *out (arena) when it is, within SW_MAX_CASES cases and SW_MAX_UNITS units. */
+enum { SW_MAX_CASES = 4096, SW_MAX_UNITS = 1 << 14 };
+bool switch_analyse(Plan *p, const IrNode *n, const IrNode *const *gates, const bool *gate_by_num, uint32_t n_gates,
+                    const IrNode *const *xs, uint32_t n_xs, Switch *out);
 
 /* 6. demand.c: which views consumers read. selector_want, joint_want and kinds_demand are its
  * parts for selectors, joint selectors and kind blocks. */

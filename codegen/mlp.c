@@ -768,7 +768,36 @@ static bool tabulate_gated(Tab *t, int gate, bool by_size, HiddenBuf *hb, double
     return true;
 }
 
+/* A switch (switch.c): per case, a unit for its value at its leaf's least value and a ramp
+ * pair per step, each shut by M times the gates that disagree with the case. */
+static bool switch_units(Plan *p, const MlpOp *op, HiddenBuf *hb) {
+    const Switch *sw = op->sw;
+    for (size_t c = 0; c < sw->n_cases; c++) {
+        /* agree: the case's gate one-hots minus their number: 0 where the case holds, <= -1 elsewhere */
+        LinView agree = lv_unit(p->arena, DIM_ONE, -(double)sw->n_gates);
+        for (uint32_t i = 0; i < sw->n_gates; i++)
+            agree = lv_combine(p->arena, 1, agree, 1, op->gate_views[sw->gate_base[i] + sw->gate_val[c * sw->n_gates + i]]);
+        GridOut none = {false, 0, 0, {0}}, prev = {true, sw->first[c], 0, {0}};
+        out_change(hb, hidden_add(p, hb, agree, 1, 1), op, &none, &prev, +1);
+        for (size_t s = sw->step_start[c]; s < sw->step_start[c + 1]; s++) {
+            int j = sw->x_of[c];
+            double lo = sw->step_lo[s], w = sw->step_hi[s] - lo;
+            double M = 2 * (sw->x_max[j] - lo) / w + 1.5; /* above the ramp's largest value, by 2 */
+            /* 2 (x - lo) / w - 1/2 + M agree: flat a quarter step around each value (upstream rounding) */
+            LinView in = lv_combine(p->arena, 2 / w, op->x_views[j], M, agree);
+            size_t h1 = hidden_add(p, hb, in, 1, -2 * lo / w - 0.5), h2 = hidden_add(p, hb, in, 1, -2 * lo / w - 1.5);
+            GridOut cur = {true, sw->step_to[s], 0, {0}};
+            out_change(hb, h1, op, &prev, &cur, +1);
+            out_change(hb, h2, op, &prev, &cur, -1);
+            prev = cur;
+        }
+        if (hb->n > hb->stop) return true; /* over a limit: emit.c reports it */
+    }
+    return true;
+}
+
 bool mlp_tabulate(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
+    if (op->fn == MLP_FN_SWITCH) return switch_units(p, op, hb);
     if (op->fn == MLP_FN_PWL_PRODUCT) return gated_pwl_product_units(p, op, hb);
     if (op->fn == MLP_FN_PRODUCT && p->gated_mlp) return gated_product_units(p, op, hb);
     if (op->fn == MLP_FN_GATED) return gated_units(p, op, hb);

@@ -337,6 +337,13 @@ void plan_dump(Plan *p, const IrNode *out, FILE *f) {
         int t = x->has_u ? x->u_time : x->time;
         fprintf(f, "%-34s %-10s %-25s slot %d (layer %d %s)", name, vals, enc, t, t ? slot_layer(t) : 0,
                 t == 0 ? "embedding" : t % 2 ? "attention" : "mlp");
+        if (x->sw) { /* a switch (switch.c): its gates, then its numeric leaves */
+            fprintf(f, "  switch of");
+            for (uint32_t k = 0; k < x->sw->n_gates + x->sw->n_xs; k++) {
+                const IrNode *l = k < x->sw->n_gates ? x->sw->gates[k] : x->sw->xs[k - x->sw->n_gates];
+                fprintf(f, " %s@%d:%d", l->name ? l->name : ir_kind_name(l->kind), l->loc.line, l->loc.col);
+            }
+        }
         if (x->has_mlp_leaves) { /* what its MLP reads */
             fprintf(f, "  reads");
             for (uint32_t k = 0; k < x->n_leaves; k++)

@@ -491,9 +491,52 @@ static bool plan_real(Plan *p, SopInfo *info) {
     return true;
 }
 
+/* A switch (switch.c): one MLP op reading its gates' one-hot views (for a gate of two numbers
+ * v0 < v1, (v1 - x) / (v1 - v0) and (x - v0) / (v1 - v0)) and its numeric leaves' views; a
+ * one-hot output. */
+static bool plan_switch(Plan *p, SopInfo *info) {
+    const Switch *sw = info->sw;
+    size_t n_views = 0;
+    for (uint32_t i = 0; i < sw->n_gates; i++) n_views += p->info[sw->gates[i]->id].vs.n;
+    LinView *gv = ARENA_ARRAY(p->arena, LinView, n_views ? n_views : 1), *xv = ARENA_ARRAY(p->arena, LinView, sw->n_xs + 1);
+    int t = 0;
+    for (uint32_t i = 0; i < sw->n_gates; i++) {
+        SopInfo *g = &p->info[sw->gates[i]->id];
+        LinView *v = gv + sw->gate_base[i];
+        if (sw->gate_by_num[i]) {
+            if (!g->has_num) return plan_error(p, g->node, "has no numerical encoding (internal compiler error)");
+            double v0 = value_as_double(g->vs.vals[0]), v1 = value_as_double(g->vs.vals[1]), w = v1 - v0;
+            v[0] = lv_combine(p->arena, -1 / w, g->num, v1 / w, lv_unit(p->arena, DIM_ONE, 1));
+            v[1] = lv_combine(p->arena, 1 / w, g->num, -v0 / w, lv_unit(p->arena, DIM_ONE, 1));
+        } else {
+            if (!g->has_cat && !plan_convert_to_cat(p, g)) return false;
+            memcpy(v, g->cat, g->vs.n * sizeof *v);
+        }
+        for (size_t k = 0; k < (sw->gate_by_num[i] ? 2 : g->vs.n); k++) t = plan_view_time(p, v[k], t);
+    }
+    for (uint32_t j = 0; j < sw->n_xs; j++) {
+        SopInfo *x = &p->info[sw->xs[j]->id];
+        if (!x->has_num) return plan_error(p, x->node, "has no numerical encoding (internal compiler error)");
+        xv[j] = x->num;
+        t = plan_view_time(p, xv[j], t);
+    }
+    MlpOp *m = plan_new_mlp(p);
+    int slot = next_slot(t, false);
+    m->layer = slot_layer(slot);
+    m->node = info->node;
+    m->fn = MLP_FN_SWITCH;
+    m->sw = sw;
+    m->gate_views = gv;
+    m->x_views = xv;
+    plan_mlp_output(p, m, info, true);
+    info->time = slot;
+    return true;
+}
+
 static bool plan_map(Plan *p, SopInfo *info, MapClass cls, const IrNode *out) {
     const IrNode *n = info->node;
     if (cls == MAP_GATED) return plan_gated(p, info);
+    if (cls == MAP_SWITCH) return plan_switch(p, info);
     if (cls == MAP_REAL) return plan_real(p, info);
     info->time = 0;
     for (uint32_t j = 0; j < n->u.map.nargs; j++) {
@@ -621,13 +664,7 @@ bool plan_build(Plan *p, const IrNode *out) {
                          (info->pos->dep == POS_CONST || info->pos->dep == POS_I) && n->kind != IR_INDICES &&
                          n->kind != IR_CONST && n->kind != IR_LENGTH;
     }
-    for (size_t id = 0; id < count; id++) {
-        SopInfo *info = &p->info[id];
-        if (info->reachable && info->node->kind == IR_MAP) {
-            cls[id] = map_classify(p, info->node, cls);
-            info->has_mlp_leaves = cls[id] == MAP_MLP;
-        }
-    }
+    classify_maps(p, out, cls);
     plan_demand(p, out, cls);
     for (size_t id = 0; id < count; id++) { /* inf and nan: what no residual number can carry */
         const SopInfo *info = &p->info[id];

@@ -75,6 +75,14 @@ bool schedule_check(Plan *p) {
         bool two = op->fn == MLP_FN_PRODUCT || op->fn == MLP_FN_PWL_PRODUCT;
         if ((op->fn == MLP_FN_PWL || two) && !reads_ok(p, &w, op->x_view, at, op->node, "MLP")) return false;
         if (two && !reads_ok(p, &w, op->y_view, at, op->node, "MLP")) return false;
+        if (op->fn == MLP_FN_SWITCH) {
+            size_t n_views = op->sw->n_gates ? op->sw->gate_base[op->sw->n_gates - 1] : 0;
+            if (op->sw->n_gates) n_views += op->sw->gate_by_num[op->sw->n_gates - 1] ? 2 : p->info[op->sw->gates[op->sw->n_gates - 1]->id].vs.n;
+            for (size_t v = 0; v < n_views; v++)
+                if (!reads_ok(p, &w, op->gate_views[v], at, op->node, "MLP gate")) return false;
+            for (uint32_t j = 0; j < op->sw->n_xs; j++)
+                if (!reads_ok(p, &w, op->x_views[j], at, op->node, "MLP")) return false;
+        }
         if (op->fn == MLP_FN_GATED) {
             if (!reads_ok(p, &w, op->y_view, at, op->node, "MLP")) return false;
             if (op->gated->y2 && !reads_ok(p, &w, op->y2_view, at, op->node, "MLP")) return false;

@@ -5,7 +5,8 @@
 # self-check compares the model with the reference evaluator before writing it) and verified with
 # rasprun --verify --random RANDOM (default 100), exactly and typed. `make conformance` runs every
 # entry, `make verify` these with 500 random inputs. The list grows as entries compile; an entry
-# that stops compiling or disagrees fails the run.
+# that stops compiling or disagrees fails the run. Then rover on 1000 well-formed queries
+# (tests/rover_queries.py).
 bin=${1:?usage: tests/corpus.sh BINDIR [RANDOM]}
 random=${2:-100}
 corpus=../shared/corpus
@@ -22,4 +23,6 @@ rc=$?
 echo "$out" | grep -v '^ok ' || true
 n_ok=$(echo "$out" | grep -c '^ok ')
 echo "corpus: $n_ok passed, $(echo "$out" | tail -n 1)"
+# rover on well-formed queries (random ones are almost all malformed), and its layer count
+python3 tests/rover_queries.py "$bin" 1000 26 || rc=1
 exit $rc

@@ -141,15 +141,16 @@ static const Case cases[] = {
     {"the tokens are never read: their type comes from the vocabulary", "tokens = tokens_int; r = indices + 1;", "r",
      "0..3", 4, 4, 0},
     /* long addition's carry (eqsel-001): a chain of conditionals on the token is a view of its
-     * one-hot, and the carry reads (v1, indices > a, d) through the sum v1 + v2: 3 layers, not 4 */
-    {"a sum of a mean and a gated digit, compared: fused through the sum into what the digit reads",
+     * one-hot, and the carry reads (v1, indices > a, d) through the sum v1 + v2: 3 layers, not 4;
+     * as a switch (gates v1, tokens, indices; a through its thresholds), 2 */
+    {"a sum of a mean and a gated digit, compared: a switch in the means' layer",
      "a = aggregate(select(tokens, \"+\", ==), indices);\n"
      "d = 5 if tokens == \"5\" else (3 if tokens == \"3\" else (1 if tokens == \"1\" else 0));\n"
      "v2 = d if indices > a else 0;\n"
      "v1 = aggregate(select(indices, 0, ==), d, 0);\n"
      "c = v1 + v2 > 4;\n"
      "r = aggregate(select(indices, indices, <=), indicator(c));\n",
-     "r", "0135+", 11, 5, 3},
+     "r", "0135+", 11, 5, 2},
     /* fuzz_compile findings */
     {"two leaves with kind blocks: each block is read after it is computed",
      "x = (length / 2) if tokens == \"a\" else indices; r = x % aggregate(select(tokens, tokens, ==), length);", "r",
@@ -470,6 +471,24 @@ static const Case cases[] = {
     {"2 ^ 53 - 1.5 or a small number, plus 0.0, read per length",
      "x = ((2 ^ 53 - 1.5) if (length / 2 % 2) else (length / 2 if indicator(tokens == \"a\") else indices + 1)); r = x + 0.0;",
      "r", "ab", 7, 7, -1},
+    /* switches (switch.c): a map of thresholds of means and booleans in the MLP of the means' own
+     * layer, where each assignment of the booleans leaves one mean that matters */
+    {"a mux of two thresholds of means, by a token test: a switch, 1 layer",
+     "m1 = aggregate(select(tokens, tokens, ==), indicator(indices == 0));\n"
+     "m2 = aggregate(select(indices, indices, <=), indicator(tokens == \"b\"));\n"
+     "r = (m1 > 0) if tokens == \"c\" else (m2 > 0.5);", "r", "abc", 24, 6, 1},
+    {"an or over tokens == e of thresholds of three means (rover's type1_to_alltype2): a switch, 1 layer",
+     "m1 = aggregate(select(tokens, \"a\", ==), indicator(indices == 1)); m2 = aggregate(select(indices, indices, <), "
+     "indicator(tokens == \"a\"));\n m3 = aggregate(select(indices, indices, >), indicator(tokens == \"b\"));\n"
+     "r = (m1 > 0 and tokens == \"a\") or (m2 > 0.4 and tokens == \"b\") or (m3 > 0 and tokens == \"c\");",
+     "r", "abc", 24, 6, 1},
+    {"a string chosen by a threshold of a mean and a test of the index: a switch, 1 layer",
+     "m = aggregate(select(indices, indices, <=), indicator(tokens == \"a\"));\n"
+     "r = (\"x\" if m > 0.5 else \"y\") if indices > 3 else (\"z\" if tokens == \"b\" else \"x\");", "r", "ab", 30, 9, 1},
+    {"two thresholds that matter together (no switch: a table of both means)",
+     "m1 = aggregate(select(tokens, tokens, ==), indicator(indices == 0));\n"
+     "m2 = aggregate(select(indices, indices, <=), indicator(tokens == \"b\"));\n"
+     "r = m1 > 0.3 and m2 > 0.5;", "r", "abc", 7, 6, -1},
     /* fuzz_compile (run 26): an output that raises at every length was read per length, with no
      * value at any length, and the model could not load */
     {"an output that raises at every length (fuzz26-1)",
