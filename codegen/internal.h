@@ -147,16 +147,19 @@ typedef struct Gated {
     bool *on_y2;
 } Gated;
 
-/* A map computed as a switch (switch.c): for each assignment (case) of its gates, s-ops of few
- * values read through one-hot views, a step function of at most one of its numeric leaves. */
-enum { SW_MAX_LEAVES = 16 };
+/* A map computed as a switch (switch.c): for each case, an assignment of some of its gates
+ * (s-ops of few values read through one-hot views; the cases are the leaves of a decision tree
+ * over them, so they partition every assignment), a step function of at most one of its numeric
+ * leaves. */
+enum { SW_MAX_LEAVES = 32, SW_OPEN = UINT32_MAX };
 typedef struct Switch {
     uint32_t n_gates, n_xs;
     const IrNode *gates[SW_MAX_LEAVES], *xs[SW_MAX_LEAVES];
     bool gate_by_num[SW_MAX_LEAVES]; /* a gate of two numbers read through its numerical view */
     uint32_t gate_base[SW_MAX_LEAVES]; /* gate i's value v has view gate_base[i] + v (MlpOp.gate_views) */
     size_t n_cases;
-    uint32_t *gate_val;   /* case c, gate i: its value's index in the gate's set, at [c * n_gates + i] */
+    uint32_t *gate_val;   /* case c, gate i: its value's index in the gate's set, or SW_OPEN (any),
+                             at [c * n_gates + i] */
     int32_t *x_of;        /* per case: the numeric leaf it reads, or -1 (a constant) */
     uint32_t *first;      /* per case: its value (index in the map's set) at that leaf's least value */
     size_t *step_start;   /* per case: its steps, [step_start[c], step_start[c + 1]) */
@@ -659,7 +662,8 @@ ValueResult plan_fused_apply(Plan *p, const IrNode *n, const IrNode *const *leav
                              const Value *leaf_vals, char *msg, size_t msgsize);
 
 /* switch.c: whether map n is a switch over these gates and numeric leaves (see Switch); fills
- * *out (arena) when it is, within SW_MAX_CASES cases and SW_MAX_UNITS units. */
+ * *out (arena) when it is, within SW_MAX_CASES cases and SW_MAX_UNITS units, without the gates
+ * and leaves no case reads. */
 enum { SW_MAX_CASES = 4096, SW_MAX_UNITS = 1 << 14 };
 bool switch_analyse(Plan *p, const IrNode *n, const IrNode *const *gates, const bool *gate_by_num, uint32_t n_gates,
                     const IrNode *const *xs, uint32_t n_xs, Switch *out);

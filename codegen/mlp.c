@@ -773,10 +773,17 @@ static bool tabulate_gated(Tab *t, int gate, bool by_size, HiddenBuf *hb, double
 static bool switch_units(Plan *p, const MlpOp *op, HiddenBuf *hb) {
     const Switch *sw = op->sw;
     for (size_t c = 0; c < sw->n_cases; c++) {
-        /* agree: the case's gate one-hots minus their number: 0 where the case holds, <= -1 elsewhere */
-        LinView agree = lv_unit(p->arena, DIM_ONE, -(double)sw->n_gates);
-        for (uint32_t i = 0; i < sw->n_gates; i++)
-            agree = lv_combine(p->arena, 1, agree, 1, op->gate_views[sw->gate_base[i] + sw->gate_val[c * sw->n_gates + i]]);
+        /* agree: the one-hots of the gates the case sets, minus their number: 0 where the case
+         * holds, <= -1 elsewhere */
+        LinView agree = lv_empty();
+        double set = 0;
+        for (uint32_t i = 0; i < sw->n_gates; i++) {
+            uint32_t v = sw->gate_val[c * sw->n_gates + i];
+            if (v == SW_OPEN) continue;
+            agree = lv_combine(p->arena, 1, agree, 1, op->gate_views[sw->gate_base[i] + v]);
+            set++;
+        }
+        agree = lv_combine(p->arena, 1, agree, -set, lv_unit(p->arena, DIM_ONE, 1));
         GridOut none = {false, 0, 0, {0}}, prev = {true, sw->first[c], 0, {0}};
         out_change(hb, hidden_add(p, hb, agree, 1, 1), op, &none, &prev, +1);
         for (size_t s = sw->step_start[c]; s < sw->step_start[c + 1]; s++) {

@@ -26,7 +26,7 @@ enum { SW_MAX_COMBOS = 4096 };
 /* What a node is under the current case: a constant v, or dependent on the numeric leaves in
  * mask; !ok where it raises or is no map of the leaves. */
 typedef struct Dep {
-    uint32_t mask;
+    uint64_t mask; /* bit j: numeric leaf j; bit 32 + i: gate i, where the case leaves it open */
     bool ok;
     Value v;
     uint32_t stamp;
@@ -37,7 +37,9 @@ typedef struct SwCtx {
     const Switch *sw;
     Dep *memo;          /* by node id, valid when its stamp is the current one */
     uint32_t stamp;
-    const Value *gate_v; /* the case's gate values */
+    Value *gate_v;      /* the case's gate values, where gate_set */
+    uint32_t *gate_idx; /* their indices in the gates' sets */
+    bool *gate_set;
     int x;              /* the numeric leaf fixed to x_v, or -1 */
     Value x_v;
     Value *res;         /* SW_MAX_COMBOS results of one map (apply_or_prove) */
@@ -61,7 +63,7 @@ static const ValueSet *candidates(const SwCtx *c, const IrNode *a) {
  * combination of the varying ones' sets, depending on the leaves of those that change its value
  * for some setting of the others (`c if g else d` with g fixed: on c's alone), constant when none
  * does. Where a combination raises, on all of them. */
-static Dep apply_or_prove(SwCtx *c, const IrNode *n, const Dep *a, uint32_t mask) {
+static Dep apply_or_prove(SwCtx *c, const IrNode *n, const Dep *a, uint64_t mask) {
     char msg[160];
     Value in[3];
     uint32_t nargs = n->u.map.nargs;
@@ -86,7 +88,7 @@ static Dep apply_or_prove(SwCtx *c, const IrNode *n, const Dep *a, uint32_t mask
         if (!r.ok) return (Dep){mask, true, {0}, 0};
         res[k] = r.value;
     }
-    uint32_t on = 0;
+    uint64_t on = 0;
     for (uint32_t j = 0; j < nargs; j++) {
         if (!set[j]) continue;
         bool matters = false;
@@ -102,15 +104,17 @@ static Dep dep_of(SwCtx *c, const IrNode *n) {
     if (m->stamp == c->stamp) return *m;
     Dep d = {0, true, {0}, 0};
     int k;
-    if ((k = leaf_index(c->sw->gates, c->sw->n_gates, n)) >= 0) d.v = c->gate_v[k];
-    else if ((k = leaf_index(c->sw->xs, c->sw->n_xs, n)) >= 0) {
+    if ((k = leaf_index(c->sw->gates, c->sw->n_gates, n)) >= 0) {
+        if (c->gate_set[k]) d.v = c->gate_v[k];
+        else d.mask = (uint64_t)1 << (32 + k);
+    } else if ((k = leaf_index(c->sw->xs, c->sw->n_xs, n)) >= 0) {
         if (k == c->x) d.v = c->x_v;
-        else d.mask = 1u << k;
+        else d.mask = (uint64_t)1 << k;
     } else if (n->kind == IR_CONST) d.v = n->u.constant;
     else if (n->kind != IR_MAP) d.ok = false;
     else {
         Dep a[3];
-        uint32_t mask = 0;
+        uint64_t mask = 0;
         for (uint32_t j = 0; j < n->u.map.nargs && d.ok; j++) {
             a[j] = dep_of(c, n->u.map.args[j]);
             d.ok = a[j].ok;
@@ -134,100 +138,172 @@ static bool value_at(SwCtx *c, const IrNode *n, Value xv, uint32_t *index) {
     return true;
 }
 
+/* The cases found so far (growing arrays) and the switch's units. */
+typedef struct Build {
+    size_t cap_cases, cap_steps, n_steps;
+} Build;
+
+static void add_case(SwCtx *c, Build *b) {
+    Switch *sw = (Switch *)c->sw;
+    Plan *p = c->p;
+    uint32_t ng = sw->n_gates ? sw->n_gates : 1;
+    if (sw->n_cases == b->cap_cases) {
+        size_t cap = b->cap_cases ? 2 * b->cap_cases : 16;
+        sw->gate_val = arena_grow(p->arena, sw->gate_val, sw->n_cases * ng, cap * ng, sizeof *sw->gate_val);
+        sw->x_of = arena_grow(p->arena, sw->x_of, sw->n_cases, cap, sizeof *sw->x_of);
+        sw->first = arena_grow(p->arena, sw->first, sw->n_cases, cap, sizeof *sw->first);
+        sw->step_start = arena_grow(p->arena, sw->step_start, sw->n_cases + 1, cap + 1, sizeof *sw->step_start);
+        b->cap_cases = cap;
+    }
+    size_t k = sw->n_cases++;
+    for (uint32_t i = 0; i < sw->n_gates; i++) sw->gate_val[k * ng + i] = c->gate_set[i] ? c->gate_idx[i] : SW_OPEN;
+    sw->step_start[k] = b->n_steps;
+}
+
+static bool add_step(SwCtx *c, Build *b, double lo, double hi, uint32_t to) {
+    Switch *sw = (Switch *)c->sw;
+    Plan *p = c->p;
+    if (b->n_steps == b->cap_steps) {
+        size_t cap = b->cap_steps ? 2 * b->cap_steps : 64;
+        sw->step_lo = arena_grow(p->arena, sw->step_lo, b->n_steps, cap, sizeof *sw->step_lo);
+        sw->step_hi = arena_grow(p->arena, sw->step_hi, b->n_steps, cap, sizeof *sw->step_hi);
+        sw->step_to = arena_grow(p->arena, sw->step_to, b->n_steps, cap, sizeof *sw->step_to);
+        b->cap_steps = cap;
+    }
+    sw->step_lo[b->n_steps] = lo;
+    sw->step_hi[b->n_steps] = hi;
+    sw->step_to[b->n_steps++] = to;
+    sw->units += 2;
+    return sw->units <= SW_MAX_UNITS;
+}
+
+/* The cases under the gates set so far: one, when the map no longer depends on an open gate and
+ * reads one numeric leaf at most (its steps along that leaf); else one subtree per value of the
+ * first open gate it depends on. False where a case raises or reads two leaves, or past the
+ * limits. */
+static bool explore(SwCtx *c, const IrNode *n, Build *b) {
+    Switch *sw = (Switch *)c->sw;
+    const ValueSet *out_vs = &c->p->info[n->id].vs;
+    c->x = -1;
+    c->stamp++;
+    Dep d = dep_of(c, n);
+    if (!d.ok) return false;
+    uint32_t open = (uint32_t)(d.mask >> 32), xs = (uint32_t)d.mask;
+    if (open) {
+        int i = __builtin_ctz(open);
+        const ValueSet *g = &c->p->info[sw->gates[i]->id].vs;
+        c->gate_set[i] = true;
+        for (size_t v = 0; v < g->n; v++) {
+            c->gate_v[i] = g->vals[v];
+            c->gate_idx[i] = (uint32_t)v;
+            if (!explore(c, n, b)) return false;
+        }
+        c->gate_set[i] = false;
+        return true;
+    }
+    if ((xs & (xs - 1)) || sw->n_cases == SW_MAX_CASES) return false; /* two leaves matter here */
+    add_case(c, b);
+    size_t k = sw->n_cases - 1;
+    sw->units++;
+    sw->x_of[k] = -1;
+    if (!xs) {
+        size_t at;
+        if (!vs_contains(out_vs, d.v, &at)) return false;
+        sw->first[k] = (uint32_t)at;
+        return true;
+    }
+    int j = __builtin_ctz(xs);
+    const ValueSet *x = &c->p->info[sw->xs[j]->id].vs;
+    sw->x_of[k] = j;
+    c->x = j;
+    uint32_t prev;
+    if (!value_at(c, n, x->vals[0], &prev)) return false;
+    sw->first[k] = prev;
+    for (size_t i = 1; i < x->n; i++) {
+        uint32_t cur;
+        if (!value_at(c, n, x->vals[i], &cur)) return false;
+        if (cur == prev) continue;
+        double lo = value_as_double(x->vals[i - 1]), hi = value_as_double(x->vals[i]);
+        /* the ramp's slope times the leaf's reach stays far inside float64 (its rounding must
+         * stay below a quarter of the step) */
+        double reach = fmax(fabs(lo), fabs(sw->x_max[j])) + sw->x_max[j] - lo;
+        if (reach / (hi - lo) > 1e8 || !add_step(c, b, lo, hi, cur)) return false;
+        prev = cur;
+    }
+    return true;
+}
+
+/* Drops the gates no case sets and the numeric leaves no case reads: the MLP need not wait for
+ * them. */
+static void prune(Plan *p, Switch *sw) {
+    uint32_t ng = sw->n_gates, keep = 0, map[SW_MAX_LEAVES];
+    for (uint32_t i = 0; i < ng; i++) {
+        bool used = false;
+        for (size_t k = 0; k < sw->n_cases && !used; k++) used = sw->gate_val[k * ng + i] != SW_OPEN;
+        map[i] = used ? keep++ : SW_OPEN;
+    }
+    uint32_t *vals = ARENA_ARRAY(p->arena, uint32_t, sw->n_cases * (keep ? keep : 1));
+    for (size_t k = 0; k < sw->n_cases; k++)
+        for (uint32_t i = 0; i < ng; i++)
+            if (map[i] != SW_OPEN) vals[k * keep + map[i]] = sw->gate_val[k * ng + i];
+    for (uint32_t i = 0; i < ng; i++)
+        if (map[i] != SW_OPEN) {
+            sw->gates[map[i]] = sw->gates[i];
+            sw->gate_by_num[map[i]] = sw->gate_by_num[i];
+        }
+    sw->gate_val = vals;
+    sw->n_gates = keep;
+    for (uint32_t i = 0; i < keep; i++)
+        sw->gate_base[i] = i ? sw->gate_base[i - 1] + (uint32_t)p->info[sw->gates[i - 1]->id].vs.n : 0;
+    uint32_t nx = 0, xmap[SW_MAX_LEAVES];
+    for (uint32_t j = 0; j < sw->n_xs; j++) {
+        bool used = false;
+        for (size_t k = 0; k < sw->n_cases && !used; k++) used = sw->x_of[k] == (int32_t)j;
+        xmap[j] = used ? nx++ : SW_OPEN;
+        if (used) {
+            sw->xs[xmap[j]] = sw->xs[j];
+            sw->x_max[xmap[j]] = sw->x_max[j];
+        }
+    }
+    for (size_t k = 0; k < sw->n_cases; k++)
+        if (sw->x_of[k] >= 0) sw->x_of[k] = (int32_t)xmap[sw->x_of[k]];
+    sw->n_xs = nx;
+}
+
 bool switch_analyse(Plan *p, const IrNode *n, const IrNode *const *gates, const bool *gate_by_num, uint32_t n_gates,
                     const IrNode *const *xs, uint32_t n_xs, Switch *out) {
     const ValueSet *out_vs = &p->info[n->id].vs;
     /* equal numbers of two kinds would need a kind block, which kinds.c computes from the map's
      * arguments, not from a switch's leaves */
-    if (out_vs->unbounded || out_vs->approx || !out_vs->n || vs_kind_collisions(out_vs)) return false;
+    if (out_vs->unbounded || out_vs->approx || !out_vs->n || vs_kind_collisions(out_vs) || n_gates > SW_MAX_LEAVES ||
+        n_xs > SW_MAX_LEAVES)
+        return false;
     memset(out, 0, sizeof *out);
     out->n_gates = n_gates;
     out->n_xs = n_xs;
-    double cases = 1;
     for (uint32_t i = 0; i < n_gates; i++) {
         const ValueSet *g = &p->info[gates[i]->id].vs;
         if (g->unbounded || g->approx || !g->n) return false;
         out->gates[i] = gates[i];
         out->gate_by_num[i] = gate_by_num[i];
-        out->gate_base[i] = i ? out->gate_base[i - 1] + (uint32_t)p->info[gates[i - 1]->id].vs.n : 0;
-        cases *= (double)g->n;
     }
-    if (cases > SW_MAX_CASES) return false;
     for (uint32_t j = 0; j < n_xs; j++) {
         const ValueSet *x = &p->info[xs[j]->id].vs;
         /* distinct numbers, each exact as a double: the view carries them */
-        if (x->unbounded || x->approx || !x->numeric || !vs_decodable(x, false, NULL) ||
-            vs_inexact_as_numbers(x))
+        if (x->unbounded || x->approx || !x->numeric || !vs_decodable(x, false, NULL) || vs_inexact_as_numbers(x))
             return false;
         out->xs[j] = xs[j];
         out->x_max[j] = value_as_double(x->vals[x->n - 1]);
     }
-    size_t nc = (size_t)cases;
-    out->n_cases = nc;
-    out->gate_val = ARENA_ARRAY(p->arena, uint32_t, nc * (n_gates ? n_gates : 1));
-    out->x_of = ARENA_ARRAY(p->arena, int32_t, nc);
-    out->first = ARENA_ARRAY(p->arena, uint32_t, nc);
-    out->step_start = ARENA_ARRAY(p->arena, size_t, nc + 1);
-    size_t cap = 64, n_steps = 0;
-    out->step_lo = ARENA_ARRAY(p->arena, double, cap);
-    out->step_hi = ARENA_ARRAY(p->arena, double, cap);
-    out->step_to = ARENA_ARRAY(p->arena, uint32_t, cap);
-    SwCtx c = {p, out, ARENA_ARRAY(p->arena, Dep, (size_t)n->id + 1), 0, NULL, -1, {0},
-               ARENA_ARRAY(p->arena, Value, SW_MAX_COMBOS)};
     Value gv[SW_MAX_LEAVES];
-    c.gate_v = gv;
-    for (size_t k = 0; k < nc; k++) {
-        size_t rest = k;
-        for (uint32_t i = 0; i < n_gates; i++) { /* case k: gate 0 fastest */
-            const ValueSet *g = &p->info[gates[i]->id].vs;
-            out->gate_val[k * n_gates + i] = (uint32_t)(rest % g->n);
-            gv[i] = g->vals[rest % g->n];
-            rest /= g->n;
-        }
-        c.x = -1;
-        c.stamp++;
-        Dep d = dep_of(&c, n);
-        if (!d.ok || (d.mask & (d.mask - 1))) return false; /* raises, or reads two leaves */
-        out->step_start[k] = n_steps;
-        out->x_of[k] = -1;
-        if (!d.mask) {
-            size_t at;
-            if (!vs_contains(out_vs, d.v, &at)) return false;
-            out->first[k] = (uint32_t)at;
-            out->units++;
-            continue;
-        }
-        int j = __builtin_ctz(d.mask);
-        const ValueSet *x = &p->info[xs[j]->id].vs;
-        out->x_of[k] = j;
-        c.x = j;
-        uint32_t prev;
-        if (!value_at(&c, n, x->vals[0], &prev)) return false;
-        out->first[k] = prev;
-        out->units++;
-        for (size_t i = 1; i < x->n; i++) {
-            uint32_t cur;
-            if (!value_at(&c, n, x->vals[i], &cur)) return false;
-            if (cur == prev) continue;
-            double lo = value_as_double(x->vals[i - 1]), hi = value_as_double(x->vals[i]);
-            /* the ramp's slope times the leaf's reach stays far inside float64 (its rounding
-             * must stay below a quarter of the step) */
-            double reach = fmax(fabs(lo), fabs(out->x_max[j])) + out->x_max[j] - lo;
-            if (reach / (hi - lo) > 1e8) return false;
-            if (n_steps == cap) {
-                out->step_lo = arena_grow(p->arena, out->step_lo, n_steps, 2 * cap, sizeof *out->step_lo);
-                out->step_hi = arena_grow(p->arena, out->step_hi, n_steps, 2 * cap, sizeof *out->step_hi);
-                out->step_to = arena_grow(p->arena, out->step_to, n_steps, 2 * cap, sizeof *out->step_to);
-                cap *= 2;
-            }
-            out->step_lo[n_steps] = lo;
-            out->step_hi[n_steps] = hi;
-            out->step_to[n_steps++] = cur;
-            out->units += 2;
-            prev = cur;
-        }
-        if (out->units > SW_MAX_UNITS) return false;
-    }
-    out->step_start[nc] = n_steps;
+    uint32_t gi[SW_MAX_LEAVES];
+    bool gs[SW_MAX_LEAVES] = {false};
+    SwCtx c = {p, out, ARENA_ARRAY(p->arena, Dep, (size_t)n->id + 1), 0, gv, gi, gs, -1, {0},
+               ARENA_ARRAY(p->arena, Value, SW_MAX_COMBOS)};
+    Build b = {0, 0, 0};
+    if (!explore(&c, n, &b)) return false;
+    add_case(&c, &b); /* the end of the last case's steps */
+    out->n_cases--;
+    prune(p, out);
     return true;
 }
