@@ -275,10 +275,11 @@ static int est_time(Plan *p, const IrNode *x, const MapClass *cls, bool as_leaf)
         break;
     }
     case IR_MAP:
-        if (cls[x->id] == MAP_SWITCH) { /* it reads widths by value */
+        if (cls[x->id] == MAP_SWITCH) { /* it reads widths by value, or by u (Switch.x_u) */
             for (uint32_t k = 0; k < info->sw->n_gates + info->sw->n_xs; k++) {
-                const IrNode *l = k < info->sw->n_gates ? info->sw->gates[k] : info->sw->xs[k - info->sw->n_gates];
-                int a = est_time(p, l, cls, false);
+                bool gate = k < info->sw->n_gates;
+                const IrNode *l = gate ? info->sw->gates[k] : info->sw->xs[k - info->sw->n_gates];
+                int a = est_time(p, l, cls, !gate && info->sw->x_u[k - info->sw->n_gates]);
                 if (a > t) t = a;
             }
             t = next_slot(t, false);
@@ -616,6 +617,14 @@ static bool switch_through(Plan *p, const IrNode *x, const MapClass *cls) {
  * leaves: n's arguments, with every map among those available last read through until none of
  * those is a map; then the ones with a one-hot block (or two numbers) gate, the rest are its
  * numeric leaves. */
+/* Whether s-op x is a width (or the length) a switch can read through its one head's u. */
+static bool via_u(Plan *p, const IrNode *x) {
+    return x->kind == IR_LENGTH || (x->kind == IR_SELECTOR_WIDTH && width_terms(p, x) == 1);
+}
+
+/* When a switch can read x: a width from its head's u, anything else as a value. */
+static int switch_time(Plan *p, const IrNode *x, const MapClass *cls) { return est_time(p, x, cls, via_u(p, x)); }
+
 static Switch *try_switch(Plan *p, const IrNode *n, const MapClass *cls, int slot) {
     enum { CAP = 2 * SW_MAX_LEAVES + 3 };
     const IrNode *set[CAP];
@@ -625,7 +634,7 @@ static Switch *try_switch(Plan *p, const IrNode *n, const MapClass *cls, int slo
     for (;;) {
         latest = 0;
         for (uint32_t k = 0; k < ns; k++) {
-            int t = est_time(p, set[k], cls, false);
+            int t = switch_time(p, set[k], cls);
             if (t > latest) latest = t;
         }
         const IrNode *next[CAP];
@@ -633,7 +642,7 @@ static Switch *try_switch(Plan *p, const IrNode *n, const MapClass *cls, int slo
         bool through = false;
         for (uint32_t k = 0; k < ns; k++) {
             if (nn + 3 > CAP) return NULL;
-            if (est_time(p, set[k], cls, false) == latest && switch_through(p, set[k], cls)) {
+            if (switch_time(p, set[k], cls) == latest && switch_through(p, set[k], cls)) {
                 for (uint32_t j = 0; j < set[k]->u.map.nargs; j++) add_leaf(next, &nn, set[k]->u.map.args[j]);
                 through = true;
             } else {
@@ -666,23 +675,29 @@ static Switch *try_switch(Plan *p, const IrNode *n, const MapClass *cls, int slo
     }
     if (ns == 0 || ns > SW_MAX_LEAVES || next_slot(latest, false) >= slot) return NULL;
     const IrNode *gates[SW_MAX_LEAVES], *xs[SW_MAX_LEAVES];
-    bool by_num[SW_MAX_LEAVES];
+    bool by_num[SW_MAX_LEAVES], x_u[SW_MAX_LEAVES];
     uint32_t ng = 0, nx = 0;
     for (uint32_t k = 0; k < ns; k++) {
         const ValueSet *vs = &p->info[set[k]->id].vs;
         bool finite = !vs->unbounded && vs->n > 0;
-        if (finite && vs->n <= 64 && gate_capable(p, set[k], cls)) {
+        /* a width whose one-hot would come too late: by its u */
+        bool u = via_u(p, set[k]) && est_time(p, set[k], cls, false) >= next_slot(latest, false);
+        if (u) {
+            x_u[nx] = true;
+            xs[nx++] = set[k];
+        } else if (finite && vs->n <= 64 && gate_capable(p, set[k], cls)) {
             by_num[ng] = false;
             gates[ng++] = set[k];
         } else if (finite && vs->n == 2 && vs->numeric && vs_decodable(vs, false, NULL) && !vs_inexact_as_numbers(vs)) {
             by_num[ng] = true; /* two numbers: which one, from the number */
             gates[ng++] = set[k];
         } else {
+            x_u[nx] = false;
             xs[nx++] = set[k];
         }
     }
     Switch *sw = ARENA_NEW(p->arena, Switch);
-    return switch_analyse(p, n, gates, by_num, ng, xs, nx, sw) ? sw : NULL;
+    return switch_analyse(p, n, gates, by_num, ng, xs, x_u, nx, sw) ? sw : NULL;
 }
 
 static MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls) {

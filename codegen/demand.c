@@ -73,7 +73,7 @@ static void real_want(Plan *p, const SopInfo *info) {
 }
 
 /* A switch reads its gates' one-hot blocks (a gate of two numbers: its number) and its numeric
- * leaves' numbers. */
+ * leaves' numbers (a width's u). */
 static void switch_want(Plan *p, const Switch *sw) {
     for (uint32_t i = 0; i < sw->n_gates; i++) {
         SopInfo *g = &p->info[sw->gates[i]->id];
@@ -81,7 +81,11 @@ static void switch_want(Plan *p, const Switch *sw) {
         if (sw->gate_by_num[i]) g->want_num = true;
         else g->want_cat = true;
     }
-    for (uint32_t j = 0; j < sw->n_xs; j++) p->info[sw->xs[j]->id].needed = p->info[sw->xs[j]->id].want_num = true;
+    for (uint32_t j = 0; j < sw->n_xs; j++) { /* a width by u: its heads, which it always has */
+        SopInfo *x = &p->info[sw->xs[j]->id];
+        x->needed = true;
+        if (!sw->x_u[j]) x->want_num = true;
+    }
 }
 
 /* The views the width heads of a selector read. */

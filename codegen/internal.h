@@ -147,25 +147,29 @@ typedef struct Gated {
     bool *on_y2;
 } Gated;
 
-/* A map computed as a switch (switch.c): for each case, an assignment of some of its gates
- * (s-ops of few values read through one-hot views; the cases are the leaves of a decision tree
- * over them, so they partition every assignment), a step function of at most one of its numeric
- * leaves. */
-enum { SW_MAX_LEAVES = 32, SW_OPEN = UINT32_MAX };
+/* A map computed as a switch (switch.c): for each case, a set of allowed values for some of its
+ * gates (s-ops of at most 64 values read through one-hot views; the cases are the leaves of a
+ * decision tree over them, so they partition every assignment), a step function of at most one of
+ * its numeric leaves. */
+enum { SW_MAX_LEAVES = 32, SW_MAX_GATE_VALUES = 64 };
+#define SW_OPEN UINT64_MAX /* a case that leaves a gate open: any of its values */
 typedef struct Switch {
     uint32_t n_gates, n_xs;
     const IrNode *gates[SW_MAX_LEAVES], *xs[SW_MAX_LEAVES];
     bool gate_by_num[SW_MAX_LEAVES]; /* a gate of two numbers read through its numerical view */
     uint32_t gate_base[SW_MAX_LEAVES]; /* gate i's value v has view gate_base[i] + v (MlpOp.gate_views) */
     size_t n_cases;
-    uint32_t *gate_val;   /* case c, gate i: its value's index in the gate's set, or SW_OPEN (any),
-                             at [c * n_gates + i] */
+    uint64_t *gate_val;   /* case c, gate i: the values it allows (bit v: the gate's v-th value),
+                             SW_OPEN for any, at [c * n_gates + i] */
     int32_t *x_of;        /* per case: the numeric leaf it reads, or -1 (a constant) */
     uint32_t *first;      /* per case: its value (index in the map's set) at that leaf's least value */
     size_t *step_start;   /* per case: its steps, [step_start[c], step_start[c + 1]) */
     double *step_lo, *step_hi; /* the consecutive values of the leaf the value changes between */
     uint32_t *step_to;    /* the value after the step */
     double x_max[SW_MAX_LEAVES];
+    /* a width or length read through its head's u = 1/(w + 1) (as -u, which grows with w): its
+     * own number comes one MLP later */
+    bool x_u[SW_MAX_LEAVES];
     size_t units;         /* hidden units: a case's first value and two per step */
 } Switch;
 
@@ -384,8 +388,10 @@ typedef struct MlpOp {
     const LinView *gate_views;
     LinView y_view;
     LinView y2_view;           /* MLP_FN_GATED with Gated.y2 */
-    const Switch *sw;          /* MLP_FN_SWITCH, with gate_views and x_views (per numeric leaf) */
+    const Switch *sw;          /* MLP_FN_SWITCH, with gate_views and x_views (per numeric leaf: its
+                                  number, or -u where x_u) */
     const LinView *x_views;
+    const bool *x_u;
     /* output: categorical block or a numerical dim */
     bool out_cat;
     const ValueSet *out_vs;
@@ -666,7 +672,7 @@ ValueResult plan_fused_apply(Plan *p, const IrNode *n, const IrNode *const *leav
  * and leaves no case reads. */
 enum { SW_MAX_CASES = 4096, SW_MAX_UNITS = 1 << 14 };
 bool switch_analyse(Plan *p, const IrNode *n, const IrNode *const *gates, const bool *gate_by_num, uint32_t n_gates,
-                    const IrNode *const *xs, uint32_t n_xs, Switch *out);
+                    const IrNode *const *xs, const bool *x_u, uint32_t n_xs, Switch *out);
 
 /* 6. demand.c: which views consumers read. selector_want, joint_want and kinds_demand are its
  * parts for selectors, joint selectors and kind blocks. */

@@ -778,9 +778,10 @@ static bool switch_units(Plan *p, const MlpOp *op, HiddenBuf *hb) {
         LinView agree = lv_empty();
         double set = 0;
         for (uint32_t i = 0; i < sw->n_gates; i++) {
-            uint32_t v = sw->gate_val[c * sw->n_gates + i];
-            if (v == SW_OPEN) continue;
-            agree = lv_combine(p->arena, 1, agree, 1, op->gate_views[sw->gate_base[i] + v]);
+            uint64_t allowed = sw->gate_val[c * sw->n_gates + i];
+            if (allowed == SW_OPEN) continue;
+            for (uint32_t v = 0; allowed >> v; v++) /* the one-hots of its allowed values: 1 or 0 */
+                if (allowed >> v & 1) agree = lv_combine(p->arena, 1, agree, 1, op->gate_views[sw->gate_base[i] + v]);
             set++;
         }
         agree = lv_combine(p->arena, 1, agree, -set, lv_unit(p->arena, DIM_ONE, 1));
@@ -788,8 +789,14 @@ static bool switch_units(Plan *p, const MlpOp *op, HiddenBuf *hb) {
         out_change(hb, hidden_add(p, hb, agree, 1, 1), op, &none, &prev, +1);
         for (size_t s = sw->step_start[c]; s < sw->step_start[c + 1]; s++) {
             int j = sw->x_of[c];
-            double lo = sw->step_lo[s], w = sw->step_hi[s] - lo;
-            double M = 2 * (sw->x_max[j] - lo) / w + 1.5; /* above the ramp's largest value, by 2 */
+            double lo = sw->step_lo[s], hi = sw->step_hi[s], top = sw->x_max[j];
+            if (op->x_u[j]) { /* read as -u = -1/(w + 1), which grows with w */
+                lo = -1 / (lo + 1);
+                hi = -1 / (hi + 1);
+                top = -1 / (top + 1);
+            }
+            double w = hi - lo;
+            double M = 2 * (top - lo) / w + 1.5; /* above the ramp's largest value, by 2 */
             /* 2 (x - lo) / w - 1/2 + M agree: flat a quarter step around each value (upstream rounding) */
             LinView in = lv_combine(p->arena, 2 / w, op->x_views[j], M, agree);
             size_t h1 = hidden_add(p, hb, in, 1, -2 * lo / w - 0.5), h2 = hidden_add(p, hb, in, 1, -2 * lo / w - 1.5);

@@ -514,8 +514,16 @@ static bool plan_switch(Plan *p, SopInfo *info) {
         }
         for (size_t k = 0; k < (sw->gate_by_num[i] ? 2 : g->vs.n); k++) t = plan_view_time(p, v[k], t);
     }
+    bool *xu = ARENA_ARRAY(p->arena, bool, sw->n_xs + 1);
     for (uint32_t j = 0; j < sw->n_xs; j++) {
         SopInfo *x = &p->info[sw->xs[j]->id];
+        if (sw->x_u[j] && x->has_u && x->n_u <= 1 && (x->n_u == 0 || x->u_coef[0] == 1)) {
+            /* -u = -1/(w + 1); a selector that never selects: w = 0 */
+            xv[j] = x->n_u ? lv_unit(p->arena, x->u_dims[0], -1) : lv_unit(p->arena, DIM_ONE, -1);
+            xu[j] = true;
+            if (x->n_u && x->u_time > t) t = x->u_time;
+            continue;
+        }
         if (!x->has_num) return plan_error(p, x->node, "has no numerical encoding (internal compiler error)");
         xv[j] = x->num;
         t = plan_view_time(p, xv[j], t);
@@ -528,6 +536,7 @@ static bool plan_switch(Plan *p, SopInfo *info) {
     m->sw = sw;
     m->gate_views = gv;
     m->x_views = xv;
+    m->x_u = xu;
     plan_mlp_output(p, m, info, true);
     info->time = slot;
     return true;

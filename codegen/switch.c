@@ -156,7 +156,8 @@ static void add_case(SwCtx *c, Build *b) {
         b->cap_cases = cap;
     }
     size_t k = sw->n_cases++;
-    for (uint32_t i = 0; i < sw->n_gates; i++) sw->gate_val[k * ng + i] = c->gate_set[i] ? c->gate_idx[i] : SW_OPEN;
+    for (uint32_t i = 0; i < sw->n_gates; i++)
+        sw->gate_val[k * ng + i] = c->gate_set[i] ? (uint64_t)1 << c->gate_idx[i] : SW_OPEN;
     sw->step_start[k] = b->n_steps;
 }
 
@@ -177,6 +178,29 @@ static bool add_step(SwCtx *c, Build *b, double lo, double hi, uint32_t to) {
     return sw->units <= SW_MAX_UNITS;
 }
 
+/* Where case e's steps end (the last case's: at n_steps). */
+static size_t steps_end(const Switch *sw, size_t e, size_t n_steps) {
+    return e + 1 < sw->n_cases ? sw->step_start[e + 1] : n_steps;
+}
+
+/* Whether cases [a, a_end) and [b, b_end) are the same but for gate i's values, steps included. */
+static bool same_cases(const Switch *sw, uint32_t i, size_t a, size_t a_end, size_t b, size_t b_end, size_t n_steps) {
+    if (a_end - a != b_end - b) return false;
+    for (size_t k = 0; k < a_end - a; k++) {
+        size_t x = a + k, y = b + k;
+        for (uint32_t g = 0; g < sw->n_gates; g++)
+            if (g != i && sw->gate_val[x * sw->n_gates + g] != sw->gate_val[y * sw->n_gates + g]) return false;
+        if (sw->x_of[x] != sw->x_of[y] || sw->first[x] != sw->first[y]) return false;
+        size_t sx = sw->step_start[x], sy = sw->step_start[y], nx = steps_end(sw, x, n_steps) - sx;
+        if (nx != steps_end(sw, y, n_steps) - sy) return false;
+        for (size_t t = 0; t < nx; t++)
+            if (sw->step_lo[sx + t] != sw->step_lo[sy + t] || sw->step_hi[sx + t] != sw->step_hi[sy + t] ||
+                sw->step_to[sx + t] != sw->step_to[sy + t])
+                return false;
+    }
+    return true;
+}
+
 /* The cases under the gates set so far: one, when the map no longer depends on an open gate and
  * reads one numeric leaf at most (its steps along that leaf); else one subtree per value of the
  * first open gate it depends on. False where a case raises or reads two leaves, or past the
@@ -189,14 +213,27 @@ static bool explore(SwCtx *c, const IrNode *n, Build *b) {
     Dep d = dep_of(c, n);
     if (!d.ok) return false;
     uint32_t open = (uint32_t)(d.mask >> 32), xs = (uint32_t)d.mask;
-    if (open) {
+    if (open) { /* a subtree per value of the gate; values with the same subtree share it */
         int i = __builtin_ctz(open);
         const ValueSet *g = &c->p->info[sw->gates[i]->id].vs;
+        size_t start[SW_MAX_GATE_VALUES + 1] = {sw->n_cases};
+        uint32_t n_groups = 0;
         c->gate_set[i] = true;
         for (size_t v = 0; v < g->n; v++) {
+            size_t at = sw->n_cases, steps = b->n_steps, units = sw->units;
             c->gate_v[i] = g->vals[v];
             c->gate_idx[i] = (uint32_t)v;
             if (!explore(c, n, b)) return false;
+            uint32_t k = 0;
+            while (k < n_groups && !same_cases(sw, i, start[k], start[k + 1], at, sw->n_cases, b->n_steps)) k++;
+            if (k == n_groups) { /* a new subtree */
+                start[++n_groups] = sw->n_cases;
+                continue;
+            }
+            for (size_t e = start[k]; e < start[k + 1]; e++) sw->gate_val[e * sw->n_gates + i] |= (uint64_t)1 << v;
+            sw->n_cases = at; /* the copy goes */
+            b->n_steps = steps;
+            sw->units = units;
         }
         c->gate_set[i] = false;
         return true;
@@ -236,18 +273,19 @@ static bool explore(SwCtx *c, const IrNode *n, Build *b) {
 /* Drops the gates no case sets and the numeric leaves no case reads: the MLP need not wait for
  * them. */
 static void prune(Plan *p, Switch *sw) {
+    enum { DROPPED = UINT32_MAX };
     uint32_t ng = sw->n_gates, keep = 0, map[SW_MAX_LEAVES];
     for (uint32_t i = 0; i < ng; i++) {
         bool used = false;
         for (size_t k = 0; k < sw->n_cases && !used; k++) used = sw->gate_val[k * ng + i] != SW_OPEN;
-        map[i] = used ? keep++ : SW_OPEN;
+        map[i] = used ? keep++ : DROPPED;
     }
-    uint32_t *vals = ARENA_ARRAY(p->arena, uint32_t, sw->n_cases * (keep ? keep : 1));
+    uint64_t *vals = ARENA_ARRAY(p->arena, uint64_t, sw->n_cases * (keep ? keep : 1));
     for (size_t k = 0; k < sw->n_cases; k++)
         for (uint32_t i = 0; i < ng; i++)
-            if (map[i] != SW_OPEN) vals[k * keep + map[i]] = sw->gate_val[k * ng + i];
+            if (map[i] != DROPPED) vals[k * keep + map[i]] = sw->gate_val[k * ng + i];
     for (uint32_t i = 0; i < ng; i++)
-        if (map[i] != SW_OPEN) {
+        if (map[i] != DROPPED) {
             sw->gates[map[i]] = sw->gates[i];
             sw->gate_by_num[map[i]] = sw->gate_by_num[i];
         }
@@ -259,10 +297,11 @@ static void prune(Plan *p, Switch *sw) {
     for (uint32_t j = 0; j < sw->n_xs; j++) {
         bool used = false;
         for (size_t k = 0; k < sw->n_cases && !used; k++) used = sw->x_of[k] == (int32_t)j;
-        xmap[j] = used ? nx++ : SW_OPEN;
+        xmap[j] = used ? nx++ : DROPPED;
         if (used) {
             sw->xs[xmap[j]] = sw->xs[j];
             sw->x_max[xmap[j]] = sw->x_max[j];
+            sw->x_u[xmap[j]] = sw->x_u[j];
         }
     }
     for (size_t k = 0; k < sw->n_cases; k++)
@@ -271,7 +310,7 @@ static void prune(Plan *p, Switch *sw) {
 }
 
 bool switch_analyse(Plan *p, const IrNode *n, const IrNode *const *gates, const bool *gate_by_num, uint32_t n_gates,
-                    const IrNode *const *xs, uint32_t n_xs, Switch *out) {
+                    const IrNode *const *xs, const bool *x_u, uint32_t n_xs, Switch *out) {
     const ValueSet *out_vs = &p->info[n->id].vs;
     /* equal numbers of two kinds would need a kind block, which kinds.c computes from the map's
      * arguments, not from a switch's leaves */
@@ -293,6 +332,7 @@ bool switch_analyse(Plan *p, const IrNode *n, const IrNode *const *gates, const 
         if (x->unbounded || x->approx || !x->numeric || !vs_decodable(x, false, NULL) || vs_inexact_as_numbers(x))
             return false;
         out->xs[j] = xs[j];
+        out->x_u[j] = x_u[j];
         out->x_max[j] = value_as_double(x->vals[x->n - 1]);
     }
     Value gv[SW_MAX_LEAVES];
