@@ -485,6 +485,10 @@ static const Case cases[] = {
     {"a string chosen by a threshold of a mean and a test of the index: a switch, 1 layer",
      "m = aggregate(select(indices, indices, <=), indicator(tokens == \"a\"));\n"
      "r = (\"x\" if m > 0.5 else \"y\") if indices > 3 else (\"z\" if tokens == \"b\" else \"x\");", "r", "ab", 30, 9, 1},
+    {"a width through its head's u or a mean, by the token: a switch, 1 layer",
+     "w = selector_width(select(tokens, tokens, ==));\n"
+     "m = aggregate(select(indices, indices, <=), indicator(tokens == \"a\"));\n"
+     "r = (w > 3) if tokens == \"a\" else (m > 0.5);", "r", "abc", 40, 6, 1},
     {"two thresholds that matter together (no switch: a table of both means)",
      "m1 = aggregate(select(tokens, tokens, ==), indicator(indices == 0));\n"
      "m2 = aggregate(select(indices, indices, <=), indicator(tokens == \"b\"));\n"
