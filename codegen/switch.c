@@ -312,10 +312,9 @@ static void prune(Plan *p, Switch *sw) {
 bool switch_analyse(Plan *p, const IrNode *n, const IrNode *const *gates, const bool *gate_by_num, uint32_t n_gates,
                     const IrNode *const *xs, const bool *x_u, uint32_t n_xs, Switch *out) {
     const ValueSet *out_vs = &p->info[n->id].vs;
-    /* equal numbers of two kinds would need a kind block, which kinds.c computes from the map's
-     * arguments, not from a switch's leaves */
-    if (out_vs->unbounded || out_vs->approx || !out_vs->n || vs_kind_collisions(out_vs) || n_gates > SW_MAX_LEAVES ||
-        n_xs > SW_MAX_LEAVES)
+    /* (equal numbers of two kinds are two members of the one-hot output: kinds.c reads the kind
+     * from it) */
+    if (out_vs->unbounded || out_vs->approx || !out_vs->n || n_gates > SW_MAX_LEAVES || n_xs > SW_MAX_LEAVES)
         return false;
     memset(out, 0, sizeof *out);
     out->n_gates = n_gates;

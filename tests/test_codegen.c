@@ -489,6 +489,10 @@ static const Case cases[] = {
      "w = selector_width(select(tokens, tokens, ==));\n"
      "m = aggregate(select(indices, indices, <=), indicator(tokens == \"a\"));\n"
      "r = (w > 3) if tokens == \"a\" else (m > 0.5);", "r", "abc", 40, 6, 1},
+    {"a switch whose values are 1, 1.0 and True (members of its one-hot output)",
+     "m1 = aggregate(select(tokens, tokens, ==), indicator(indices == 0));\n"
+     "m2 = aggregate(select(indices, indices, <=), indicator(tokens == \"b\"));\n"
+     "r = (1 if m1 > 0.5 else 1.0) if tokens == \"a\" else (m2 > 0.25);", "r", "abc", 24, 6, -1},
     {"two thresholds that matter together (no switch: a table of both means)",
      "m1 = aggregate(select(tokens, tokens, ==), indicator(indices == 0));\n"
      "m2 = aggregate(select(indices, indices, <=), indicator(tokens == \"b\"));\n"
