@@ -231,6 +231,18 @@ static bool compile_at(const IrGraph *g, const IrNode *output, const char *outpu
     return ok;
 }
 
+/* A real-valued output whose proven bound is above --tol is said, not hidden: no share of it
+ * proved less (float64 rounding of the MLPs' long sums grows as pieces get finer) or fitted the
+ * size limits. True. */
+static bool warn_above_tol(const Model *m, const IrNode *output, double target, DiagList *diags) {
+    if (m->out_error_bound > target || m->out_error_rel > target)
+        diag_warning(diags, output->loc,
+                     "the output's proven error bound, %g + %g |value|, is above the %g asked (--tol): finer "
+                     "pieces would round more in the MLPs' sums, or pass a size limit",
+                     m->out_error_bound, m->out_error_rel, target);
+    return true;
+}
+
 bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_name,
                      const CodegenOptions *opt, Model *model, DiagList *diags) {
     if (ir_is_selector(output)) {
@@ -277,9 +289,10 @@ bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_
         diag_init(&quiet, &quiet_arena);
         bool ok = compile_at(g, output, output_name, opt, s, model, &quiet, NULL);
         arena_free(&quiet_arena);
-        if (ok) return true;
+        if (ok) return warn_above_tol(model, output, target, diags);
         model_free(model);
         model_init(model);
     }
-    return compile_at(g, output, output_name, opt, share[0], model, diags, NULL);
+    return compile_at(g, output, output_name, opt, share[0], model, diags, NULL) &&
+           warn_above_tol(model, output, target, diags);
 }

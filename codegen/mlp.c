@@ -667,15 +667,21 @@ static bool product_units(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
             b2[op->out_dim] += sign / 4 * lo * lo;
             continue;
         }
-        double steps = ceil((hi - lo) / h);
-        size_t n = steps < 1 ? 1 : (size_t)steps; /* pieces: knots 0..n, the last one at hi */
-        if (n > (size_t)1 << 20) return refuse(p, op, "needs %zu linear pieces for a square (raise --tol)", n);
-        double *kx = ARENA_ARRAY(p->arena, double, n + 1), *ky = ARENA_ARRAY(p->arena, double, n + 1);
-        for (size_t i = 0; i <= n; i++) {
-            kx[i] = i == n ? hi : lo + (double)i * h;
-            ky[i] = kx[i] * kx[i];
+        /* u^2 by chords on the grid i h from 0 outward, each way: slope h on the first piece, then
+         * 2 h more at each knot, all ReLU terms positive (they add up to about u^2, where one sum
+         * from lo would cancel terms of lo^2: far more rounding), a unit per knot the range reaches */
+        for (int dir = 0; dir < 2; dir++) {
+            double reach = dir ? -lo : hi; /* how far u goes this way from 0 */
+            if (reach <= 0) continue;
+            double steps = ceil(reach / h);
+            if (steps > (double)(1 << 20)) return refuse(p, op, "needs %.0f linear pieces for a square (raise --tol)", steps);
+            LinView v = dir ? lv_combine(p->arena, -1, u, 0, lv_empty()) : u;
+            for (size_t i = 0; i < (size_t)steps; i++) {
+                size_t k = hidden_add(p, hb, v, 1, -(double)i * h);
+                hb->out_dim[k] = op->out_dim;
+                hb->out_coef[k] = sign / 4 * (i ? 2 * h : h);
+            }
         }
-        pwl_units(p, hb, u, kx, ky, n + 1, sign / 4, op->out_dim, b2);
     }
     return true;
 }

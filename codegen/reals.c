@@ -431,13 +431,15 @@ static double zero_hole(const ValueSet *B) {
 /* x * y and x / y of two real s-ops (or a real and a number): a product of two views; a divisor
  * first becomes 1 / y (realfn.c), which needs its interval to stay away from 0. */
 /* The rounding of the two squares' sums (mlp.c product_units) for |x| <= mx, |y| <= my: each
- * square of u = sc x +- y / sc (|u| <= U = 2 sqrt(mx my), sc balancing the two) is lo^2 plus a
- * ReLU term per knot, h = 2 sqrt(tol) apart over L <= 2 U, whose magnitudes add up to at most
- * lo^2 + (2 |lo| + h) L + L^2, a quarter each; one dot product sums every unit of both. */
+ * square of u = sc x +- y / sc (|u| <= U = 2 sqrt(mx my), sc balancing the two) sums positive
+ * ReLU terms at knots h = 2 sqrt(tol) apart from 0 outward, at most U / h + 1 of them non-zero
+ * (exact zeros add no rounding), to about u^2 <= U^2 + tol, a quarter each; one dot product sums
+ * both, after the hidden units' own rounding of u - k (a few ulps of U each). */
 static double squares_rounding(double mx, double my, double tol) {
-    double U = mx > 0 && my > 0 ? 2 * sqrt(mx * my) : mx + my, h = 2 * sqrt(tol), L = 2 * U;
-    double units = 2 * (ceil(L / h) + 2);
-    return rounding(2 * (U * U + (2 * U + h) * L + L * L) / 4, units + 8);
+    double U = mx > 0 && my > 0 ? 2 * sqrt(mx * my) : mx + my, h = 2 * sqrt(tol);
+    double terms = 2 * (ceil(U / h) + 1);
+    /* the sum's; then each term's, a few ulps of 2 U in u - k times its weight h / 2 */
+    return rounding((U * U + tol) / 2, terms + 8) + rounding(U * h, terms);
 }
 
 static bool real_product(Plan *p, SopInfo *info) {

@@ -870,6 +870,16 @@ START_TEST(test_real_product_bound) {
         arena_free(&a);
         compiled_free(c);
     }
+    /* asked for more than the sums' rounding allows: compiled, with the bound it proves, and said */
+    Compiled *c = compile_with("r = tokens_float * aggregate(select(indices, indices, <=), tokens_float);", "r",
+                               (CodegenOptions){.max_len = 7, .have_range = true, .range_lo = -50, .range_hi = 50,
+                                                .real_tol = 1e-8});
+    ck_assert_msg(c->ok, "%s", compiled_first_error(c));
+    bool warned = false;
+    for (size_t i = 0; i < c->diags.count; i++)
+        warned = warned || (c->diags.items[i].severity == DIAG_WARNING && strstr(c->diags.items[i].message, "--tol"));
+    ck_assert_msg(warned && c->model.out_error_bound > 1e-8, "bound %g, no warning", c->model.out_error_bound);
+    compiled_free(c);
 }
 END_TEST
 
