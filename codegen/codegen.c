@@ -232,13 +232,13 @@ static bool compile_at(const IrGraph *g, const IrNode *output, const char *outpu
 }
 
 /* A real-valued output whose proven bound is above --tol is said, not hidden: no share of it
- * proved less (float64 rounding of the MLPs' long sums grows as pieces get finer) or fitted the
- * size limits. True. */
+ * proved less (errors grow through divisions and exponentials; float64 rounding of the MLPs' long
+ * sums grows as pieces get finer) or fitted the size limits. True. */
 static bool warn_above_tol(const Model *m, const IrNode *output, double target, DiagList *diags) {
     if (m->out_error_bound > target || m->out_error_rel > target)
         diag_warning(diags, output->loc,
-                     "the output's proven error bound, %g + %g |value|, is above the %g asked (--tol): finer "
-                     "pieces would round more in the MLPs' sums, or pass a size limit",
+                     "the output's proven error bound, %g + %g |value|, is above the %g asked (--tol); "
+                     "--dump-plan shows the bound of each real s-op",
                      m->out_error_bound, m->out_error_rel, target);
     return true;
 }
