@@ -264,7 +264,11 @@ static bool jet_of(Ctx *c, const IrNode *n, Ival X, double mid, Jet *out) {
     switch (n->u.map.op) {
     case VOP_ADD: *out = jet_add(a, b, 1); return true;
     case VOP_SUB: *out = jet_add(a, b, -1); return true;
-    case VOP_MUL: *out = jet_mul(a, b); return true;
+    case VOP_MUL:
+        *out = jet_mul(a, b);
+        if (n->u.map.args[0] == n->u.map.args[1] && a.v.lo < 0 && a.v.hi > 0) /* a square: never negative */
+            out->v.lo = 0;
+        return true;
     case VOP_DIV: { /* a * (1/b): (1/b)' = -b'/b^2, (1/b)'' = 2b'^2/b^3 - b''/b^2 */
         if (iv_has_zero(b.v)) {
             snprintf(c->why, sizeof c->why, "divides by a value whose range [%g, %g] holds 0", b.v.lo, b.v.hi);
@@ -312,6 +316,7 @@ static bool jet_of(Ctx *c, const IrNode *n, Ival X, double mid, Jet *out) {
                 }
                 /* x^e near 0 with 0 < e < 2: f'' unbounded; the value range still bounds pieces */
                 Ival g = iv_pow(a.v, e);
+                if (g.lo < 0) g.lo = 0; /* a power of x >= 0, 0 rounded outward */
                 Ival inf = {-INFINITY, INFINITY};
                 *out = (Jet){g, inf, inf, inf};
                 return true;
@@ -642,7 +647,6 @@ static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, Real
             double u = stack[top - 1][0], v = stack[top - 1][1];
             Jet j;
             if (!root_jet(&c, map, ival(u, v), mid, &j)) goto fail;
-            out->range = iv_hull(out->range, j.v);
             double chord = constant ? 0 : chord_bound(j, u, v);
             double quad = constant || !quadratic ? INFINITY : quad_bound(j, u, v); /* gated MLPs: quadratics */
             if (out->relative) { /* relative to |f| on the piece */
@@ -658,6 +662,9 @@ static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, Real
                     goto fail;
                 }
                 worst = fmax(worst, chord);
+                /* f's values: the pieces kept enclose them (a piece that was split may enclose far
+                 * more: x * x over [-2, 2] as intervals is [-4, 4]) */
+                out->range = iv_hull(out->range, j.v);
                 if (out->relative) { /* f'/f and x f'/f over the piece kept */
                     double fmin_abs = fmin(fabs(j.v.lo), fabs(j.v.hi)), d1 = fmax(fabs(j.d1.lo), fabs(j.d1.hi));
                     out->log_lip = fmax(out->log_lip, d1 / fmin_abs);

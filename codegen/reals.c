@@ -187,6 +187,15 @@ static double fn_abs_err(const RealFn *fn) { return fn->err * (fn->relative ? ma
 /* The terms the MLP of fn sums: a unit per knot, two with quadratics (gated MLPs), and biases. */
 static double fn_units(const RealFn *fn) { return 4 + (double)fn->n_knots * (fn->quadratic ? 2 : 1); }
 
+/* The largest |slope| of fn's chords: the model's function, its pieces extended past the ends
+ * (constant on one side, the end piece's slope on the other), changes by at most this times the
+ * change of its input. */
+static double pieces_lip(const RealFn *fn) {
+    double l = 0;
+    for (size_t i = 0; i + 1 < fn->n_knots; i++) l = fmax(l, fabs((fn->ky[i + 1] - fn->ky[i]) / (fn->kx[i + 1] - fn->kx[i])));
+    return l;
+}
+
 /* The error of f(x') for the model's x' = x (1 + d) + e (|d| <= b.rel, |e| <= b.abs) and its
  * piecewise-linear f (realfn.c): relative for f of one sign (through log f's slope, or its
  * elasticity for x of one sign), else absolute through f's Lipschitz constant. */
@@ -212,18 +221,30 @@ static bool real_function(Plan *p, SopInfo *info, const IrNode *leaf) {
     double ex = abs_of(bound_of(xr), xr->range);
     Ival X = ival_of(xr->range.lo - ex, xr->range.hi + ex);
     RealFn fn;
-    char why[256];
+    char why[256], why_range[256];
+    bool on_range = false; /* built over the reference's range only */
     if (!realfn_build(p, n, leaf, X, p->real_tol, p->real_margin + ex, p->gated_mlp, &fn, why, sizeof why)) {
-        refuse(p, info, "%s", why);
-        return true;
+        /* it raises just outside what the reference computes ((x + 2) ^ 0.5 at -1e-14, the
+         * rounding of x + 2): built over that, the model's x' near its ends reads the end pieces'
+         * extension (constant, or their slope), within pieces_lip |x' - x| of the pieces at x */
+        on_range = ex > 0 &&
+                   realfn_build(p, n, leaf, xr->range, p->real_tol, p->real_margin + ex, false, &fn, why_range,
+                                sizeof why_range);
+        if (!on_range) { /* over the reference's range, what stops it is what matters */
+            refuse(p, info, "%s", ex > 0 ? why_range : why);
+            return true;
+        }
     }
     RealInfo *r = ARENA_NEW(p->arena, RealInfo);
     r->how = REAL_FN;
     r->fn = fn;
     r->arg = leaf;
-    double slack = fn.err * (fn.relative ? mag(fn.range) : 1);
-    r->range = ival_of(fn.range.lo - slack, fn.range.hi + slack);
-    Bound b = fn_bound(&fn, xr->range, bound_of(xr), r->range);
+    /* the reference's values: the pieces' enclosures of f (realfn.c) hold them (the model's lie
+     * within the error bound around them) */
+    r->range = ival_of(fn.range.lo, fn.range.hi);
+    Bound b = on_range ? (Bound){fn_abs_err(&fn) + carried(pieces_lip(&fn), ex) +
+                                     rounding(fmax(mag(r->range), fn.sum_mag), fn_units(&fn)), 0}
+                       : fn_bound(&fn, xr->range, bound_of(xr), r->range);
     r->err = b.abs;
     r->rel = b.rel;
     if (fn.constant_pieces) { /* finitely many values, exact outside the margins */
@@ -509,6 +530,8 @@ static bool real_product(Plan *p, SopInfo *info) {
     /* x' y' = x y (1 + dx)(1 + dy) + x (1 + dx) ey + y (1 + dy) ex + ex ey */
     Ival range = ival_of(fmin(fmin(ra.lo * rb.lo, ra.lo * rb.hi), fmin(ra.hi * rb.lo, ra.hi * rb.hi)),
                          fmax(fmax(ra.lo * rb.lo, ra.lo * rb.hi), fmax(ra.hi * rb.lo, ra.hi * rb.hi)));
+    if (a == b && n->u.map.op == VOP_MUL) /* x * x: a square, never negative */
+        range = ival_of(ra.lo >= 0 ? ra.lo * ra.lo : ra.hi <= 0 ? ra.hi * ra.hi : 0, range.hi);
     double sq = p->gated_mlp ? 0 : p->real_tol / 4; /* the two squares' chords (mlp.c) */
     double ma = mag(ra) + abs_of(ba, ra), mb = mag(rb) + abs_of(bb, rb);
     double big = (ma + mb + 1) * (ma + mb + 1); /* the gated units' magnitude */
