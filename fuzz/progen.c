@@ -607,7 +607,7 @@ static bool gen_num(Gen *g, int depth) {
 
 static bool gen_bool(Gen *g, int depth) {
     /* leaves: tokens == atom, variable, a comparison of indices */
-    static const unsigned char w[] = {3, 7, 2, /* inner: */ 5, 2, 3, 2, 2, 2, 2, 2, 2, 1};
+    static const unsigned char w[] = {3, 7, 2, /* inner: */ 5, 2, 3, 2, 2, 2, 2, 2, 2, 2, 1};
     enum { LEAVES = 3 };
     unsigned c = production(g, w, sizeof w, LEAVES, depth);
     if (c >= LEAVES) g->budget--;
@@ -724,6 +724,33 @@ static bool gen_bool(Gen *g, int depth) {
             break;
         }
         return true;
+    case 12: { /* thresholds of means chosen by token tests (rover's muxes and ors: switches) */
+        static const char *const th[] = {"0", "0.25", "1 / 3", "0.5", "2 / 7"};
+        static const char *const cmp[] = {">", ">=", "<", "=="};
+        use(g, PP_SWITCH);
+        bool mux = pick(g, 2);
+        for (int side = 0; side < 2; side++) {
+            const char *op = PICK(g, cmp), *t = PICK(g, th);
+            bput(o, side ? (mux ? " else (aggregate(" : " or (aggregate(") : "((aggregate(");
+            if (side == 0) prefix(g);
+            else if (mux) bput(o, "select(%s, %s, ==)", g->tok, g->tok);
+            else gen_sel(g, depth + 1);
+            bput(o, ", indicator(");
+            gen_bool(g, depth + 1);
+            bput(o, ")) %s %s", op, t);
+            if (mux && side == 0) {
+                bput(o, ") if (%s == ", g->tok);
+                tok_atom(g);
+                bput(o, ")");
+            } else if (!mux) {
+                bput(o, " and %s == ", g->tok);
+                tok_atom(g);
+                bput(o, ")");
+            }
+        }
+        bput(o, mux ? "))" : ")");
+        return true;
+    }
     default:
         use(g, PP_DICT);
         bput(o, "{");
@@ -1089,7 +1116,7 @@ const char *progen_prod_name(ProgenProd pp) {
         "agg_default", "width", "indicator", "cond_mixed", "cond", "dot", "agg_product", "bos_width", "dict",
         "list_index", "in", "prefix_mean", "sort", "prelude", "def", "big_const", "cmp", "logic", "str_eq",
         "concat", "sel_and", "sel_or", "sel_not", "sel_bos", "sel_computed", "sel_stable", "sel_bool", "tuple",
-        "reverse", "var",
+        "reverse", "var", "switch",
     };
     return pp < PP_COUNT ? names[pp] : "?";
 }

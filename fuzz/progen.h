@@ -72,6 +72,7 @@ typedef enum ProgenProd {
     PP_TUPLE,          /* a, b = x, y; */
     PP_REVERSE,        /* aggregate(select(indices, length - indices - 1, ==), x) */
     PP_VAR,            /* reuse of an earlier variable */
+    PP_SWITCH,         /* thresholds of means chosen by token tests (a mux, an or): codegen's switches */
     PP_COUNT
 } ProgenProd;
 
