@@ -396,10 +396,17 @@ static bool real_log_product(Plan *p, SopInfo *info, bool divide, Ival ra, Bound
     if (!realfn_build_elem(p, RE_EXP, NULL, NULL, widen(U, delta), p->real_tol / 2, &r->fn_exp, why, sizeof why))
         return false;
     double sign = (ra.lo > 0) == (rb.lo > 0) ? 1 : -1;
-    if (sign < 0) { /* -exp(u): the knots negated */
+    if (sign < 0) { /* -exp(u): the knots negated, and the middles of quadratic pieces (gated MLPs:
+                     * out21c-001, where -exp's pieces bent the way of exp's and the sign came out wrong) */
         double *ky = ARENA_ARRAY(p->arena, double, r->fn_exp.n_knots);
         for (size_t i = 0; i < r->fn_exp.n_knots; i++) ky[i] = -r->fn_exp.ky[i];
         r->fn_exp.ky = ky;
+        if (r->fn_exp.kmid) {
+            double *km = ARENA_ARRAY(p->arena, double, r->fn_exp.n_knots);
+            for (size_t i = 0; i < r->fn_exp.n_knots; i++) km[i] = -r->fn_exp.kmid[i]; /* NAN stays NAN */
+            r->fn_exp.kmid = km;
+        }
+        r->fn_exp.range = (Ival){-r->fn_exp.range.hi, -r->fn_exp.range.lo};
     }
     r->how = REAL_LOGPROD;
     r->divide = divide;

@@ -883,6 +883,42 @@ START_TEST(test_real_product_bound) {
 }
 END_TEST
 
+/* outsider finding (out21c-001): with gated MLPs a quotient of a negative function by a positive
+ * real, in the log domain, took -exp's knots negated but not the middles of its quadratic pieces:
+ * the model's sign was wrong on every input (the self-check caught it; --no-selfcheck wrote it) */
+START_TEST(test_real_negative_log_product) {
+    static const char *const progs[] = {
+        "x = tokens_float; r = (0 - x * x) / x;",
+        "x = tokens_float; r = (0 - 2 ^ x) / x;",
+        "x = tokens_float; r = (1 / (x - 5)) / (x + 1);",
+    };
+    for (size_t i = 0; i < sizeof progs / sizeof *progs; i++) {
+        Compiled *c = compile_with(progs[i], "r", (CodegenOptions){.max_len = 4, .have_range = true, .range_lo = 0.5,
+                                                                   .range_hi = 4, .gated_mlp = true});
+        ck_assert_msg(c->ok, "%zu: %s", i, compiled_first_error(c));
+        Arena a;
+        arena_init(&a);
+        Workspace ws;
+        char err[256];
+        ck_assert(workspace_init(&ws, &c->model, err, sizeof err));
+        for (int t = 0; t < 200; t++) {
+            Value in[4], *got, *want;
+            size_t n = 1 + (size_t)t % 4;
+            for (size_t j = 0; j < n; j++) in[j] = value_float(0.5 + 3.5 * (double)((t * 7 + (int)j * 13) % 100) / 99);
+            IrEvalError ref_err;
+            ck_assert(model_run(&c->model, &ws, in, n, &a, &got, err, sizeof err));
+            ck_assert(ir_eval(&c->g, c->out, in, n, &a, &want, &ref_err));
+            for (size_t j = 0; j < n; j++)
+                ck_assert_msg(compiled_same(c, got[j], want[j]), "%zu input %d: %.17g vs %.17g", i, t,
+                              value_as_double(got[j]), value_as_double(want[j]));
+        }
+        workspace_free(&ws);
+        arena_free(&a);
+        compiled_free(c);
+    }
+}
+END_TEST
+
 /* Real-valued tokens (--range): within the model's stated bound on random inputs (they cannot be
  * enumerated), with ReLU MLPs and with gated ones; inputs within a margin are refused, never
  * answered wrongly. */
@@ -1160,6 +1196,7 @@ static Suite *suite(void) {
     tcase_add_test(u, test_file_round_trip);
     tcase_add_test(u, test_real_tokens);
     tcase_add_test(u, test_real_product_bound);
+    tcase_add_test(u, test_real_negative_log_product);
     tcase_add_test(u, test_real_range_end);
     tcase_add_test(u, test_large_quotient);
     tcase_add_test(u, test_kinds_past_2_53);
