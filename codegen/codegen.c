@@ -235,7 +235,7 @@ static bool compile_at(const IrGraph *g, const IrNode *output, const char *outpu
  * proved less (errors grow through divisions and exponentials; float64 rounding of the MLPs' long
  * sums grows as pieces get finer) or fitted the size limits. True. */
 static bool warn_above_tol(const Model *m, const IrNode *output, double target, DiagList *diags) {
-    if (m->out_error_bound > target || m->out_error_rel > target)
+    if (m->out_error_bound + m->out_error_rel > target) /* --tol bounds err + rel at |value| 1 */
         diag_warning(diags, output->loc,
                      "the output's proven error bound, %g + %g |value|, is above the %g asked (--tol); "
                      "--dump-plan shows the bound of each real s-op",

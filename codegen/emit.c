@@ -224,11 +224,11 @@ static int cmp_term(const void *a, const void *b) {
 /* The margin checks (reals.c, plan.c): each a functional of the residual (its terms sorted by
  * dim, merged), its thresholds and its margin, checked after the layer that computes the view. */
 static bool emit_margins(Plan *p, Model *m) {
-    m->n_margins = p->n_margins;
+    m->n_margins = 0;
     m->margins = ARENA_ARRAY(&m->arena, ModelMargin, p->n_margins ? p->n_margins : 1);
     for (size_t i = 0; i < p->n_margins; i++) {
         const PlanMargin *pm = &p->margins[i];
-        ModelMargin *mm = &m->margins[i];
+        ModelMargin *mm = &m->margins[m->n_margins];
         Term *t = ARENA_ARRAY(p->arena, Term, pm->view.n ? pm->view.n : 1);
         if (pm->view.n) {
             memcpy(t, pm->view.terms, pm->view.n * sizeof *t);
@@ -240,12 +240,22 @@ static bool emit_margins(Plan *p, Model *m) {
             if (mm->n_terms && mm->dims[mm->n_terms - 1] == t[k].dim) mm->coefs[mm->n_terms - 1] += t[k].coef;
             else mm->dims[mm->n_terms] = t[k].dim, mm->coefs[mm->n_terms++] = t[k].coef;
         }
-        if (mm->n_terms == 0) return plan_error(p, pm->node, "compares a constant within its margin (internal compiler error)");
+        bool constant = true; /* x - x: its terms cancel, and it is 0 at every input */
+        for (size_t k = 0; k < mm->n_terms; k++) constant = constant && mm->coefs[k] == 0;
+        if (constant) {
+            for (size_t k = 0; k < pm->n; k++)
+                if (fabs(pm->thresholds[k]) <= pm->margin)
+                    return plan_error(p, pm->node, arena_printf(p->arena, "is 0 at every input, within the margin %g of "
+                                                                "%g where it is compared: the model cannot decide it",
+                                                                pm->margin, pm->thresholds[k]));
+            continue; /* always on one side: nothing to check */
+        }
         mm->n_thresholds = pm->n;
         mm->thresholds = ARENA_ARRAY(&m->arena, double, pm->n ? pm->n : 1);
         memcpy(mm->thresholds, pm->thresholds, pm->n * sizeof *pm->thresholds);
         mm->m = pm->margin;
-        ModelCheck *c = plan_add_check(p, slot_layer(pm->after_slot), (uint32_t)i, 1, plan_node_name(p, pm->node));
+        ModelCheck *c = plan_add_check(p, slot_layer(pm->after_slot), (uint32_t)m->n_margins++, 1,
+                                       plan_node_name(p, pm->node));
         c->kind = MODEL_CHECK_MARGIN;
     }
     return true;

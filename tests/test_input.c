@@ -67,6 +67,16 @@ START_TEST(test_list_of_atoms) {
     ck_assert(p->ok);
     ck_assert_uint_eq(p->n, 0);
     done(p);
+    /* outsider note (out21c): numbers in exponent form, as Python and rasprun print them */
+    p = parse("[1e-05, -2.5E3, 7e0]");
+    ck_assert_msg(p->ok, "%s", p->err);
+    ck_assert_uint_eq(p->n, 3);
+    ck_assert_int_eq(p->atoms[0].kind, VAL_FLOAT);
+    ck_assert_double_eq(p->atoms[0].as.f, 1e-05);
+    ck_assert_double_eq(p->atoms[1].as.f, -2500.0);
+    ck_assert_int_eq(p->atoms[2].kind, VAL_FLOAT);
+    ck_assert_double_eq(p->atoms[2].as.f, 7.0);
+    done(p);
 }
 END_TEST
 

@@ -157,7 +157,7 @@ def convert_token(token_type: str, a: Atom) -> Atom:
 
 _TOKEN = re.compile(
     r"""(?P<skip>[ \t\r\n\f\v]+|\#[^\n]*)
-      | (?P<number>[0-9]+\.[0-9]+)
+      | (?P<number>[0-9]+(?:\.[0-9]+)?[eE][+-]?[0-9]+|[0-9]+\.[0-9]+)
       | (?P<integer>[0-9]+)
       | (?P<string>"[^"\r\n]*")
       | (?P<unterminated>"[^"\r\n]*)
