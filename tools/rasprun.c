@@ -628,7 +628,7 @@ static void info(const Model *m, const Workspace *ws, const char *why_float64) {
         ModelPrecision p;
         model_precision(m, f ? PRECISION_U32 : PRECISION_U64, f == 1, &p);
         printf("%-15s%s: %s (largest error bound / margin %.2g, %s)%s%s\n", f ? "" : "precision:", formats[f],
-               p.safe ? "safe" : "not safe", p.worst, p.worst_what[0] ? p.worst_what : "no decision",
+               p.safe ? "safe" : "not shown safe", p.worst, p.worst_what[0] ? p.worst_what : "no decision",
                p.uncovered[0] ? "; not covered: " : "", p.uncovered);
     }
     if (ws->f32) printf("runs in:       float32 (float32 shown safe; --float64 to run in float64)\n");
