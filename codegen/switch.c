@@ -1,22 +1,25 @@
-/* Maps computed as switches: for each assignment of a few gate s-ops, a step function of at most
- * one numeric s-op.
+/* Maps computed as switches: for each case (a set of values of some gate s-ops), a step function
+ * of at most one numeric s-op.
  *
  * A map of maps costs an MLP per map where the inner one reads a mean through a threshold
  * (`aggregate(s, indicator(b)) > 0`) and the outer one combines that with booleans: a table
  * must discretise the mean first, and one table of both holds every pair of means (far too
  * many). But where each assignment of the booleans leaves the value depending on one mean at
  * most (a mux `c if flag else nc`, an or over `tokens == e`), one MLP computes it. For case a
- * (an assignment of the gates) and each step of its mean x between consecutive values lo < hi,
+ * and each step of its mean x between consecutive values lo < hi,
  *     ReLU(s + M g_a) - ReLU(s - 1 + M g_a),   s = 2 (x - lo) / (hi - lo) - 1/2,
- * where g_a = (sum of the gates' one-hot views at a) - (number of gates) is 0 where a holds and
- * at most -1 elsewhere, and M exceeds s's largest value: a ramp over the middle half of the step
- * where a holds, 0 elsewhere. ReLU(1 + g_a) adds a's value at the least x. mlp.c builds the units.
+ * where g_a = (for each gate the case sets, the sum of the one-hots of the values it allows) -
+ * (the number of such gates) is 0 where a holds and at most -1 elsewhere, and M exceeds s's
+ * largest value: a ramp over the middle half of the step where a holds, 0 elsewhere. ReLU(1 +
+ * g_a) adds a's value at the least x. mlp.c builds the units.
  *
- * switch_analyse proves the dependence on one leaf per case by evaluating the map's subtree with
- * the gates fixed: a map whose arguments still vary is constant when it gives one value over
- * every combination of their value sets (`False and x` is False whatever x). The sets are
- * supersets of what occurs, so a proof over them holds; a case that raises anywhere, or depends
- * on two leaves, makes the map no switch. */
+ * switch_analyse finds the cases as the leaves of a decision tree over the gates (explore): it
+ * evaluates the map's subtree with the gates set so far (dep_of), splits on a gate the value
+ * still depends on, and lets values of a gate whose subtrees come out the same share one. A map
+ * whose arguments still vary depends only on those that change its value for some setting of the
+ * others, over every combination of their value sets (`False and x` is False whatever x; `c if g
+ * else d` with g set reads c alone). The sets are supersets of what occurs, so a proof over them
+ * holds; a case that raises anywhere, or depends on two numeric leaves, makes the map no switch. */
 #include <string.h>
 
 #include "codegen/internal.h"
