@@ -613,10 +613,6 @@ static bool switch_through(Plan *p, const IrNode *x, const MapClass *cls) {
            !info->real_fn && !info->may_fail && costly(p, x, cls);
 }
 
-/* A switch computing map n in a slot before `slot` (where a table of it would be), or NULL. Its
- * leaves: n's arguments, with every map among those available last read through until none of
- * those is a map; then the ones with a one-hot block (or two numbers) gate, the rest are its
- * numeric leaves. */
 /* Whether s-op x is a width (or the length) a switch can read through its one head's u. */
 static bool via_u(Plan *p, const IrNode *x) {
     return x->kind == IR_LENGTH || (x->kind == IR_SELECTOR_WIDTH && width_terms(p, x) == 1);
@@ -625,6 +621,10 @@ static bool via_u(Plan *p, const IrNode *x) {
 /* When a switch can read x: a width from its head's u, anything else as a value. */
 static int switch_time(Plan *p, const IrNode *x, const MapClass *cls) { return est_time(p, x, cls, via_u(p, x)); }
 
+/* A switch computing map n in a slot before `slot` (where a table of it would be), or NULL. Its
+ * leaves: n's arguments, with every map among those available last read through until none of
+ * those is a costly map; views of one s-op become that s-op; then the ones with a one-hot block (or two numbers) gate, the rest are its
+ * numeric leaves. */
 static Switch *try_switch(Plan *p, const IrNode *n, const MapClass *cls, int slot) {
     enum { CAP = 2 * SW_MAX_LEAVES + 3 };
     const IrNode *set[CAP];
