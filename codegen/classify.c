@@ -623,8 +623,8 @@ static int switch_time(Plan *p, const IrNode *x, const MapClass *cls) { return e
 
 /* A switch computing map n in a slot before `slot` (where a table of it would be), or NULL. Its
  * leaves: n's arguments, with every map among those available last read through until none of
- * those is a costly map; views of one s-op become that s-op; then the ones with a one-hot block (or two numbers) gate, the rest are its
- * numeric leaves. */
+ * those is a costly map, and views of one s-op replaced by that s-op; then those with a one-hot
+ * block (or two numbers) gate, the rest are its numeric leaves (widths by their u). */
 static Switch *try_switch(Plan *p, const IrNode *n, const MapClass *cls, int slot) {
     enum { CAP = 2 * SW_MAX_LEAVES + 3 };
     const IrNode *set[CAP];
