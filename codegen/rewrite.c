@@ -86,6 +86,22 @@ static bool index_value(const IrNode *n, int64_t i, Value *v) {
     return res.ok;
 }
 
+/* Whether a map in n's subtree takes strings at some indices and other atoms at others: the
+ * reference refuses such a sequence at every length that holds both ("the map mixes value
+ * types"), which only computing the map shows (fuzz run 30). */
+static bool mixes_strings(const IrNode *n, size_t max_len) {
+    if (n->kind != IR_MAP) return false;
+    for (uint32_t j = 0; j < n->u.map.nargs; j++)
+        if (mixes_strings(n->u.map.args[j], max_len)) return true;
+    bool str = false, other = false;
+    for (size_t i = 0; i < max_len; i++) {
+        Value v;
+        if (!index_value(n, (int64_t)i, &v)) continue;
+        *(v.kind == VAL_STR ? &str : &other) = true;
+    }
+    return str && other;
+}
+
 /* aggregate(x or select(indices, 0, ==), v) where v is a number c at index 0 and zero at every
  * other index (the RASP paper's BOS idiom, v = indicator(indices == 0)): it selects the first
  * position and the w = selector_width(x and select(indices, 0, !=)) others, so it is c when
@@ -100,7 +116,7 @@ static IrNode *bos_idiom(Rewriter *r, const IrNode *n) {
     else return NULL;
     const IrNode *v = n->u.aggregate.sop;
     Value c;
-    if (!index_value(v, 0, &c) || (c.kind != VAL_INT && c.kind != VAL_FLOAT)) return NULL;
+    if (!index_value(v, 0, &c) || (c.kind != VAL_INT && c.kind != VAL_FLOAT) || mixes_strings(v, r->max_len)) return NULL;
     for (size_t i = 1; i < r->max_len; i++) {
         Value z;
         if (!index_value(v, (int64_t)i, &z) || !value_is_number(z) || value_as_double(z) != 0) return NULL;

@@ -497,6 +497,11 @@ static const Case cases[] = {
      "m1 = aggregate(select(tokens, tokens, ==), indicator(indices == 0));\n"
      "m2 = aggregate(select(indices, indices, <=), indicator(tokens == \"b\"));\n"
      "r = m1 > 0.3 and m2 > 0.5;", "r", "abc", 7, 6, -1},
+    /* fuzz_compile (run 30): the BOS idiom's value, read index by index, hid a map that is a bool
+     * at index 0 and a string after it, which the reference refuses: the rewrite answered */
+    {"the BOS idiom over a map that mixes a bool and strings across positions (raises past length 1)",
+     "m = aggregate(select(indices, 0, ==) or select(indices, indices, ==), indicator(((indices < 2) if (indices == 0) "
+     "else \"\")));\nr = selector_width(select(m, indices, >=));", "r", "ab", 4, 4, -1},
     /* fuzz_compile (run 26): an output that raises at every length was read per length, with no
      * value at any length, and the model could not load */
     {"an output that raises at every length (fuzz26-1)",
