@@ -837,6 +837,34 @@ START_TEST(test_layout_independent_of_names) {
 }
 END_TEST
 
+/* Model against reference on `count` random inputs of tokens_float uniform in [lo, hi], lengths
+ * 1..max_len in turn: the same atoms, numbers within the model's stated bound. */
+static void expect_within_bound(Compiled *c, double lo, double hi, size_t max_len, int count, uint64_t seed,
+                                const char *what) {
+    ck_assert_uint_le(max_len, 16);
+    Arena a;
+    arena_init(&a);
+    Workspace ws;
+    char err[256];
+    ck_assert(workspace_init(&ws, &c->model, err, sizeof err));
+    for (int t = 0; t < count; t++) {
+        size_t n = 1 + (size_t)t % max_len;
+        Value in[16], *got, *want;
+        for (size_t j = 0; j < n; j++) {
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            in[j] = value_float(lo + (hi - lo) * ((double)(seed >> 11) / 9007199254740992.0));
+        }
+        IrEvalError ref_err;
+        ck_assert_msg(model_run(&c->model, &ws, in, n, &a, &got, err, sizeof err), "%s input %d: %s", what, t, err);
+        ck_assert(ir_eval(&c->g, c->out, in, n, &a, &want, &ref_err));
+        for (size_t j = 0; j < n; j++)
+            ck_assert_msg(compiled_same(c, got[j], want[j]), "%s input %d position %zu: %.17g vs %.17g", what, t, j,
+                          value_as_double(got[j]), value_as_double(want[j]));
+    }
+    workspace_free(&ws);
+    arena_free(&a);
+}
+
 /* outsider findings (out21-002, 003): a product of two reals by squares summed its MLP's
  * thousands of units with the rounding of 16 operations, and the model erred past its stated
  * bound (by 1%) over -100..100 and at --tol 1e-9 */
@@ -851,28 +879,7 @@ START_TEST(test_real_product_bound) {
                                                                     .range_lo = k[i].lo, .range_hi = k[i].hi,
                                                                     .real_tol = k[i].tol});
         ck_assert_msg(c->ok, "%zu: %s", i, compiled_first_error(c));
-        Arena a;
-        arena_init(&a);
-        Workspace ws;
-        char err[256];
-        ck_assert(workspace_init(&ws, &c->model, err, sizeof err));
-        uint64_t seed = 99 + i;
-        for (int t = 0; t < 1500; t++) {
-            size_t n = 1 + (size_t)t % k[i].max_len;
-            Value in[16], *got, *want;
-            for (size_t j = 0; j < n; j++) {
-                seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-                in[j] = value_float(k[i].lo + (k[i].hi - k[i].lo) * ((double)(seed >> 11) / 9007199254740992.0));
-            }
-            IrEvalError ref_err;
-            ck_assert(model_run(&c->model, &ws, in, n, &a, &got, err, sizeof err));
-            ck_assert(ir_eval(&c->g, c->out, in, n, &a, &want, &ref_err));
-            for (size_t j = 0; j < n; j++)
-                ck_assert_msg(compiled_same(c, got[j], want[j]), "%zu input %d position %zu: %.17g vs %.17g", i, t, j,
-                              value_as_double(got[j]), value_as_double(want[j]));
-        }
-        workspace_free(&ws);
-        arena_free(&a);
+        expect_within_bound(c, k[i].lo, k[i].hi, k[i].max_len, 1500, 99 + i, k[i].src);
         compiled_free(c);
     }
     /* asked for more than the sums' rounding allows: compiled, with the bound it proves, and said */
@@ -908,24 +915,7 @@ START_TEST(test_real_negative_log_product) {
         Compiled *c = compile_with(progs[i], "r", (CodegenOptions){.max_len = 4, .have_range = true, .range_lo = 0.5,
                                                                    .range_hi = 4, .gated_mlp = true});
         ck_assert_msg(c->ok, "%zu: %s", i, compiled_first_error(c));
-        Arena a;
-        arena_init(&a);
-        Workspace ws;
-        char err[256];
-        ck_assert(workspace_init(&ws, &c->model, err, sizeof err));
-        for (int t = 0; t < 200; t++) {
-            Value in[4], *got, *want;
-            size_t n = 1 + (size_t)t % 4;
-            for (size_t j = 0; j < n; j++) in[j] = value_float(0.5 + 3.5 * (double)((t * 7 + (int)j * 13) % 100) / 99);
-            IrEvalError ref_err;
-            ck_assert(model_run(&c->model, &ws, in, n, &a, &got, err, sizeof err));
-            ck_assert(ir_eval(&c->g, c->out, in, n, &a, &want, &ref_err));
-            for (size_t j = 0; j < n; j++)
-                ck_assert_msg(compiled_same(c, got[j], want[j]), "%zu input %d: %.17g vs %.17g", i, t,
-                              value_as_double(got[j]), value_as_double(want[j]));
-        }
-        workspace_free(&ws);
-        arena_free(&a);
+        expect_within_bound(c, 0.5, 4, 4, 200, 7 + i, progs[i]);
         compiled_free(c);
     }
 }
