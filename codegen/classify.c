@@ -655,24 +655,17 @@ static Switch *try_switch(Plan *p, const IrNode *n, const MapClass *cls, int slo
     }
     /* views of one s-op (tokens == "a", tokens == "b") gate as that s-op: as separate gates, their
      * impossible combinations (both true) would be cases too */
-    for (uint32_t k = 0; k < ns;) {
-        const IrNode *src = set[k]->kind == IR_MAP && cls[set[k]->id] == MAP_UNARY_CAT ? p->info[set[k]->id].cat_src : NULL;
+    const IrNode *src[CAP], *grouped[CAP];
+    uint32_t n_grouped = 0;
+    for (uint32_t k = 0; k < ns; k++)
+        src[k] = set[k]->kind == IR_MAP && cls[set[k]->id] == MAP_UNARY_CAT ? p->info[set[k]->id].cat_src : NULL;
+    for (uint32_t k = 0; k < ns; k++) {
         uint32_t views = 0;
-        for (uint32_t l = 0; src && l < ns; l++)
-            views += set[l]->kind == IR_MAP && cls[set[l]->id] == MAP_UNARY_CAT && p->info[set[l]->id].cat_src == src;
-        if (views < 2) {
-            k++;
-            continue;
-        }
-        const IrNode *next[CAP];
-        uint32_t nn = 0;
-        for (uint32_t l = 0; l < ns; l++)
-            add_leaf(next, &nn, set[l]->kind == IR_MAP && cls[set[l]->id] == MAP_UNARY_CAT && p->info[set[l]->id].cat_src == src
-                                    ? src : set[l]);
-        memcpy(set, next, nn * sizeof *next);
-        ns = nn; /* again from the start: the set changed */
-        k = 0;
+        for (uint32_t l = 0; src[k] && l < ns; l++) views += src[l] == src[k];
+        add_leaf(grouped, &n_grouped, views >= 2 ? src[k] : set[k]);
     }
+    memcpy(set, grouped, n_grouped * sizeof *grouped);
+    ns = n_grouped;
     if (ns == 0 || ns > SW_MAX_LEAVES || next_slot(latest, false) >= slot) return NULL;
     const IrNode *gates[SW_MAX_LEAVES], *xs[SW_MAX_LEAVES];
     bool by_num[SW_MAX_LEAVES], x_u[SW_MAX_LEAVES];
