@@ -686,10 +686,10 @@ static bool product_units(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
     return true;
 }
 
-/* x * y exactly in a gated MLP: ReLU(x + M) y - ReLU(M) y with M > |x|. */
+/* x * y exactly in a gated MLP: ReLU(x) y - ReLU(-x) y. One of the two units is exactly 0, the
+ * other is x y rounded once: the product's rounding is relative to it (reals.c real_product). */
 static bool gated_product_units(Plan *p, const MlpOp *op, HiddenBuf *hb) {
-    double M = fmax(fabs(op->x_range.lo), fabs(op->x_range.hi)) + 1;
-    size_t h1 = hidden_add(p, hb, op->x_view, 1, M), h2 = hidden_add(p, hb, lv_empty(), 1, M);
+    size_t h1 = hidden_add(p, hb, op->x_view, 1, 0), h2 = hidden_add(p, hb, op->x_view, -1, 0);
     hidden_gate(hb, h1, op->y_view, 0);
     hidden_gate(hb, h2, op->y_view, 0);
     hb->out_dim[h1] = hb->out_dim[h2] = op->out_dim;

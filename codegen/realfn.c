@@ -436,13 +436,17 @@ static double piece_end(const double *bounds, const bool *jump, const bool end_j
 }
 
 /* The MLP's terms (mlp.c's fn_units) over X: a slope change times ReLU(x - k), a curvature change
- * times ReLU(x - k)^2. */
-static double terms_mag(const RealFn *f, Ival X) {
-    double mag = f->n_knots ? fabs(f->ky[0]) : 0, end_slope = 0, curv = 0;
+ * times ReLU(x - k)^2, each at most its value at X.hi. Gives their sum and, in *against, the sum of
+ * those whose sign is not ky_0's (INFINITY where ky_0 is 0): since the terms add up to the model's
+ * f, their magnitudes add up to at most |f| + 2 *against. */
+static double terms_mag(const RealFn *f, Ival X, double *against) {
+    double mag = f->n_knots ? fabs(f->ky[0]) : 0, end_slope = 0, curv = 0, sign = f->n_knots ? f->ky[0] : 0;
+    *against = sign != 0 ? 0 : INFINITY;
     for (size_t i = 0; i + 1 < f->n_knots; i++) {
         RealPiece q = realfn_piece(f, i);
-        double w = X.hi - f->kx[i];
-        mag += fabs(q.slope - end_slope) * w + fabs(q.curv - curv) * w * w;
+        double w = X.hi - f->kx[i], ds = q.slope - end_slope, dc = q.curv - curv;
+        mag += fabs(ds) * w + fabs(dc) * w * w;
+        *against += (ds * sign < 0 ? fabs(ds) * w : 0) + (dc * sign < 0 ? fabs(dc) * w * w : 0);
         end_slope = q.slope + 2 * q.curv * (f->kx[i + 1] - f->kx[i]);
         curv = q.curv;
     }
@@ -464,15 +468,22 @@ RealFn realfn_mirror(Plan *p, const RealFn *f) {
     return g;
 }
 
-/* Sums the MLP's terms from whichever end keeps them smaller (RealFn.from_right). */
+/* The scale of the rounding of the MLP's sum: its terms' magnitudes, at most sum_mag, or at most
+ * |f| + 2 against_mag, whichever is less where f is at its largest. */
+static double rounding_scale(const RealFn *f, double sum_mag, double against) {
+    return fmin(sum_mag, fmax(fabs(f->range.lo), fabs(f->range.hi)) + 2 * against);
+}
+
+/* Sums the MLP's terms from whichever end keeps their rounding smaller (RealFn.from_right). */
 static void choose_anchor(Plan *p, RealFn *f, Ival X) {
     f->from_right = false;
-    f->sum_mag = terms_mag(f, X);
+    f->sum_mag = terms_mag(f, X, &f->against_mag);
     RealFn g = realfn_mirror(p, f);
-    double m = terms_mag(&g, (Ival){-X.hi, -X.lo});
-    if (m < f->sum_mag) {
+    double against, m = terms_mag(&g, (Ival){-X.hi, -X.lo}, &against);
+    if (rounding_scale(f, m, against) < rounding_scale(f, f->sum_mag, f->against_mag)) {
         f->from_right = true;
         f->sum_mag = m;
+        f->against_mag = against;
     }
 }
 

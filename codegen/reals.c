@@ -38,6 +38,7 @@ static Ival ival_of(double lo, double hi) {
     return (Ival){lo == 0 ? 0 : nextafter(lo, -INFINITY), hi == 0 ? 0 : nextafter(hi, INFINITY)};
 }
 static double mag(Ival a) { return fmax(fabs(a.lo), fabs(a.hi)); }
+static Ival widen(Ival r, double e) { return ival_of(r.lo - e, r.hi + e); }
 
 /* An error bound: |model - reference| <= abs + rel |reference|. Relative parts survive means,
  * sums of one sign, scalings, products and functions of one sign (exp, 1 / y), where absolute
@@ -196,6 +197,18 @@ static double pieces_lip(const RealFn *fn) {
     return l;
 }
 
+/* The float64 rounding of fn's MLP for arguments within X: a few ulps per term of the terms'
+ * magnitudes, which add up to at most sum_mag, or |f| + 2 against_mag (RealFn). For f of one sign
+ * the second is partly relative, and taken unless it is much larger where |f| is largest: then each unit's input x - k, rounded at |x| + |k| <= 2 mag(X),
+ * also moves f by at most that times |f'| <= log_lip |f| (twice that for the pieces' slopes, which
+ * overshoot f's a little). */
+static Bound fn_rounding(const RealFn *fn, Ival X) {
+    double ops = fn_units(fn);
+    if (fn->relative && isfinite(fn->log_lip) && mag(fn->range) + 2 * fn->against_mag <= 1.01 * fn->sum_mag)
+        return (Bound){rounding(2 * fn->against_mag, ops), rounding(1, ops) + 2 * fn->log_lip * rounding(2 * mag(X), 2)};
+    return (Bound){rounding(fn->sum_mag, ops), 0};
+}
+
 /* The error of f(x') for the model's x' = x (1 + d) + e (|d| <= b.rel, |e| <= b.abs) and its
  * piecewise-linear f (realfn.c): relative for f of one sign (through log f's slope, or its
  * elasticity for x of one sign), else absolute through f's Lipschitz constant. */
@@ -209,7 +222,8 @@ static Bound fn_bound(const RealFn *fn, Ival X, Bound b, Ival range) {
     if (isfinite(fn->elasticity) && (X.lo > 0 || X.hi < 0) && q < 0.5)
         lambda = fmin(lambda, fn->elasticity * -log1p(-q)); /* |ln x' - ln x| <= -ln(1 - q) */
     /* the reference's own f is rounded too: a few ulps */
-    return (Bound){rounding(fn->sum_mag, ops), expm1(lambda) + fn->err * exp(lambda) + rounding(1, 16)};
+    Bound r = fn_rounding(fn, widen(X, ex));
+    return (Bound){r.abs, expm1(lambda) + fn->err * exp(lambda) + rounding(1, 16) + r.rel * (1 + fn->err) * exp(lambda)};
 }
 
 /* A map of one real source x (through comparisons, conditionals, arithmetic): a piecewise-linear
@@ -350,7 +364,6 @@ static bool real_gated(Plan *p, SopInfo *info, const IrNode *g, const IrNode *y,
     return true;
 }
 
-static Ival widen(Ival r, double e) { return ival_of(r.lo - e, r.hi + e); }
 static bool strict_sign(Ival r) { return r.lo > 0 || r.hi < 0; }
 
 /* ln|a| as a piecewise-linear function into *fn, with *src what it reads and *d a bound on
@@ -415,8 +428,10 @@ static bool real_log_product(Plan *p, SopInfo *info, bool divide, Ival ra, Bound
                        fmax(fmax(ra.lo * q.lo, ra.lo * q.hi), fmax(ra.hi * q.lo, ra.hi * q.hi)));
     /* exp(u') = exp(u) e^(+-delta), times the exponential's own relative error; the reference
      * rounds its x * y once */
-    r->rel = expm1(delta) * (1 + r->fn_exp.err) + r->fn_exp.err + rounding(1, 16);
-    r->err = rounding(r->fn_exp.sum_mag, fn_units(&r->fn_exp));
+    Bound round = fn_rounding(&r->fn_exp, widen(U, delta));
+    r->rel = expm1(delta) * (1 + r->fn_exp.err) + r->fn_exp.err + rounding(1, 16) +
+             round.rel * (1 + r->fn_exp.err) * exp(delta);
+    r->err = round.abs;
     info->real = r;
     info->vs.unbounded = true;
     info->vs.numeric = true;
@@ -541,10 +556,10 @@ static bool real_product(Plan *p, SopInfo *info) {
         range = ival_of(ra.lo >= 0 ? ra.lo * ra.lo : ra.hi <= 0 ? ra.hi * ra.hi : 0, range.hi);
     double sq = p->gated_mlp ? 0 : p->real_tol / 4; /* the two squares' chords (mlp.c) */
     double ma = mag(ra) + abs_of(ba, ra), mb = mag(rb) + abs_of(bb, rb);
-    double big = (ma + mb + 1) * (ma + mb + 1); /* the gated units' magnitude */
+    double big = (ma + mb + 1) * (ma + mb + 1); /* x * pwl(1 / y)'s gated units' magnitude */
     r->range = range;
     r->err = mag(ra) * (1 + ba.rel) * bb.abs + mag(rb) * (1 + bb.rel) * ba.abs + ba.abs * bb.abs + sq +
-             (p->gated_mlp ? rounding(big, 16) : squares_rounding(ma, mb, p->real_tol));
+             (!p->gated_mlp ? squares_rounding(ma, mb, p->real_tol) : divide ? rounding(big, 16) : 0);
     r->rel = (1 + ba.rel) * (1 + bb.rel) - 1 + rounding(1, 4);
     r->finite = finite_values(p, info);
     info->real = r;

@@ -865,6 +865,30 @@ static void expect_within_bound(Compiled *c, double lo, double hi, size_t max_le
     arena_free(&a);
 }
 
+/* A gated MLP's product ReLU(x) y - ReLU(-x) y is rounded once, relative to x y, and an exponential
+ * summed from its small end has terms of one sign, rounded relative to its value: a softmax meets
+ * the gated default tolerance, 1e-9, which the absolute rounding of both (a constant M added and
+ * taken off around every product, the terms at their largest) put out of reach. */
+START_TEST(test_real_gated_relative_rounding) {
+    const char *src = "e = 2.718281828459045 ^ tokens_float; r = e / (length * aggregate(full_s, e));";
+    Compiled *c = compile_with(src, "r", (CodegenOptions){.max_len = 6, .have_range = true, .range_lo = -2,
+                                                          .range_hi = 2, .gated_mlp = true});
+    ck_assert_msg(c->ok, "%s", compiled_first_error(c));
+    ck_assert_msg(c->model.out_error_bound + c->model.out_error_rel <= 1e-9, "bound %g + %g |value|",
+                  c->model.out_error_bound, c->model.out_error_rel);
+    expect_within_bound(c, -2, 2, 6, 1500, 31, src);
+    compiled_free(c);
+    src = "p = tokens_float * aggregate(select(indices, indices, ==), tokens_float);"; /* exact factors */
+    c = compile_with(src, "p", (CodegenOptions){.max_len = 7, .have_range = true, .range_lo = -30, .range_hi = 30,
+                                                .gated_mlp = true});
+    ck_assert_msg(c->ok, "%s", compiled_first_error(c));
+    ck_assert_msg(c->model.out_error_bound <= DBL_MIN, "bound %g + %g |value|", c->model.out_error_bound,
+                  c->model.out_error_rel);
+    expect_within_bound(c, -30, 30, 7, 1500, 32, src);
+    compiled_free(c);
+}
+END_TEST
+
 /* outsider findings (out21-002, 003): a product of two reals by squares summed its MLP's
  * thousands of units with the rounding of 16 operations, and the model erred past its stated
  * bound (by 1%) over -100..100 and at --tol 1e-9 */
@@ -1197,6 +1221,7 @@ static Suite *suite(void) {
     tcase_add_test(u, test_layout_independent_of_names);
     tcase_add_test(u, test_file_round_trip);
     tcase_add_test(u, test_real_tokens);
+    tcase_add_test(u, test_real_gated_relative_rounding);
     tcase_add_test(u, test_real_product_bound);
     tcase_add_test(u, test_real_negative_log_product);
     tcase_add_test(u, test_real_range_end);
