@@ -25,10 +25,13 @@
 /* ---- intervals, rounded outward ---- */
 
 /* [min, max] of the two bounds, rounded outward (never an inverted interval, whatever order a
- * caller computes them in) */
-static Ival ival(double lo, double hi) {
-    return (Ival){nextafter(fmin(lo, hi), -INFINITY), nextafter(fmax(lo, hi), INFINITY)};
-}
+ * caller computes them in). A computed 0 stays 0, as in reals.c: a sum or difference that rounds
+ * to 0 is exact, and a piece that starts at 0 must not reach below it (the root of
+ * `0.0 if x < 0 else x` read -4.9e-324, out21c-004); what it loses, a product's underflow below
+ * DBL_MIN, the rounding terms cover. */
+static double down(double x) { return x == 0 ? 0 : nextafter(x, -INFINITY); }
+static double up(double x) { return x == 0 ? 0 : nextafter(x, INFINITY); }
+static Ival ival(double lo, double hi) { return (Ival){down(fmin(lo, hi)), up(fmax(lo, hi))}; }
 static Ival ival_point(double x) { return (Ival){x, x}; }
 static Ival iv_add(Ival a, Ival b) { return ival(a.lo + b.lo, a.hi + b.hi); }
 static Ival iv_sub(Ival a, Ival b) { return ival(a.lo - b.hi, a.hi - b.lo); }

@@ -865,6 +865,27 @@ static void expect_within_bound(Compiled *c, double lo, double hi, size_t max_le
     arena_free(&a);
 }
 
+/* outsider findings out21c-004 and 005: a root of a clamp at 0 was built over an enclosure that
+ * reached -4.9e-324, where the root raises; round(x) over 0.5..4 saw its jump at the range's first
+ * point twice, an ulp apart. Both compile now; round refuses inputs within the margin of 0.5. */
+START_TEST(test_real_edges_exact) {
+    static const struct { const char *src; double lo, hi; } k[] = {
+        {"x = tokens_float; y = (0.0 if x < 0 else x) ^ 0.5;", -1, 3},
+        {"x = tokens_float; y = (0.0 if x < 0 else x) ^ 0.5;", 0, 1},
+        {"x = tokens_float; y = (0 if x < 0 else x) ^ 0.5;", 0, 1},
+        {"x = tokens_float; y = round(x);", 0.5, 4},
+    };
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+        Compiled *c = compile_with(k[i].src, "y", (CodegenOptions){.max_len = 3, .have_range = true,
+                                                                   .range_lo = k[i].lo, .range_hi = k[i].hi});
+        ck_assert_msg(c->ok, "%zu: %s", i, compiled_first_error(c));
+        if (i < 3) expect_within_bound(c, k[i].lo, k[i].hi, 3, 600, 41 + i, k[i].src);
+        else ck_assert_uint_eq(c->model.n_margins, 1);
+        compiled_free(c);
+    }
+}
+END_TEST
+
 /* A gated MLP's product ReLU(x) y - ReLU(-x) y is rounded once, relative to x y, and an exponential
  * summed from its small end has terms of one sign, rounded relative to its value: a softmax meets
  * the gated default tolerance, 1e-9, which the absolute rounding of both (a constant M added and
@@ -1221,6 +1242,7 @@ static Suite *suite(void) {
     tcase_add_test(u, test_layout_independent_of_names);
     tcase_add_test(u, test_file_round_trip);
     tcase_add_test(u, test_real_tokens);
+    tcase_add_test(u, test_real_edges_exact);
     tcase_add_test(u, test_real_gated_relative_rounding);
     tcase_add_test(u, test_real_product_bound);
     tcase_add_test(u, test_real_negative_log_product);
