@@ -223,6 +223,11 @@ typedef struct RealInfo {
     Ival recip_range;      /* REAL_QUOTIENT: where the model's 1 / divisor lies */
     double zero_hole;      /* REAL_QUOTIENT: > 0 when the divisor is finite and holds 0, its other
                               values at least this far from it: the model refuses it within half */
+    bool split;            /* REAL_QUOTIENT with a zero hole: 1 / y = fn(t+) + fn_y(t-) for
+                              t+ = ReLU(y) + K ReLU(-y), t- = ReLU(-y) + K ReLU(y) (K = split_k),
+                              fn = 1 / t and fn_y = -1 / t, exactly 0 from split_at on (the other
+                              side's t); n_knots 0: no values on that side */
+    double split_k, split_at;
     RealFn fn_y, fn_exp;   /* REAL_LOGPROD: fn = ln|x|, fn_y = ln|y|, fn_exp = +-exp(ln|x| +- ln|y|) */
     bool divide;           /* REAL_LOGPROD: x / y (else x * y) */
     const IrNode *arg_y;   /* REAL_LOGPROD: what fn_y reads (fn reads arg) */
@@ -587,10 +592,10 @@ bool realfn_build(Plan *p, const IrNode *map, const IrNode *leaf, Ival X, double
 /* g(u) = f(-u) (knots negated and reversed): the MLP of a function summed from the right is that
  * of its mirror, reading -x. */
 RealFn realfn_mirror(Plan *p, const RealFn *f);
-/* The same over X without (-hole, hole), where the argument never is but at 0 (a divisor whose
- * finite values hold 0, where the reference raises): each side on its own, a chord across. */
-bool realfn_build_holed(Plan *p, const IrNode *map, const IrNode *leaf, Ival X, double hole, double tol, RealFn *out,
-                        char *why, size_t whysize);
+/* g (over [a, b]) with a chord from its last knot to (T, 0), T > b, summed from T: every unit is
+ * ReLU(k - t) with k <= T, so for t >= T the sum is exactly 0 (a divisor's other side, reals.c
+ * split_recip); sum_mag and against_mag are over [a, T]. */
+RealFn realfn_zero_beyond(Plan *p, const RealFn *g, double T);
 /* Piece i of fn as ky[i] + slope (x - kx[i]) + curv (x - kx[i])^2 (a chord where kmid is NAN). */
 typedef struct RealPiece {
     double slope, curv;

@@ -356,7 +356,8 @@ void plan_dump(Plan *p, const IrNode *out, FILE *f) {
             fprintf(f, "  real %s [%g, %g] error %.3g + %.3g|x|", how[x->real->how], x->real->range.lo,
                     x->real->range.hi, x->real->err, x->real->rel);
             const RealFn *fns[3] = {&x->real->fn, &x->real->fn_y, &x->real->fn_exp};
-            int nf = x->real->how == REAL_FN || x->real->how == REAL_QUOTIENT ? 1 : x->real->how == REAL_LOGPROD ? 3 : 0;
+            int nf = x->real->how == REAL_FN ? 1 : x->real->how == REAL_QUOTIENT ? 1 + x->real->split
+                                                  : x->real->how == REAL_LOGPROD ? 3 : 0;
             for (int i = 0; i < nf; i++)
                 fprintf(f, " (%zu knots%s, %s error %.3g)", fns[i]->n_knots, fns[i]->quadratic ? " quadratic" : "",
                         fns[i]->relative ? "relative" : "absolute", fns[i]->err);

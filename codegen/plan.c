@@ -387,6 +387,18 @@ static bool num_view(Plan *p, const SopInfo *x, LinView *v) {
     return true;
 }
 
+/* c ReLU(x) for x up to top, as a piecewise-linear function (one unit, no bias). */
+static const RealFn *ramp_fn(Plan *p, double top, double c) {
+    RealFn *f = ARENA_NEW(p->arena, RealFn);
+    f->n_knots = 2;
+    f->kx = ARENA_ARRAY(p->arena, double, 2);
+    f->ky = ARENA_ARRAY(p->arena, double, 2);
+    f->kx[0] = f->ky[0] = 0;
+    f->kx[1] = top;
+    f->ky[1] = c * top;
+    return f;
+}
+
 /* A map of real s-ops (reals.c chose how): a piecewise-linear function of one real, with margin
  * checks around its jumps; a product of two numbers; a quotient, x * (1 / y), with 1 / y a
  * function of y first (or both in one gated MLP). */
@@ -457,7 +469,39 @@ static bool plan_real(Plan *p, SopInfo *info) {
     Ival xr = view_range(x), yr = view_range(y);
     int t = x->time > y->time ? x->time : y->time;
     int fn = MLP_FN_PRODUCT;
-    if (r->how == REAL_QUOTIENT && p->gated_mlp) {
+    if (r->how == REAL_QUOTIENT && r->split) { /* t+ and t- (reals.c split_recip), 1 / y, the product */
+        double top = fmax(fabs(yr.lo), fabs(yr.hi)), k = r->split_k;
+        const RealFn *unit = ramp_fn(p, top > 0 ? top : 1, 1), *far = ramp_fn(p, top > 0 ? top : 1, k);
+        int s1 = next_slot(y->time, false), s2 = next_slot(s1, false);
+        LinView pos = yv, neg = lv_combine(p->arena, -1, yv, 0, lv_empty());
+        const RealFn *fns[2] = {&r->fn, &r->fn_y};
+        uint32_t out = plan_alloc_dims(p, 1, arena_printf(p->arena, "1/%s", plan_node_name(p, y->node)), NULL);
+        for (int s = 0; s < 2; s++) {
+            if (!fns[s]->n_knots) continue;
+            /* t = ReLU(+-y) + K ReLU(-+y): one of the two units is exactly 0 */
+            uint32_t t_dim =
+                plan_pwl_dim(p, unit, s ? neg : pos, s1, info->node, s ? "|%s| or far" : "%s or far", y->node);
+            MlpOp *other = plan_new_mlp(p);
+            other->node = info->node;
+            other->fn = MLP_FN_PWL;
+            other->pwl = far;
+            other->x_view = s ? pos : neg;
+            other->layer = slot_layer(s1);
+            other->out_cat = false;
+            other->out_dim = t_dim;
+            MlpOp *g = plan_new_mlp(p);
+            g->node = info->node;
+            g->fn = MLP_FN_PWL;
+            g->pwl = fns[s];
+            g->x_view = lv_unit(p->arena, t_dim, 1);
+            g->layer = slot_layer(s2);
+            g->out_cat = false;
+            g->out_dim = out; /* the two sides add up in one dim */
+        }
+        yv = lv_unit(p->arena, out, 1);
+        yr = r->recip_range;
+        if (s2 > t) t = s2;
+    } else if (r->how == REAL_QUOTIENT && p->gated_mlp) {
         fn = MLP_FN_PWL_PRODUCT; /* x * pwl(y) in one gated MLP */
     } else if (r->how == REAL_QUOTIENT) { /* 1 / y into a dim of its own, then the product */
         MlpOp *inv = plan_new_mlp(p);

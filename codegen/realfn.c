@@ -440,14 +440,15 @@ static double piece_end(const double *bounds, const bool *jump, const bool end_j
 
 /* The MLP's terms (mlp.c's fn_units) over X: a slope change times ReLU(x - k), a curvature change
  * times ReLU(x - k)^2, each at most its value at X.hi. Gives their sum and, in *against, the sum of
- * those whose sign is not ky_0's (INFINITY where ky_0 is 0): since the terms add up to the model's
- * f, their magnitudes add up to at most |f| + 2 *against. */
+ * those whose sign is not ky_0's (the first term's where ky_0 is 0): since the terms add up to the
+ * model's f, their magnitudes add up to at most |f| + 2 *against. */
 static double terms_mag(const RealFn *f, Ival X, double *against) {
     double mag = f->n_knots ? fabs(f->ky[0]) : 0, end_slope = 0, curv = 0, sign = f->n_knots ? f->ky[0] : 0;
-    *against = sign != 0 ? 0 : INFINITY;
+    *against = 0;
     for (size_t i = 0; i + 1 < f->n_knots; i++) {
         RealPiece q = realfn_piece(f, i);
         double w = X.hi - f->kx[i], ds = q.slope - end_slope, dc = q.curv - curv;
+        if (sign == 0) sign = ds != 0 ? ds : dc; /* ky_0 = 0: the first term's sign */
         mag += fabs(ds) * w + fabs(dc) * w * w;
         *against += (ds * sign < 0 ? fabs(ds) * w : 0) + (dc * sign < 0 ? fabs(dc) * w * w : 0);
         end_slope = q.slope + 2 * q.curv * (f->kx[i + 1] - f->kx[i]);
@@ -469,6 +470,27 @@ RealFn realfn_mirror(Plan *p, const RealFn *f) {
     }
     g.from_right = false;
     return g;
+}
+
+RealFn realfn_zero_beyond(Plan *p, const RealFn *g, double T) {
+    RealFn out = *g;
+    size_t n = g->n_knots + 1;
+    out.kx = ARENA_ARRAY(p->arena, double, n);
+    out.ky = ARENA_ARRAY(p->arena, double, n);
+    out.kmid = ARENA_ARRAY(p->arena, double, n);
+    for (size_t i = 0; i < g->n_knots; i++) {
+        out.kx[i] = g->kx[i];
+        out.ky[i] = g->ky[i];
+        out.kmid[i] = g->kmid ? g->kmid[i] : NAN;
+    }
+    out.kx[n - 1] = T;
+    out.ky[n - 1] = 0;
+    out.kmid[n - 1] = NAN; /* the chord to 0 */
+    out.n_knots = n;
+    out.from_right = true;
+    RealFn m = realfn_mirror(p, &out);
+    out.sum_mag = terms_mag(&m, (Ival){-T, -g->kx[0]}, &out.against_mag);
+    return out;
 }
 
 /* The scale of the rounding of the MLP's sum: its terms' magnitudes, at most sum_mag, or at most
@@ -528,41 +550,6 @@ bool realfn_build_elem(Plan *p, RealElem elem, const IrNode *map, const IrNode *
 bool realfn_build(Plan *p, const IrNode *map, const IrNode *leaf, Ival X, double tol, double margin, bool quadratic,
                   RealFn *out, char *why, size_t whysize) {
     return build_best(p, map, leaf, RE_NONE, X, tol, margin, quadratic, out, why, whysize);
-}
-
-bool realfn_build_holed(Plan *p, const IrNode *map, const IrNode *leaf, Ival X, double hole, double tol, RealFn *out,
-                        char *why, size_t whysize) {
-    RealFn side[2];
-    Ival part[2] = {{X.lo, -hole}, {hole, X.hi}};
-    bool has[2] = {X.lo <= -hole, X.hi >= hole};
-    for (int s = 0; s < 2; s++)
-        if (has[s] && !realfn_build(p, map, leaf, part[s], tol, 0, false, &side[s], why, whysize)) return false;
-    if (!has[0] || !has[1]) { /* one side only: the hole is at its end */
-        *out = side[has[1]];
-        return true;
-    }
-    memset(out, 0, sizeof *out);
-    size_t n0 = side[0].n_knots, n = n0 + side[1].n_knots;
-    out->n_knots = n;
-    out->kx = ARENA_ARRAY(p->arena, double, n);
-    out->ky = ARENA_ARRAY(p->arena, double, n);
-    out->kmid = ARENA_ARRAY(p->arena, double, n);
-    for (size_t i = 0; i < n; i++) {
-        const RealFn *f = &side[i >= n0];
-        size_t j = i >= n0 ? i - n0 : i;
-        out->kx[i] = f->kx[j];
-        out->ky[i] = f->ky[j];
-        out->kmid[i] = f->kmid && j > 0 ? f->kmid[j] : NAN; /* a chord across the hole */
-    }
-    out->quadratic = side[0].quadratic || side[1].quadratic;
-    out->err = fmax(side[0].err, side[1].err);
-    out->relative = side[0].relative && side[1].relative; /* each side keeps its sign */
-    out->lip = fmax(side[0].lip, side[1].lip);
-    out->log_lip = fmax(side[0].log_lip, side[1].log_lip);
-    out->elasticity = fmax(side[0].elasticity, side[1].elasticity);
-    out->range = iv_hull(side[0].range, side[1].range);
-    choose_anchor(p, out, X);
-    return true;
 }
 
 static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, RealElem elem, Ival X, double tol,

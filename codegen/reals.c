@@ -473,6 +473,54 @@ static double zero_hole(const ValueSet *B) {
     return zero && isfinite(least) ? least : 0;
 }
 
+/* 1 / y for a divisor whose values are 0 (where the reference raises) and others at least hole
+ * away (ry their range, by y's error), by sign: fn(t+) + fn_y(t-) for t+ = ReLU(y) + K ReLU(-y) and
+ * t- = ReLU(-y) + K ReLU(y), fn = 1 / t and fn_y = -1 / t over the model's |y| (at least hole - ey),
+ * each a function of one sign summed from its far end (rounded relative to it; one function across
+ * the hole cancels terms as large as the range times its steepest slope: Invert3x3's 1 / det was
+ * rounded to 1.4e-6), then a chord to 0 at T, past which it is exactly 0: K |y| >= T on the other
+ * side. Sets r->fn, r->fn_y (n_knots 0: no values on that side), r->split_k, r->split_at, *ref (the
+ * reference's 1 / y: the sides' enclosures), r->recip_range (the model's) and r->err, r->rel (1 /
+ * y's bound, which the caller then replaces by the quotient's); false with why when a side cannot
+ * be built. */
+static bool split_recip(Plan *p, const IrNode *recip, const IrNode *b, Ival ry, Bound by, double hole, RealInfo *r,
+                        Ival *ref, char *why, size_t whysize) {
+    double ey = abs_of(by, ry), t0 = hole - 2 * ey; /* the model's |y| is at least hole - ey > 0 */
+    Ival side[2] = {{hole, ry.hi}, {hole, -ry.lo}};
+    RealFn *fn[2] = {&r->fn, &r->fn_y};
+    Bound own[2] = {{0, 0}, {0, 0}};
+    Ival range = {INFINITY, -INFINITY};
+    r->split_at = 2 * (mag(ry) + ey);
+    r->split_k = 2 * r->split_at / t0;
+    for (int s = 0; s < 2; s++) {
+        memset(fn[s], 0, sizeof *fn[s]);
+        if (side[s].hi < hole) continue;
+        RealFn g;
+        if (!realfn_build(p, recip, b, ival_of(t0, side[s].hi + ey), p->real_tol, 0, p->gated_mlp, &g, why, whysize))
+            return false;
+        if (s) { /* -1 / t: knots and middles negated */
+            double *ky = ARENA_ARRAY(p->arena, double, g.n_knots);
+            double *km = g.kmid ? ARENA_ARRAY(p->arena, double, g.n_knots) : NULL;
+            for (size_t i = 0; i < g.n_knots; i++) {
+                ky[i] = -g.ky[i];
+                if (km) km[i] = -g.kmid[i];
+            }
+            g.ky = ky;
+            g.kmid = km;
+            g.range = (Ival){-g.range.hi, -g.range.lo};
+        }
+        *fn[s] = realfn_zero_beyond(p, &g, r->split_at);
+        own[s] = fn_bound(fn[s], side[s], by, fn[s]->range);
+        range = (Ival){fmin(range.lo, fn[s]->range.lo), fmax(range.hi, fn[s]->range.hi)};
+    }
+    r->err = fmax(own[0].abs, own[1].abs);
+    r->rel = fmax(own[0].rel, own[1].rel);
+    double er = r->err + r->rel * mag(range);
+    *ref = range;
+    r->recip_range = ival_of(range.lo - er, range.hi + er);
+    return true;
+}
+
 /* x * y and x / y of two real s-ops (or a real and a number): a product of two views; a divisor
  * first becomes 1 / y (realfn.c), which needs its interval to stay away from 0. */
 /* The rounding of the two squares' sums (mlp.c product_units) for |x| <= mx, |y| <= my: each
@@ -533,7 +581,8 @@ static bool real_product(Plan *p, SopInfo *info) {
         recip->u.map.args[0] = one;
         char why[256];
         /* linear: a gated MLP multiplies its pieces by x (mlp.c) */
-        bool built = hole > 0 ? realfn_build_holed(p, recip, b, Y, hole, p->real_tol, &r->fn, why, sizeof why)
+        Ival recip_ref;
+        bool built = hole > 0 ? split_recip(p, recip, b, rb, bb, hole, r, &recip_ref, why, sizeof why)
                               : realfn_build(p, recip, b, Y, p->real_tol, p->real_margin, false, &r->fn, why, sizeof why);
         if (!built) {
             if (logq) info->real = (RealInfo *)logq;
@@ -543,11 +592,17 @@ static bool real_product(Plan *p, SopInfo *info) {
         r->how = REAL_QUOTIENT;
         r->arg = b;
         r->zero_hole = hole;
-        Ival ry = rb;
-        rb = r->fn.range; /* then x * (1 / y) */
-        bb = fn_bound(&r->fn, ry, bb, rb);
-        double er = abs_of(bb, rb);
-        r->recip_range = ival_of(rb.lo - er, rb.hi + er);
+        r->split = hole > 0;
+        if (r->split) { /* then x * (1 / y) */
+            rb = recip_ref;
+            bb = (Bound){r->err, r->rel};
+        } else {
+            Ival ry = rb;
+            rb = r->fn.range;
+            bb = fn_bound(&r->fn, ry, bb, rb);
+            double er = abs_of(bb, rb);
+            r->recip_range = ival_of(rb.lo - er, rb.hi + er);
+        }
     } else {
         r->how = REAL_PRODUCT;
     }
