@@ -658,8 +658,15 @@ static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, Real
             if (use_quad) chord = quad;
             if (chord <= tol / 2 || top == 63 || v - u <= 4 * DBL_EPSILON * fmax(1, fabs(u))) {
                 if (chord > tol / 2) {
-                    snprintf(c.why, sizeof c.why, "cannot be approximated within %g near %g (its slope is unbounded there)",
-                             tol, u);
+                    if (!isfinite(j.v.lo) || !isfinite(j.v.hi)) /* the function's values, not its slope */
+                        snprintf(c.why, sizeof c.why, "can overflow float64 near %g, past the largest double; narrow --range", u);
+                    else if (fmax(fabs(j.d1.lo), fabs(j.d1.hi)) < 1e300)
+                        snprintf(c.why, sizeof c.why, "cannot be approximated within %g near %g, where it reaches %g: too "
+                                 "steep for pieces that fine (raise --tol or narrow --range)", tol, u,
+                                 fmax(fabs(j.v.lo), fabs(j.v.hi)));
+                    else
+                        snprintf(c.why, sizeof c.why, "cannot be approximated within %g near %g (its slope is unbounded there)",
+                                 tol, u);
                     goto fail;
                 }
                 worst = fmax(worst, chord);

@@ -141,6 +141,51 @@ static Bound sum_bound(Ival ra, Bound ba, Ival rb, Bound bb, bool sub) {
     return (Bound){abs_of(ba, ra) + abs_of(bb, rb) + rounding(mag(ra) + mag(rb), 4), 0};
 }
 
+/* Whether fn is ReLU over its range: every knot on max(x, 0) (within an ulp or two: a knot's value
+ * is f's limit from inside its piece, an ulp in), chords only, a knot at 0 where the range crosses
+ * it; its slopes are then 0 and 1 within rounding, which its bound's rounding terms cover. */
+static bool is_relu(const RealFn *fn) {
+    if (fn->err != 0 || fn->n_jumps || fn->n_knots < 2 || fn->quadratic) return false;
+    bool at0 = fn->kx[0] >= 0 || fn->kx[fn->n_knots - 1] <= 0;
+    for (size_t i = 0; i < fn->n_knots; i++) {
+        if (!(fabs(fn->ky[i] - fmax(fn->kx[i], 0)) <= 4 * DBL_EPSILON * fabs(fn->kx[i]))) return false;
+        at0 = at0 || fn->kx[i] == 0;
+    }
+    return at0;
+}
+
+/* a + r for r = ReLU(y), y = b - a or a head's copy of it that may select nothing (default 0):
+ * max(a, b), or a. The usual ReLU maximum; max is 1-Lipschitz in each argument, so the model is
+ * within the larger of a's and b's errors plus the roundings of b - a, of the copy, of the ReLU and
+ * of the sum, where the sum's bound counts a's error twice and b's once, at every level of a tree
+ * of maxima (U's row maximum: 27 times at 3 levels). False where the pattern is not this. */
+static bool max_of_two(Plan *p, const IrNode *a, const IrNode *r, Ival *range, Bound *bound) {
+    const SopInfo *ri = &p->info[r->id];
+    if (a->kind == IR_CONST || !ri->real || ri->real->how != REAL_FN || !is_relu(&ri->real->fn)) return false;
+    const IrNode *y = ri->real->arg, *d = y;
+    if (y->kind == IR_AGGREGATE) {
+        Value dv = y->u.aggregate.default_value;
+        if (!p->info[y->id].real || p->info[y->id].real->how != REAL_COPY || !value_is_number(dv) ||
+            value_as_double(dv) != 0)
+            return false;
+        d = y->u.aggregate.sop;
+    }
+    if (d->kind != IR_MAP || d->u.map.kind != IR_MAP_BINARY || d->u.map.op != VOP_SUB || d->u.map.args[1] != a ||
+        !p->info[d->id].real)
+        return false;
+    const IrNode *b = d->u.map.args[0];
+    Ival ra, rb, rd, ry, rr;
+    Bound ba, bb, bd, by, br;
+    if (!arg_range(p, a, &ra, &ba) || !arg_range(p, b, &rb, &bb) || !arg_range(p, d, &rd, &bd) ||
+        !arg_range(p, y, &ry, &by) || !arg_range(p, r, &rr, &br))
+        return false;
+    double ea = abs_of(ba, ra), eb = abs_of(bb, rb), ed = abs_of(bd, rd), ey = abs_of(by, ry), er = abs_of(br, rr);
+    *bound = (Bound){fmax(ea, eb) + fmax(0, ed - ea - eb) + fmax(0, ey - ed) + fmax(0, er - ey) +
+                         rounding(mag(ra) + mag(rr), 4), 0};
+    *range = (Ival){ra.lo, fmax(ra.hi, rb.hi)};
+    return true;
+}
+
 static bool affine_map(Plan *p, SopInfo *info) {
     const IrNode *n = info->node;
     Ival ra, rb;
@@ -158,6 +203,12 @@ static bool affine_map(Plan *p, SopInfo *info) {
         if (!arg_range(p, a, &ra, &ba) || !arg_range(p, b, &rb, &bb)) return false;
         bool sub = n->u.map.op == VOP_SUB;
         Ival r = sub ? ival_of(ra.lo - rb.hi, ra.hi - rb.lo) : ival_of(ra.lo + rb.lo, ra.hi + rb.hi);
+        Ival mr;
+        Bound mb;
+        if (!sub && (max_of_two(p, a, b, &mr, &mb) || max_of_two(p, b, a, &mr, &mb))) {
+            new_real(p, info, mr, mb, REAL_AFFINE);
+            return true;
+        }
         new_real(p, info, r, sum_bound(ra, ba, rb, bb, sub), REAL_AFFINE);
         return true;
     }
@@ -819,7 +870,24 @@ static bool few_valued_factor(Plan *p, SopInfo *info) {
     return false;
 }
 
+static bool reals_node_in(Plan *p, SopInfo *info);
+
 bool reals_node(Plan *p, SopInfo *info) {
+    bool ok = reals_node_in(p, info);
+    const RealInfo *r = info->real;
+    /* float64 overflows where the values reach past DBL_MAX: the reference then computes inf (or
+     * raises), which no model can match (out22-001: x^4 over +-1e100 was written, then raised) */
+    if (ok && r && r->how != REAL_REFUSED &&
+        !(isfinite(r->range.lo) && isfinite(r->range.hi) && isfinite(r->err) && isfinite(r->rel))) {
+        char at[64];
+        snprintf(at, sizeof at, "%g", !isfinite(r->range.hi) || !isfinite(r->range.lo) ? fmax(-r->range.lo, r->range.hi)
+                                                                                        : mag(r->range));
+        refuse(p, info, "can overflow float64: its values can reach %s, past the largest double; narrow --range", at);
+    }
+    return ok;
+}
+
+static bool reals_node_in(Plan *p, SopInfo *info) {
     const IrNode *n = info->node;
     info->real = NULL;
     if (!p->numeric_tokens && !reads_real(p, n) && !too_many_numbers(p, info)) return true;

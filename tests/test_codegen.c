@@ -865,6 +865,51 @@ static void expect_within_bound(Compiled *c, double lo, double hi, size_t max_le
     arena_free(&a);
 }
 
+/* a + ReLU(b - a) is max(a, b), 1-Lipschitz in each: a tree of maxima keeps its leaves' error
+ * (plus roundings) instead of adding a's twice and b's once at every level; and its values lie
+ * within its leaves'. A sum that is not of that shape keeps the sum's bound. */
+START_TEST(test_real_max_tree) {
+    static const char *const head =
+        "me = indices + 0;\n"
+        "def fresh_if(x, ok) { return aggregate(select(indices, me if ok else -1, ==), x, 0.0); }\n"
+        "def relu(x) { return 0.0 if x < 0 else x; }\n"
+        "def mx(a, b, ok) { return a + relu(fresh_if(b - a, ok)); }\n"
+        "l = [aggregate(select(indices, k, ==), tokens_float * tokens_float, 0.0) for k in range(8)];\n";
+    char src[1024];
+    snprintf(src, sizeof src, "%s%s", head,
+             "m = mx(mx(mx(l[0], l[1], True), mx(l[2], l[3], indices > 2), True), "
+             "mx(mx(l[4], l[5], True), mx(l[6], l[7], True), indices > 1), True);");
+    Compiled *c = compile_with(src, "m", (CodegenOptions){.max_len = 9, .have_range = true, .range_lo = -2,
+                                                          .range_hi = 2, .gated_mlp = true});
+    ck_assert_msg(c->ok, "%s", compiled_first_error(c));
+    /* each leaf x * x is exact but for a relative rounding (gated): the maximum's bound is a few
+     * roundings of its magnitude, 4, not the 27-fold sum of a tree of sums */
+    ck_assert_msg(c->model.out_error_bound + 4 * c->model.out_error_rel < 1e-12, "bound %g + %g |value|",
+                  c->model.out_error_bound, c->model.out_error_rel);
+    expect_within_bound(c, -2, 2, 9, 1500, 51, "max tree");
+    compiled_free(c);
+}
+END_TEST
+
+/* outsider finding out22-001: x^4 over +-1e100 overflows to inf, which the reference returns and
+ * no model can compute: refused at compile time (it was written with a finite bound, then raised);
+ * so is a softmax whose denominator overflows (out22-002, refused before as "holds 0") */
+START_TEST(test_real_overflow_refused) {
+    static const struct { const char *src; double lo, hi; bool gated; } k[] = {
+        {"a = tokens_float * tokens_float; r = a * a;", -1e100, 1e100, true},
+        {"e = 2.718281828459045 ^ tokens_float; r = e / (length * aggregate(full_s, e));", 700, 709, false},
+        {"e = 2.718281828459045 ^ tokens_float; r = e / (length * aggregate(full_s, e));", 700, 709, true},
+    };
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+        Compiled *c = compile_with(k[i].src, "r", (CodegenOptions){.max_len = 5, .have_range = true, .range_lo = k[i].lo,
+                                                                   .range_hi = k[i].hi, .gated_mlp = k[i].gated});
+        ck_assert_msg(!c->ok && strstr(compiled_first_error(c), "overflow"), "%zu: %s", i,
+                      c->ok ? "compiled" : compiled_first_error(c));
+        compiled_free(c);
+    }
+}
+END_TEST
+
 /* outsider findings out21c-004 and 005: a root of a clamp at 0 was built over an enclosure that
  * reached -4.9e-324, where the root raises; round(x) over 0.5..4 saw its jump at the range's first
  * point twice, an ulp apart. Both compile now; round refuses inputs within the margin of 0.5. */
@@ -1250,6 +1295,8 @@ static Suite *suite(void) {
     tcase_add_test(u, test_layout_independent_of_names);
     tcase_add_test(u, test_file_round_trip);
     tcase_add_test(u, test_real_tokens);
+    tcase_add_test(u, test_real_max_tree);
+    tcase_add_test(u, test_real_overflow_refused);
     tcase_add_test(u, test_real_edges_exact);
     tcase_add_test(u, test_real_gated_relative_rounding);
     tcase_add_test(u, test_real_product_bound);
