@@ -2,8 +2,9 @@
 """The corpus table of docs/benchmarks.md: every entry of ../shared/corpus/{tma,rasp}.tsv compiled
 and verified by ../shared/corpus/check.py, beside the layers and heads its paper gives.
 usage: bench/corpus_table.py [--bin DIR] [--random K]   (run from the project root)
-Prints a Markdown table; an entry that does not compile says why."""
-import argparse, os, re, subprocess, sys
+Prints a Markdown table; an entry that does not compile says why. Then the real-valued entries
+(and Invert3x3, a real quotient of integers) again with --mlp gated, whose default --tol is 1e-9."""
+import argparse, json, os, re, subprocess, sys, tempfile
 
 # The papers' own figures: heads per layer for the simulator paper's constructions (its figures
 # and text), layers for the RASP paper's analysis (issue tracker #9 quotes them).
@@ -68,3 +69,42 @@ for line in out.splitlines():
     else:
         why = rest.split("error: ")[-1][:90].replace("|", "/")
         print("| %s | %s %s | %s | %s | %s: %s | | | | | |" % (name, kind, rng, n, paper, status.lower(), why))
+
+
+# The real-valued entries again with gated MLPs (exact products, quadratic pieces; --tol 1e-9).
+print()
+print("With `--mlp gated` (default --tol 1e-9):")
+print()
+print("| program | tokens | max-len | layers | MLP hidden | non-zero | file | bound | verify --random %d |" % a.random)
+print("|---|---|---|---|---|---|---|---|---|")
+with tempfile.TemporaryDirectory() as tmp:
+    for corpus in ("tma",):
+        for line in open(os.path.join(here, corpus + ".tsv")):
+            if line.startswith("#") or not line.strip():
+                continue
+            f, call, kind, rng, lengths = line.rstrip("\n").split("\t")
+            name = "%s:%s" % (f, call)
+            if kind != "float" and call != "Invert3x3()":
+                continue
+            prog, model = os.path.join(tmp, "p.rasp"), os.path.join(tmp, "m.bin")
+            with open(prog, "w") as o:
+                o.write(open(os.path.join(here, corpus, f)).read() + "\nout = %s;\n" % call)
+            n = max(int(x) for x in lengths.split(","))
+            c = subprocess.run([os.path.join(a.bin, "raspcc"), prog, "--output", "out", "-o", model, "--max-len", str(n),
+                                "--mlp", "gated", "--stats", "--json"] + (["--range", rng] if kind == "float" else ["--vocab", rng]),
+                               capture_output=True, text=True)
+            if c.returncode != 0:
+                why = ([l for l in c.stderr.splitlines() if "error" in l] or ["?"])[0].split("error: ")[-1][:90]
+                print("| %s | %s %s | %d | refused: %s | | | | | |" % (name, kind, rng, n, why.replace("|", "/")))
+                continue
+            st = json.loads(c.stdout)
+            v = subprocess.run([os.path.join(a.bin, "rasprun"), model, "--verify", "--random", str(a.random)],
+                               capture_output=True, text=True)
+            last = ((v.stdout + v.stderr).strip().splitlines() or ["?"])[-1]
+            mm = re.search(r"(\d+) mismatches", last)
+            err = re.search(r"largest error (\S+)", last)
+            print("| %s | %s %s | %d | %s | %s | %s | %.1f MB | %.3g + %.3g \\|value\\| | %s mismatches%s |" % (
+                name, kind, rng, n, st.get("layers"), st.get("mlp_hidden"), st.get("nonzero_params"),
+                os.path.getsize(model) / 1e6, st.get("error_bound", 0), st.get("error_rel", 0),
+                mm.group(1) if mm and v.returncode == 0 else "MISMATCH:",
+                ", largest error %s" % err.group(1) if err else " " + last[-60:]))

@@ -400,6 +400,11 @@ typedef struct MlpOp {
                                   number, or -u where x_u) */
     const LinView *x_views;
     const bool *x_u;
+    /* MLP_FN_GATED, the divisor of a quotient by sign (reals.c split_recip): also t+ = ReLU(y) +
+     * split_k ReLU(-y) into split_dim[0] and t- = ReLU(-y) + split_k ReLU(y) into split_dim[1] */
+    bool split;
+    uint32_t split_dim[2];
+    double split_k;
     /* output: categorical block or a numerical dim */
     bool out_cat;
     const ValueSet *out_vs;

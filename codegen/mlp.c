@@ -557,6 +557,13 @@ static bool gated_units(Plan *p, const MlpOp *op, HiddenBuf *hb) {
             size_t h = hidden_add(p, hb, in, 1, sign * gd->b[v] - M);
             hb->out_dim[h] = op->out_dim;
             hb->out_coef[h] = sign;
+            if (op->split) { /* the same unit again, into t+ and t- (MlpOp.split) */
+                size_t s = hidden_add(p, hb, in, 1, sign * gd->b[v] - M);
+                hb->out_dim[s] = op->split_dim[sign < 0];
+                hb->out_coef[s] = 1;
+                hb->out_dim2[s] = op->split_dim[sign > 0];
+                hb->out_coef2[s] = op->split_k;
+            }
         }
     }
     return true;

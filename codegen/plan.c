@@ -472,23 +472,40 @@ static bool plan_real(Plan *p, SopInfo *info) {
     if (r->how == REAL_QUOTIENT && r->split) { /* t+ and t- (reals.c split_recip), 1 / y, the product */
         double top = fmax(fabs(yr.lo), fabs(yr.hi)), k = r->split_k;
         const RealFn *unit = ramp_fn(p, top > 0 ? top : 1, 1), *far = ramp_fn(p, top > 0 ? top : 1, k);
-        int s1 = next_slot(y->time, false), s2 = next_slot(s1, false);
+        int s1 = next_slot(y->time, false);
         LinView pos = yv, neg = lv_combine(p->arena, -1, yv, 0, lv_empty());
         const RealFn *fns[2] = {&r->fn, &r->fn_y};
         uint32_t out = plan_alloc_dims(p, 1, arena_printf(p->arena, "1/%s", plan_node_name(p, y->node)), NULL);
+        /* a gated divisor's MLP computes t+ and t- beside it, from the same units: no MLP of their own */
+        size_t src = p->n_mlps;
+        for (size_t i = 0; i < p->n_mlps; i++)
+            if (p->mlps[i].node == y->node && p->mlps[i].fn == MLP_FN_GATED && !p->mlps[i].split) src = i;
+        uint32_t t_dims[2] = {0, 0};
+        bool folded = src < p->n_mlps;
+        if (folded) {
+            s1 = y->time;
+            p->mlps[src].split = true;
+            p->mlps[src].split_k = k;
+            for (int s = 0; s < 2; s++)
+                t_dims[s] = p->mlps[src].split_dim[s] = plan_alloc_dims(
+                    p, 1, arena_printf(p->arena, s ? "|%s| or far" : "%s or far", plan_node_name(p, y->node)), NULL);
+        }
+        int s2 = next_slot(s1, false);
         for (int s = 0; s < 2; s++) {
             if (!fns[s]->n_knots) continue;
             /* t = ReLU(+-y) + K ReLU(-+y): one of the two units is exactly 0 */
-            uint32_t t_dim =
-                plan_pwl_dim(p, unit, s ? neg : pos, s1, info->node, s ? "|%s| or far" : "%s or far", y->node);
-            MlpOp *other = plan_new_mlp(p);
-            other->node = info->node;
-            other->fn = MLP_FN_PWL;
-            other->pwl = far;
-            other->x_view = s ? pos : neg;
-            other->layer = slot_layer(s1);
-            other->out_cat = false;
-            other->out_dim = t_dim;
+            uint32_t t_dim = t_dims[s];
+            if (!folded) {
+                t_dim = plan_pwl_dim(p, unit, s ? neg : pos, s1, info->node, s ? "|%s| or far" : "%s or far", y->node);
+                MlpOp *other = plan_new_mlp(p);
+                other->node = info->node;
+                other->fn = MLP_FN_PWL;
+                other->pwl = far;
+                other->x_view = s ? pos : neg;
+                other->layer = slot_layer(s1);
+                other->out_cat = false;
+                other->out_dim = t_dim;
+            }
             MlpOp *g = plan_new_mlp(p);
             g->node = info->node;
             g->fn = MLP_FN_PWL;

@@ -53,6 +53,8 @@ bool schedule_check(Plan *p) {
         size_t count = mlp_out_count(op);
         for (size_t k = 0; k < count; k++)
             if (!write(p, &w, op->out_dim + (uint32_t)k, 2 * op->layer + 2, op->node)) return false;
+        for (int s = 0; s < 2 && op->split; s++)
+            if (!write(p, &w, op->split_dim[s], 2 * op->layer + 2, op->node)) return false;
     }
     for (size_t h = 0; h < p->n_heads; h++) {
         const HeadOp *op = &p->heads[h];

@@ -1165,16 +1165,22 @@ END_TEST
  * tolerances hold, 1e-6 and with gated MLPs 1e-9 (one function across the hole was rounded to
  * 2.2e-4). */
 START_TEST(test_large_quotient) {
-    for (int gated = 0; gated < 2; gated++) {
-        static const char *const src =
-            "tokens = tokens_int; n = length ^ 0.5; i = (indices - indices % n) / n; j = indices % n;\n"
-            "P = aggregate(select(indices, ((i + 2) % n) * n + (j + 2) % n, ==), tokens);\n"
-            "Q = aggregate(select(indices, ((i + 1) % n) * n + (j + 1) % n, ==), tokens);\n"
-            "R = aggregate(select(indices, ((i + 2) % n) * n + (j + 1) % n, ==), tokens);\n"
-            "S = aggregate(select(indices, ((i + 1) % n) * n + (j + 2) % n, ==), tokens);\n"
-            "major = P * Q - R * S;\n"
-            "det = length * aggregate(select(1, 1, ==), (tokens * major) if indices < n else 0);\n"
-            "r = aggregate(select(indices, j * n + i, ==), major / det);";
+    /* the divisor by a gate (length * mean: the gated MLP computes t+ and t- beside it) or by a
+     * constant (mean * 9: an MLP of their own) */
+    static const char *const dets[] = {"length * aggregate(select(1, 1, ==), (tokens * major) if indices < n else 0)",
+                                       "aggregate(select(1, 1, ==), (tokens * major) if indices < n else 0) * 9"};
+    for (int run = 0; run < 4; run++) {
+        int gated = run % 2;
+        char src[1024];
+        snprintf(src, sizeof src,
+                 "tokens = tokens_int; n = length ^ 0.5; i = (indices - indices %% n) / n; j = indices %% n;\n"
+                 "P = aggregate(select(indices, ((i + 2) %% n) * n + (j + 2) %% n, ==), tokens);\n"
+                 "Q = aggregate(select(indices, ((i + 1) %% n) * n + (j + 1) %% n, ==), tokens);\n"
+                 "R = aggregate(select(indices, ((i + 2) %% n) * n + (j + 1) %% n, ==), tokens);\n"
+                 "S = aggregate(select(indices, ((i + 1) %% n) * n + (j + 2) %% n, ==), tokens);\n"
+                 "major = P * Q - R * S;\n"
+                 "det = %s;\n"
+                 "r = aggregate(select(indices, j * n + i, ==), major / det);", dets[run / 2]);
         Compiled *c =
             compile_with(src, "r", (CodegenOptions){.vocab_spec = "-9..9", .max_len = 9, .gated_mlp = gated});
         ck_assert_msg(c->ok, "%s", compiled_first_error(c));
