@@ -263,10 +263,14 @@ bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_
         double e;
         compile_at(g, output, output_name, opt, tol, NULL, &quiet, &e);
         arena_free(&quiet_arena);
-        if (!isfinite(e)) break; /* too fine to build (or not real) */
+        if (!isfinite(e)) { /* too fine to build (or not real): halfway (in log) to the last share that built */
+            if (n == 0 || tol >= share[n - 1] * 0.5) break;
+            tol = sqrt(tol * share[n - 1]);
+            continue;
+        }
         share[n] = tol;
         bound[n++] = e;
-        if (e <= target) break;
+        if (e <= target || (n >= 2 && e >= bound[n - 2] && tol < share[n - 2])) break; /* or finer stopped helping */
         tol *= fmax(0.8 * target / e, 1.0 / 256);
     }
     if (n == 0 || bound[0] == 0) /* not real-valued: no share to choose */

@@ -255,8 +255,12 @@ static double pieces_lip(const RealFn *fn) {
  * overshoot f's a little). */
 static Bound fn_rounding(const RealFn *fn, Ival X) {
     double ops = fn_units(fn);
+    /* the relative part: a sum of ops terms of one sign, each a few roundings off, is within
+     * (ops + 3) u of it in any order (u = DBL_EPSILON / 2); twice that to spare, and no more: the
+     * reference's f (libm's exp, pow) is within an ulp or two, which fn_bound adds */
     if (fn->relative && isfinite(fn->log_lip) && mag(fn->range) + 2 * fn->against_mag <= 1.01 * fn->sum_mag)
-        return (Bound){rounding(2 * fn->against_mag, ops), rounding(1, ops) + 2 * fn->log_lip * rounding(2 * mag(X), 2)};
+        return (Bound){rounding(2 * fn->against_mag, ops),
+                       (ops + 3) * DBL_EPSILON + 2 * fn->log_lip * rounding(2 * mag(X), 2)};
     return (Bound){rounding(fn->sum_mag, ops), 0};
 }
 
