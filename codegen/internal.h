@@ -517,6 +517,9 @@ PosDep pos_classify(const PosTable *t, size_t max_len);
 bool pos_lookup(const PosTable *t, int64_t i, int64_t n, size_t max_len, Value *v);
 /* Whether a selector never selects more than one key (by its form, or its positional table). */
 bool selector_at_most_one(Plan *p, const IrNode *sel);
+/* Whether every query of sel selects its own position or nothing, at every length (a head's
+ * copy, fresh_if); *always: its own position everywhere. */
+bool selector_self_or_none(const Plan *p, const IrNode *sel, bool *always);
 /* Whether positional selector sel selects no key at any position of any length (its table). */
 bool selector_never_selects(const Plan *p, const IrNode *sel);
 /* Whether s-op x has the same value at every position of a sequence (length, constants, means over

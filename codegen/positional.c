@@ -296,4 +296,19 @@ bool selector_at_most_one(Plan *p, const IrNode *sel) {
     }
 }
 
+bool selector_self_or_none(const Plan *p, const IrNode *sel, bool *always) {
+    const PosTable *t = p->info[sel->id].pos;
+    *always = false;
+    if (!t || !t->count || !t->keys || t->any_fail) return false;
+    bool all = true;
+    for (size_t n = 1; n <= p->max_len; n++)
+        for (size_t i = 0; i < n; i++) {
+            int32_t c = t->count[pos_at(n, i)];
+            if (c > 1 || (c == 1 && !pos_selects(t, n, i, i))) return false;
+            all = all && c == 1;
+        }
+    *always = all;
+    return true;
+}
+
 bool pos_uniform(Plan *p, const IrNode *x) { return uniform(p, x, 0); }

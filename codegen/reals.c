@@ -141,18 +141,20 @@ static Bound sum_bound(Ival ra, Bound ba, Ival rb, Bound bb, bool sub) {
     return (Bound){abs_of(ba, ra) + abs_of(bb, rb) + rounding(mag(ra) + mag(rb), 4), 0};
 }
 
-/* Whether fn is ReLU over its range: every knot on max(x, 0) (within an ulp or two: a knot's value
- * is f's limit from inside its piece, an ulp in), chords only, a knot at 0 where the range crosses
- * it; its slopes are then 0 and 1 within rounding, which its bound's rounding terms cover. */
-static bool is_relu(const RealFn *fn) {
+/* Whether fn is max(x, c) over its range: every knot on it (within an ulp or two: a knot's value
+ * is f's limit from inside its piece, an ulp in), chords only, a knot at c where the range crosses
+ * it; its slopes are then 0 and 1 within rounding, which its bound's rounding terms cover. ReLU is
+ * c = 0. */
+static bool is_clamp(const RealFn *fn, double c) {
     if (fn->err != 0 || fn->n_jumps || fn->n_knots < 2 || fn->quadratic) return false;
-    bool at0 = fn->kx[0] >= 0 || fn->kx[fn->n_knots - 1] <= 0;
+    bool atc = fn->kx[0] >= c || fn->kx[fn->n_knots - 1] <= c;
     for (size_t i = 0; i < fn->n_knots; i++) {
-        if (!(fabs(fn->ky[i] - fmax(fn->kx[i], 0)) <= 4 * DBL_EPSILON * fabs(fn->kx[i]))) return false;
-        at0 = at0 || fn->kx[i] == 0;
+        if (!(fabs(fn->ky[i] - fmax(fn->kx[i], c)) <= 4 * DBL_EPSILON * fmax(fabs(fn->kx[i]), fabs(c)))) return false;
+        atc = atc || fn->kx[i] == c;
     }
-    return at0;
+    return atc;
 }
+static bool is_relu(const RealFn *fn) { return is_clamp(fn, 0); }
 
 /* a + r for r = ReLU(y), y = b - a or a head's copy of it that may select nothing (default 0):
  * max(a, b), or a. The usual ReLU maximum; max is 1-Lipschitz in each argument, so the model is
@@ -163,10 +165,12 @@ static bool max_of_two(Plan *p, const IrNode *a, const IrNode *r, Ival *range, B
     const SopInfo *ri = &p->info[r->id];
     if (a->kind == IR_CONST || !ri->real || ri->real->how != REAL_FN || !is_relu(&ri->real->fn)) return false;
     const IrNode *y = ri->real->arg, *d = y;
-    if (y->kind == IR_AGGREGATE) {
+    if (y->kind == IR_AGGREGATE) { /* a copy at its own position, or the default 0 (out22b-001: from another
+                                    * position, b - a is not this position's) */
         Value dv = y->u.aggregate.default_value;
+        bool always;
         if (!p->info[y->id].real || p->info[y->id].real->how != REAL_COPY || !value_is_number(dv) ||
-            value_as_double(dv) != 0)
+            value_as_double(dv) != 0 || !selector_self_or_none(p, y->u.aggregate.selector, &always))
             return false;
         d = y->u.aggregate.sop;
     }
@@ -255,12 +259,13 @@ static double pieces_lip(const RealFn *fn) {
  * overshoot f's a little). */
 static Bound fn_rounding(const RealFn *fn, Ival X) {
     double ops = fn_units(fn);
-    /* the relative part: a sum of ops terms of one sign, each a few roundings off, is within
-     * (ops + 3) u of it in any order (u = DBL_EPSILON / 2); twice that to spare, and no more: the
-     * reference's f (libm's exp, pow) is within an ulp or two, which fn_bound adds */
+    /* the relative part: a sum of ops terms of one sign, each at most 3 roundings off (x - k, the
+     * gate's product, the weight), is within gamma = (ops + 3) u (1 + 2 (ops + 3) u) of it in any
+     * order (u = DBL_EPSILON / 2, the standard bound of a float sum), and no more: the reference's f
+     * (libm's exp, pow) is within an ulp or two, which fn_bound adds */
+    double g = (ops + 3) * DBL_EPSILON / 2;
     if (fn->relative && isfinite(fn->log_lip) && mag(fn->range) + 2 * fn->against_mag <= 1.01 * fn->sum_mag)
-        return (Bound){rounding(2 * fn->against_mag, ops),
-                       (ops + 3) * DBL_EPSILON + 2 * fn->log_lip * rounding(2 * mag(X), 2)};
+        return (Bound){rounding(2 * fn->against_mag, ops), g * (1 + 2 * g) + 2 * fn->log_lip * rounding(2 * mag(X), 2)};
     return (Bound){rounding(fn->sum_mag, ops), 0};
 }
 
@@ -590,6 +595,154 @@ static double squares_rounding(double mx, double my, double tol) {
     return rounding((U * U + tol) / 2, terms + 8) + rounding(U * h, terms);
 }
 
+/* A product's (or quotient's, x * (1 / y)) own error on top of its factors': the squares' chords
+ * and the rounding of their sums (ReLU MLPs), or one rounding relative to x y (gated), or the
+ * rounding of x * pwl(1 / y)'s gated units. */
+static Bound product_own(const Plan *p, Ival ra, Bound ba, Ival rb, Bound bb, bool divide) {
+    double ma = mag(ra) + abs_of(ba, ra), mb = mag(rb) + abs_of(bb, rb);
+    double big = (ma + mb + 1) * (ma + mb + 1); /* x * pwl(1 / y)'s gated units' magnitude */
+    if (!p->gated_mlp) return (Bound){p->real_tol / 4 + squares_rounding(ma, mb, p->real_tol), rounding(1, 4)};
+    return (Bound){divide ? rounding(big, 16) : 0, rounding(1, 4)};
+}
+
+/* ---- weighted means: (sum_k e_k v_k) / max(sum_k e_k, c), e_k >= 0 ---- */
+
+enum { WM_MAX_TERMS = 64 };
+
+/* The terms of a sum (a tree of +), zeros left out; false past WM_MAX_TERMS or for another constant. */
+static bool sum_terms(const IrNode *n, const IrNode **out, size_t *k) {
+    if (n->kind == IR_CONST) return value_is_number(n->u.constant) && value_as_double(n->u.constant) == 0;
+    if (n->kind == IR_MAP && n->u.map.kind == IR_MAP_BINARY && n->u.map.op == VOP_ADD)
+        return sum_terms(n->u.map.args[0], out, k) && sum_terms(n->u.map.args[1], out, k);
+    if (*k == WM_MAX_TERMS) return false;
+    out[(*k)++] = n;
+    return true;
+}
+
+/* What x is a head's copy of, at its own position everywhere (fresh(x)); else x. */
+static const IrNode *uncopied(const Plan *p, const IrNode *x) {
+    bool always;
+    return x->kind == IR_AGGREGATE && selector_self_or_none(p, x->u.aggregate.selector, &always) && always
+               ? x->u.aggregate.sop
+               : x;
+}
+
+/* max(d, c) written `d if d > c else c` (or >=), c > 0: d and c; else w itself and 0. */
+static const IrNode *clamped(const IrNode *w, double *c) {
+    *c = 0;
+    if (w->kind != IR_MAP || w->u.map.kind != IR_MAP_COND) return w;
+    const IrNode *cond = w->u.map.args[0], *d = w->u.map.args[1], *k = w->u.map.args[2];
+    if (cond->kind != IR_MAP || cond->u.map.kind != IR_MAP_BINARY ||
+        (cond->u.map.op != VOP_GT && cond->u.map.op != VOP_GE) || cond->u.map.args[0] != d || k->kind != IR_CONST ||
+        cond->u.map.args[1]->kind != IR_CONST ||
+        !value_is_number(k->u.constant) || !value_is_number(cond->u.map.args[1]->u.constant))
+        return w;
+    double kv = value_as_double(k->u.constant);
+    if (kv != value_as_double(cond->u.map.args[1]->u.constant) || !(kv > 0)) return w;
+    *c = kv;
+    return d;
+}
+
+/* For A = num * (c1 / W) or num / W, W = max(den, c) or den (of range > 0), den = sum_k e_k and
+ * num = sum_k e_k v_k over the same reals e_k >= 0 (den maybe a head's copy): A is c1 times a
+ * weighted mean of the v_k (scaled by den / c where den < c), so it lies within c1 [min v, max v]
+ * and its error is at most about (max v - min v) times the e_k's relative error, where the sum of
+ * the terms' bounds would add every |v_k| (U's normalisation: 8 rows, each |v| <= 12). With the
+ * model's e'_k = e_k (1 + rho_k) + alpha_k, v'_k = v_k + beta_k, products rounded by pi (relative)
+ * and eps, num's sums by R_n, den' within rho_d den + E_d, G = c1 f(W') (1 + gamma_r) + gamma_a for
+ * f(t) = 1 / max(t, c): |num' - num| <= den P + Q and |f(t') - f(t)| <= |t' - t| f(t) f(t'),
+ * whence the bound below. Replaces r's bound (REAL_PRODUCT or REAL_QUOTIENT) where that is
+ * smaller at |value| 1. */
+static void weighted_mean(Plan *p, const SopInfo *info, RealInfo *r) {
+    const IrNode *n = info->node, *num = n->u.map.args[0], *w = NULL, *g = NULL;
+    double c1 = 1;
+    if (r->how == REAL_QUOTIENT && !r->split && n->u.map.op == VOP_DIV) {
+        w = n->u.map.args[1];
+    } else if (r->how == REAL_PRODUCT && n->u.map.op == VOP_MUL) {
+        for (int side = 0; side < 2 && !w; side++) {
+            const IrNode *x = n->u.map.args[side];
+            const RealInfo *gx = p->info[x->id].real;
+            if (x->kind == IR_MAP && x->u.map.kind == IR_MAP_BINARY && x->u.map.op == VOP_DIV &&
+                x->u.map.args[0]->kind == IR_CONST && value_is_number(x->u.map.args[0]->u.constant) && gx &&
+                gx->how == REAL_FN && value_as_double(x->u.map.args[0]->u.constant) > 0) {
+                g = x;
+                w = x->u.map.args[1];
+                c1 = value_as_double(x->u.map.args[0]->u.constant);
+                num = n->u.map.args[1 - side];
+            }
+        }
+    }
+    if (!w) return;
+    double c;
+    const IrNode *d = clamped(w, &c), *den = uncopied(p, d);
+    const IrNode *nt[WM_MAX_TERMS], *dt[WM_MAX_TERMS];
+    size_t nn = 0, nd = 0;
+    if (!sum_terms(num, nt, &nn) || !sum_terms(den, dt, &nd) || nn != nd || nn == 0) return;
+    bool used[WM_MAX_TERMS] = {false};
+    double V = 0, beta = 0, rho = 0, alpha = 0, pi = 0, eps = 0, terms = 0, vlo = 0, vhi = 0;
+    for (size_t k = 0; k < nn; k++) { /* each term of num: e_j * v, for a term e_j of den not yet used */
+        const IrNode *t = nt[k];
+        if (t->kind != IR_MAP || t->u.map.kind != IR_MAP_BINARY || t->u.map.op != VOP_MUL || !p->info[t->id].real ||
+            p->info[t->id].real->how != REAL_PRODUCT)
+            return;
+        size_t j = nd;
+        int side = 0;
+        for (; side < 2 && j == nd; side++)
+            for (size_t i = 0; i < nd && j == nd; i++)
+                if (!used[i] && dt[i] == t->u.map.args[side]) j = i;
+        if (j == nd) return;
+        used[j] = true;
+        const IrNode *e = t->u.map.args[side - 1], *v = t->u.map.args[2 - side];
+        Ival re, rv, rt;
+        Bound be, bv, bt;
+        if (!arg_range(p, e, &re, &be) || !arg_range(p, v, &rv, &bv) || !arg_range(p, t, &rt, &bt) || re.lo < 0) return;
+        Bound own = product_own(p, re, be, rv, bv, false);
+        V = fmax(V, mag(rv));
+        vlo = fmin(vlo, rv.lo);
+        vhi = fmax(vhi, rv.hi);
+        beta = fmax(beta, abs_of(bv, rv));
+        rho = fmax(rho, be.rel);
+        alpha = fmax(alpha, be.abs);
+        pi = fmax(pi, own.rel);
+        eps = fmax(eps, own.abs);
+        terms += abs_of(bt, rt);
+    }
+    Ival rn, rd, rw;
+    Bound bn, bd, bw;
+    if (!arg_range(p, num, &rn, &bn) || !arg_range(p, d, &rd, &bd) || !arg_range(p, w, &rw, &bw)) return;
+    if (c == 0) c = rd.lo; /* 1 / den: den's interval must stay away from 0 */
+    if (!(c > 0) || rd.lo < 0) return;
+    /* W = max(D, c) computed exactly but for its rounding: D's error, plus that */
+    double m = (double)nn, rho_d = bd.rel, e_d = bd.abs;
+    if (w != d) {
+        const RealInfo *wr = p->info[w->id].real;
+        if (!wr || wr->how != REAL_FN || wr->arg != d || !is_clamp(&wr->fn, c)) return;
+        e_d += rounding(mag(rw), fn_units(&wr->fn));
+    }
+    double R_n = fmax(0, abs_of(bn, rn) - terms), den_max = rd.hi;
+    if (!(rho_d + e_d / c < 0.5)) return;
+    double kappa = 1 / (1 - rho_d - e_d / c);
+    /* G's own error (exact W): the reciprocal's pieces and rounding */
+    const RealInfo *gi = g ? p->info[g->id].real : NULL, *gin = gi ? p->info[gi->arg->id].real : NULL;
+    const RealFn *fn = gi ? &gi->fn : &r->fn;
+    Bound ga = fn_bound(fn, gin ? gin->range : rw, (Bound){0, 0}, fn->range);
+    double gr = ga.rel, gab = ga.abs;
+    double P = (rho + pi + rho * pi) * V + (1 + rho) * (1 + pi) * beta;
+    double Q = m * alpha * (V + beta) * (1 + pi) + m * eps + R_n;
+    double E0 = P * c1 * kappa * (1 + gr) + Q * c1 * kappa * (1 + gr) / c + (den_max * P + Q) * gab +
+                V * c1 * (1 + gr) * kappa * (rho_d + e_d / c) + V * c1 * gr + V * den_max * gab +
+                V * c1 * rounding(1, 2 * m + 4); /* the reference's own sums: |num| <= V den within rounding */
+    Ival ra = {c1 * fmin(vlo, 0), c1 * fmax(vhi, 0)};
+    Ival rg = gi ? gi->range : r->recip_range;
+    Bound bg = gi ? bound_of(gi) : (Bound){0, 0};
+    Bound fin = product_own(p, rn, bn, rg, bg, !g);
+    double E = E0 * (1 + fin.rel) + fin.rel * V * c1 + fin.abs;
+    if (!(E < r->err + r->rel * fmin(1, mag(r->range)))) return; /* smaller where --tol measures it, at |value| 1 */
+    r->err = E;
+    r->rel = 0;
+    r->range = (Ival){fmax(r->range.lo, ra.lo), fmin(r->range.hi, ra.hi)};
+}
+
 static bool real_product(Plan *p, SopInfo *info) {
     const IrNode *n = info->node;
     if (n->u.map.kind != IR_MAP_BINARY || (n->u.map.op != VOP_MUL && n->u.map.op != VOP_DIV)) return false;
@@ -666,14 +819,12 @@ static bool real_product(Plan *p, SopInfo *info) {
                          fmax(fmax(ra.lo * rb.lo, ra.lo * rb.hi), fmax(ra.hi * rb.lo, ra.hi * rb.hi)));
     if (a == b && n->u.map.op == VOP_MUL) /* x * x: a square, never negative */
         range = ival_of(ra.lo >= 0 ? ra.lo * ra.lo : ra.hi <= 0 ? ra.hi * ra.hi : 0, range.hi);
-    double sq = p->gated_mlp ? 0 : p->real_tol / 4; /* the two squares' chords (mlp.c) */
-    double ma = mag(ra) + abs_of(ba, ra), mb = mag(rb) + abs_of(bb, rb);
-    double big = (ma + mb + 1) * (ma + mb + 1); /* x * pwl(1 / y)'s gated units' magnitude */
+    Bound own = product_own(p, ra, ba, rb, bb, divide);
     r->range = range;
-    r->err = mag(ra) * (1 + ba.rel) * bb.abs + mag(rb) * (1 + bb.rel) * ba.abs + ba.abs * bb.abs + sq +
-             (!p->gated_mlp ? squares_rounding(ma, mb, p->real_tol) : divide ? rounding(big, 16) : 0);
-    r->rel = (1 + ba.rel) * (1 + bb.rel) - 1 + rounding(1, 4);
+    r->err = mag(ra) * (1 + ba.rel) * bb.abs + mag(rb) * (1 + bb.rel) * ba.abs + ba.abs * bb.abs + own.abs;
+    r->rel = (1 + ba.rel) * (1 + bb.rel) - 1 + own.rel;
     r->finite = finite_values(p, info);
+    weighted_mean(p, info, r);
     info->real = r;
     if (logq && logq->err + logq->rel < r->err + r->rel) info->real = (RealInfo *)logq;
     info->vs.unbounded = true;

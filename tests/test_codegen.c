@@ -839,6 +839,24 @@ END_TEST
 
 /* Model against reference on `count` random inputs of tokens_float uniform in [lo, hi], lengths
  * 1..max_len in turn: the same atoms, numbers within the model's stated bound. */
+/* The model and the reference agree on one input (within the model's bound). */
+static void expect_same_output(Compiled *c, const Value *in, size_t n, const char *what) {
+    Arena a;
+    arena_init(&a);
+    Workspace ws;
+    char err[256];
+    ck_assert(workspace_init(&ws, &c->model, err, sizeof err));
+    Value *got, *want;
+    IrEvalError ref_err;
+    ck_assert_msg(model_run(&c->model, &ws, in, n, &a, &got, err, sizeof err), "%s: %s", what, err);
+    ck_assert(ir_eval(&c->g, c->out, in, n, &a, &want, &ref_err));
+    for (size_t j = 0; j < n; j++)
+        ck_assert_msg(compiled_same(c, got[j], want[j]), "%s position %zu: %.17g vs %.17g", what, j,
+                      value_as_double(got[j]), value_as_double(want[j]));
+    workspace_free(&ws);
+    arena_free(&a);
+}
+
 static void expect_within_bound(Compiled *c, double lo, double hi, size_t max_len, int count, uint64_t seed,
                                 const char *what) {
     ck_assert_uint_le(max_len, 16);
@@ -888,6 +906,24 @@ START_TEST(test_real_max_tree) {
                   c->model.out_error_bound, c->model.out_error_rel);
     expect_within_bound(c, -2, 2, 9, 1500, 51, "max tree");
     compiled_free(c);
+    /* outsider findings out22b-001, 002: b - a copied from another position is not this
+     * position's: a + ReLU(it) is no maximum (its range and bound were the maximum's, and a
+     * comparison with 1.5 was folded to false) */
+    static const char *const other =
+        "a = tokens_float; b = 1 - tokens_float; d = b - a; y = aggregate(select(indices, 0, ==), d, 0.0);\n"
+        "r = 0.0 if y < 0 else y; mx = a + r; out = 1 if (mx > 1.5 and mx < 1.5001) else 0;";
+    c = compile_with(other, "out", (CodegenOptions){.max_len = 6, .have_range = true, .range_lo = 0, .range_hi = 1});
+    ck_assert_msg(c->ok, "%s", compiled_first_error(c));
+    expect_same_output(c, (Value[]){value_float(0.2), value_float(0.90005)}, 2, "out22b-001");
+    compiled_free(c);
+    static const char *const steep =
+        "a = 2 ^ tokens_float; b = 3 ^ tokens_float; d = b - a;\n"
+        "y = aggregate(select(indices, 0, ==), d, 0.0); r = 0.0 if y < 0 else y; out = a + r;";
+    c = compile_with(steep, "out", (CodegenOptions){.max_len = 4, .have_range = true, .range_lo = 0, .range_hi = 1,
+                                                    .real_tol = 1e-4});
+    ck_assert_msg(c->ok, "%s", compiled_first_error(c));
+    expect_within_bound(c, 0, 1, 4, 3000, 52, "out22b-002");
+    compiled_free(c);
 }
 END_TEST
 
@@ -907,6 +943,34 @@ START_TEST(test_real_overflow_refused) {
                       c->ok ? "compiled" : compiled_first_error(c));
         compiled_free(c);
     }
+}
+END_TEST
+
+/* num * (1 / max(den, 1)) and num / den for num = sum_k e_k v_k and den = sum_k e_k, e_k >= 0 (U's
+ * normalisation): a weighted mean of the v_k, within its range, and in error by about the range of
+ * the v_k times the e_k's relative error, where the sum of the terms' bounds adds every |v_k| once
+ * more for each term: over six terms the default tolerance holds (6.6e-5 before). */
+START_TEST(test_real_weighted_mean) {
+    static const char *const head =
+        "e = [2.718281828459045 ^ aggregate(select(indices, k, ==), tokens_float, 0.0) for k in range(6)];\n"
+        "v = [aggregate(select(indices, k + 6, ==), tokens_float, 0.0) for k in range(6)];\n"
+        "num = 0.0 + e[0] * v[0] + e[1] * v[1] + e[2] * v[2] + e[3] * v[3] + e[4] * v[4] + e[5] * v[5];\n"
+        "den = 0.0 + e[0] + e[1] + e[2] + e[3] + e[4] + e[5];\n"
+        "a = num * (1.0 / (den if den > 1 else 1.0)); b = num / den;";
+    for (int gated = 0; gated < 2; gated++) {
+        Compiled *c = compile_with(head, "a", (CodegenOptions){.max_len = 12, .have_range = true, .range_lo = -2,
+                                                               .range_hi = 2, .gated_mlp = gated});
+        ck_assert_msg(c->ok, "%s", compiled_first_error(c));
+        ck_assert_msg(c->model.out_error_bound + c->model.out_error_rel <= (gated ? 1e-9 : 1e-6),
+                      "bound %g + %g |value|", c->model.out_error_bound, c->model.out_error_rel);
+        expect_within_bound(c, -2, 2, 12, 1500, 61 + gated, "weighted mean");
+        compiled_free(c);
+    }
+    Compiled *c = compile_with(head, "b", (CodegenOptions){.max_len = 12, .have_range = true, .range_lo = -2,
+                                                           .range_hi = 2});
+    ck_assert_msg(c->ok, "%s", compiled_first_error(c));
+    expect_within_bound(c, -2, 2, 12, 1500, 63, "weighted mean, divided");
+    compiled_free(c);
 }
 END_TEST
 
@@ -1301,6 +1365,7 @@ static Suite *suite(void) {
     tcase_add_test(u, test_layout_independent_of_names);
     tcase_add_test(u, test_file_round_trip);
     tcase_add_test(u, test_real_tokens);
+    tcase_add_test(u, test_real_weighted_mean);
     tcase_add_test(u, test_real_max_tree);
     tcase_add_test(u, test_real_overflow_refused);
     tcase_add_test(u, test_real_edges_exact);
