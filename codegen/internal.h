@@ -201,6 +201,8 @@ typedef struct RealFn {
                               (the scale of its float64 rounding) */
     bool from_right;       /* the MLP sums terms ReLU(kx_i - x) from the last knot (realfn_mirror):
                               smaller where f bends most near its left end (ln x, 1 / x) */
+    bool one_dim;          /* its argument is one residual dim (not a sum of several): each unit's
+                              input x - k is then rounded once, relative to itself (reals.c) */
     double against_mag;    /* the terms whose sign is not ky_0's at most this (INFINITY where ky_0
                               is 0): the terms' magnitudes add up to at most |f| + 2 against_mag,
                               a rounding relative to f where it is small (exp, 1 / x) */

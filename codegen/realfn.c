@@ -600,6 +600,12 @@ static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, Real
         ValueKind kl, ke;
         if (!root_f(&c, map, x, in, &yl, &kl) || !root_f(&c, map, x, x, &ye, &ke)) goto fail;
         end_jump[e] = fabs(yl - ye) > tol / 4 || kl != ke;
+        if (end_jump[e] && kl == ke) { /* a steep f changes by more than tol in an ulp (1 / x at 1e-12): the
+                                        * next ulp in changes it as much, where a jump would not (out22b-003) */
+            double y2;
+            if (!root_f(&c, map, nextafter(x, in), in, &y2, NULL)) goto fail;
+            end_jump[e] = fabs(yl - ye) > 4 * fabs(y2 - yl) + tol / 4;
+        }
         if (end_jump[e] && fabs(in - x) <= 2 * margin) {
             snprintf(c.why, sizeof c.why, "changes at the end of the range (%g) and near it again, closer than the margin %g", x, margin);
             goto fail;

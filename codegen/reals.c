@@ -254,9 +254,10 @@ static double pieces_lip(const RealFn *fn) {
 
 /* The float64 rounding of fn's MLP for arguments within X: a few ulps per term of the terms'
  * magnitudes, which add up to at most sum_mag, or |f| + 2 against_mag (RealFn). For f of one sign
- * the second is partly relative, and taken unless it is much larger where |f| is largest: then each unit's input x - k, rounded at |x| + |k| <= 2 mag(X),
- * also moves f by at most that times |f'| <= log_lip |f| (twice that for the pieces' slopes, which
- * overshoot f's a little). */
+ * the second is partly relative, and taken unless it is much larger where |f| is largest: then,
+ * unless the argument is one dim (x - k rounded once, relative to itself: one of the term's
+ * roundings), each unit's input, rounded at |x| + |k| <= 2 mag(X), also moves f by at most that
+ * times |f'| <= log_lip |f| (twice that for the pieces' slopes, which overshoot f's a little). */
 static Bound fn_rounding(const RealFn *fn, Ival X) {
     double ops = fn_units(fn);
     /* the relative part: a sum of ops terms of one sign, each at most 3 roundings off (x - k, the
@@ -265,7 +266,8 @@ static Bound fn_rounding(const RealFn *fn, Ival X) {
      * (libm's exp, pow) is within an ulp or two, which fn_bound adds */
     double g = (ops + 3) * DBL_EPSILON / 2;
     if (fn->relative && isfinite(fn->log_lip) && mag(fn->range) + 2 * fn->against_mag <= 1.01 * fn->sum_mag)
-        return (Bound){rounding(2 * fn->against_mag, ops), g * (1 + 2 * g) + 2 * fn->log_lip * rounding(2 * mag(X), 2)};
+        return (Bound){rounding(2 * fn->against_mag, ops),
+                       g * (1 + 2 * g) + (fn->one_dim ? 0 : 2 * fn->log_lip * rounding(2 * mag(X), 2))};
     return (Bound){rounding(fn->sum_mag, ops), 0};
 }
 
@@ -311,6 +313,7 @@ static bool real_function(Plan *p, SopInfo *info, const IrNode *leaf) {
             return true;
         }
     }
+    fn.one_dim = xr->how != REAL_AFFINE; /* affine reals are views of several dims */
     RealInfo *r = ARENA_NEW(p->arena, RealInfo);
     r->how = REAL_FN;
     r->fn = fn;
@@ -1034,10 +1037,13 @@ bool reals_node(Plan *p, SopInfo *info) {
      * raises), which no model can match (out22-001: x^4 over +-1e100 was written, then raised) */
     if (ok && r && r->how != REAL_REFUSED &&
         !(isfinite(r->range.lo) && isfinite(r->range.hi) && isfinite(r->err) && isfinite(r->rel))) {
-        char at[64];
-        snprintf(at, sizeof at, "%g", !isfinite(r->range.hi) || !isfinite(r->range.lo) ? fmax(-r->range.lo, r->range.hi)
-                                                                                        : mag(r->range));
-        refuse(p, info, "can overflow float64: its values can reach %s, past the largest double; narrow --range", at);
+        char why[160];
+        if (isfinite(r->range.lo) && isfinite(r->range.hi)) /* the values fit, their error bound does not */
+            snprintf(why, sizeof why, "has values up to %g, whose error bound overflows float64; narrow --range",
+                     mag(r->range));
+        else
+            snprintf(why, sizeof why, "can overflow float64: its values can pass the largest double; narrow --range");
+        refuse(p, info, "%s", why);
     }
     return ok;
 }
