@@ -50,6 +50,12 @@ typedef struct Bound {
 static bool one_sign(Ival r) { return r.lo >= 0 || r.hi <= 0; }
 static double abs_of(Bound b, Ival r) { return b.abs + b.rel * mag(r); }
 static Bound bound_of(const RealInfo *r) { return (Bound){r->err, r->rel}; }
+/* Where the model's value lies, for the reference's in r and |model - reference| <= b.abs + b.rel
+ * |reference|: y - b.rel |y| grows with y (b.rel < 1), so each end moves by its own magnitude's
+ * share (widen(r, abs_of(b, r)) moves the low end of [1e-9, 3e9] by 3e9 b.rel, past 0). */
+static Ival model_range(Ival r, Bound b) {
+    return ival_of(r.lo - b.abs - b.rel * fabs(r.lo), r.hi + b.abs + b.rel * fabs(r.hi));
+}
 
 /* The interval and error of an argument: its RealInfo, or its finite value set (exact). */
 static bool arg_range(Plan *p, const IrNode *a, Ival *r, Bound *b) {
@@ -297,7 +303,7 @@ static bool real_function(Plan *p, SopInfo *info, const IrNode *leaf) {
     double ex = abs_of(bound_of(xr), xr->range);
     /* the model's argument: within ex of the reference's; exactly it where ex is 0 (a jump at an
      * end of the range, round(x) over 0.5..4, is then the end's, not one an ulp inside: out21c-005) */
-    Ival X = ex > 0 ? ival_of(xr->range.lo - ex, xr->range.hi + ex) : xr->range;
+    Ival X = ex > 0 ? model_range(xr->range, bound_of(xr)) : xr->range;
     RealFn fn;
     char why[256], why_range[256];
     bool on_range = false; /* built over the reference's range only */
@@ -446,7 +452,7 @@ static bool log_of(Plan *p, const IrNode *a, Ival ra, Bound ba, RealFn *fn, cons
             return true;
         }
     }
-    Ival A = widen(ra, abs_of(ba, ra));
+    Ival A = model_range(ra, ba);
     double q = ba.rel + ba.abs / fmin(fabs(ra.lo), fabs(ra.hi));
     if (!strict_sign(A) || !strict_sign(ra) || q >= 0.5) return false;
     if (!realfn_build_elem(p, RE_LN_ABS, NULL, NULL, A, p->real_tol / 4, fn, why, sizeof why)) return false;
@@ -548,18 +554,19 @@ static double zero_hole(const ValueSet *B) {
  * be built. */
 static bool split_recip(Plan *p, const IrNode *recip, const IrNode *b, Ival ry, Bound by, double hole, RealInfo *r,
                         Ival *ref, char *why, size_t whysize) {
-    double ey = abs_of(by, ry), t0 = hole - 2 * ey; /* the model's |y| is at least hole - ey > 0 */
+    double t0 = hole - 2 * (by.abs + by.rel * hole); /* the model's |y| is at least hole - its error there */
     Ival side[2] = {{hole, ry.hi}, {hole, -ry.lo}};
     RealFn *fn[2] = {&r->fn, &r->fn_y};
     Bound own[2] = {{0, 0}, {0, 0}};
     Ival range = {INFINITY, -INFINITY};
-    r->split_at = 2 * (mag(ry) + ey);
+    r->split_at = 2 * (mag(model_range(ry, by)));
     r->split_k = 2 * r->split_at / t0;
     for (int s = 0; s < 2; s++) {
         memset(fn[s], 0, sizeof *fn[s]);
         if (side[s].hi < hole) continue;
         RealFn g;
-        if (!realfn_build(p, recip, b, ival_of(t0, side[s].hi + ey), p->real_tol, 0, p->gated_mlp, &g, why, whysize))
+        if (!realfn_build(p, recip, b, ival_of(t0, model_range(side[s], by).hi), p->real_tol, 0, p->gated_mlp, &g, why,
+                          whysize))
             return false;
         if (s) { /* -1 / t: knots and middles negated */
             double *ky = ARENA_ARRAY(p->arena, double, g.n_knots);
@@ -772,11 +779,11 @@ static bool real_product(Plan *p, SopInfo *info) {
             p->info[b->id].as_real = p->values_again = true; /* computed as a real: then again */
             return true;
         }
-        double eb = abs_of(bb, rb), hole = finite ? zero_hole(B) : 0;
-        if (hole > 0 && eb >= hole / 4) hole = 0; /* the model's divisor too far off to tell 0 */
+        double hole = finite ? zero_hole(B) : 0;
+        if (hole > 0 && bb.abs + bb.rel * hole >= hole / 4) hole = 0; /* the model's divisor too far off to tell 0 */
         if (finite && y->real && B->n) /* the reference's values are these: the model's are near */
             rb = (Ival){fmax(rb.lo, value_as_double(B->vals[0])), fmin(rb.hi, value_as_double(B->vals[B->n - 1]))};
-        Ival Y = ival_of(rb.lo - eb, rb.hi + eb);
+        Ival Y = model_range(rb, bb);
         if (Y.lo <= 0 && Y.hi >= 0 && !(hole > 0)) {
             char why[96];
             snprintf(why, sizeof why, "divides by a value whose range [%g, %g] holds 0", Y.lo, Y.hi);
