@@ -105,11 +105,11 @@ for name, what, flags, paper, n in PROGRAMS:
 U = [
     # label, -D flags, raspcc flags (the d = 7 row is checked on a fifth of the inputs: 0.3 s each)
     ("d = 3, nmax = 8, --mlp gated", ["-D", "d=3"], ["--max-len", "42", "--mlp", "gated"]),
+    ("d = 3, nmax = 8, --mlp gated, halvings 4", ["-D", "d=3", "-D", "halvings=4"], ["--max-len", "42", "--mlp", "gated"]),
     ("d = 3, nmax = 8, ReLU (the default)", ["-D", "d=3"], ["--max-len", "42"]),
-    ("d = 3, nmax = 8, ReLU, halvings 0, limits raised", ["-D", "d=3", "-D", "halvings=0"],
-     ["--max-len", "42", "--max-bytes", "6000000000", "--max-mlp", "2000000"]),
+    ("d = 3, nmax = 8, ReLU, halvings 4", ["-D", "d=3", "-D", "halvings=4"], ["--max-len", "42"]),
     ("d = 2, nmax = 8, --mlp gated", ["-D", "d=2"], ["--max-len", "24", "--mlp", "gated"]),
-    ("d = 2, nmax = 2, ReLU, halvings 0", ["-D", "d=2", "-D", "nmax=2", "-D", "halvings=0"], ["--max-len", "12"]),
+    ("d = 2, nmax = 2, ReLU", ["-D", "d=2", "-D", "nmax=2"], ["--max-len", "12"]),
     ("d = 3, nmax = 12, --mlp gated", ["-D", "d=3", "-D", "nmax=12"], ["--max-len", "54", "--mlp", "gated"]),
     ("d = 5, nmax = 4, --mlp gated", ["-D", "d=5", "-D", "nmax=4"], ["--max-len", "70", "--mlp", "gated"]),
     ("d = 7, nmax = 6, --mlp gated", ["-D", "d=7", "-D", "nmax=6"], ["--max-len", "140", "--mlp", "gated"]),
