@@ -192,7 +192,10 @@ static bool max_of_two(Plan *p, const IrNode *a, const IrNode *r, Ival *range, B
     double ea = abs_of(ba, ra), eb = abs_of(bb, rb), ed = abs_of(bd, rd), ey = abs_of(by, ry), er = abs_of(br, rr);
     *bound = (Bound){fmax(ea, eb) + fmax(0, ed - ea - eb) + fmax(0, ey - ed) + fmax(0, er - ey) +
                          rounding(mag(ra) + mag(rr), 4), 0};
-    *range = (Ival){ra.lo, fmax(ra.hi, rb.hi)};
+    /* the reference's a + (b - a) can land an ulp or two past b (out22c-001: 1.7000000000000002
+     * for b = 1.7, and a comparison with 1.7 was folded): rounded outward by that */
+    double slack = rounding(fmax(mag(ra), mag(rb)), 2);
+    *range = ival_of(ra.lo - slack, fmax(ra.hi, rb.hi) + slack);
     return true;
 }
 
@@ -742,7 +745,10 @@ static void weighted_mean(Plan *p, const SopInfo *info, RealInfo *r) {
     double E0 = P * c1 * kappa * (1 + gr) + Q * c1 * kappa * (1 + gr) / c + (den_max * P + Q) * gab +
                 V * c1 * (1 + gr) * kappa * (rho_d + e_d / c) + V * c1 * gr + V * den_max * gab +
                 V * c1 * rounding(1, 2 * m + 4); /* the reference's own sums: |num| <= V den within rounding */
-    Ival ra = {c1 * fmin(vlo, 0), c1 * fmax(vhi, 0)};
+    /* the reference's own roundings of num, den and the quotient move it off the weighted mean
+     * by a few ulps per term (out22c-002: 1.7000000000000002 for every v_k = 1.7) */
+    double slack = V * c1 * rounding(1, 2 * m + 4);
+    Ival ra = ival_of(c1 * fmin(vlo, 0) - slack, c1 * fmax(vhi, 0) + slack);
     Ival rg = gi ? gi->range : r->recip_range;
     Bound bg = gi ? bound_of(gi) : (Bound){0, 0};
     Bound fin = product_own(p, rn, bn, rg, bg, !g);

@@ -924,6 +924,25 @@ START_TEST(test_real_max_tree) {
     ck_assert_msg(c->ok, "%s", compiled_first_error(c));
     expect_within_bound(c, 0, 1, 4, 3000, 52, "out22b-002");
     compiled_free(c);
+    /* out22c-001, 002: the reference's a + (b - a) and sum e v / sum e land an ulp past b and past
+     * every v_k = 1.7: their ranges are rounded outward by that, and m > 1.7 is not folded to false
+     * (a comparison that holds an ulp past the range's end is refused, or answered right) */
+    static const struct { const char *src; double in[2]; } edge[] = {
+        {"def relu(x) { return 0.0 if x < 0 else x; }\n a = tokens_float * 0.001;\n"
+         "b = aggregate(select(indices, 0, ==), tokens_float, 0.0); m = a + relu(b - a);\n"
+         "flag = 1.0 if m > 1.7 else 0.0;", {1.7, -0.9234297645935863}},
+        {"v = aggregate(select(indices, 0, ==), tokens_float, 0.0); e0 = 2.718281828459045 ^ tokens_float;\n"
+         "e1 = 2.718281828459045 ^ (0.0 - tokens_float);\n"
+         "e2 = 2.718281828459045 ^ aggregate(select(indices, 1, ==), tokens_float, 0.0);\n"
+         "num = 0.0 + e0 * v + e1 * v + e2 * v; den = 0.0 + e0 + e1 + e2; A = num / den;\n"
+         "flag = 1.0 if A > 1.7 else 0.0;", {1.7, 1.337278}},
+    };
+    for (size_t i = 0; i < 2; i++) {
+        c = compile_with(edge[i].src, "flag", (CodegenOptions){.max_len = 4, .have_range = true, .range_lo = -1.7,
+                                                               .range_hi = 1.7});
+        if (c->ok) expect_same_output(c, (Value[]){value_float(edge[i].in[0]), value_float(edge[i].in[1])}, 2, "out22c");
+        compiled_free(c);
+    }
 }
 END_TEST
 
