@@ -198,11 +198,13 @@ build/fuzz/libraspcc.a: $(FUZZ_OBJ)
 build/fuzz/%: fuzz/%.c build/fuzz/libraspcc.a
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $< build/fuzz/libraspcc.a $(BLAS_LIBS) -o $@
 # fuzz_compile generates its programs with fuzz/progen.c; progen_print shows the program of an input.
-build/fuzz/fuzz_compile: fuzz/fuzz_compile.c fuzz/progen.c fuzz/progen.h fuzz/fuzz_source.h build/fuzz/libraspcc.a
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer fuzz/fuzz_compile.c fuzz/progen.c build/fuzz/libraspcc.a $(BLAS_LIBS) -o $@
-build/fuzz/progen_print: fuzz/progen_print.c fuzz/progen.c fuzz/progen.h
+build/fuzz/fuzz_compile: fuzz/fuzz_compile.c fuzz/progen.c fuzz/progen_real.c fuzz/progen.h fuzz/fuzz_source.h build/fuzz/libraspcc.a
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer fuzz/fuzz_compile.c fuzz/progen.c fuzz/progen_real.c build/fuzz/libraspcc.a $(BLAS_LIBS) -o $@
+build/fuzz/fuzz_compile_real: fuzz/fuzz_compile_real.c fuzz/fuzz_compile.c fuzz/progen.c fuzz/progen_real.c fuzz/progen.h fuzz/fuzz_source.h build/fuzz/libraspcc.a
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer fuzz/fuzz_compile_real.c fuzz/progen.c fuzz/progen_real.c build/fuzz/libraspcc.a $(BLAS_LIBS) -o $@
+build/fuzz/progen_print: fuzz/progen_print.c fuzz/progen.c fuzz/progen_real.c fuzz/progen.h
 	@mkdir -p build/fuzz
-	clang $(CSTD) $(WARN) -I. -O1 -g fuzz/progen_print.c fuzz/progen.c -o $@
+	clang $(CSTD) $(WARN) -I. -O1 -g fuzz/progen_print.c fuzz/progen.c fuzz/progen_real.c -o $@
 
 fuzz: deps $(addprefix build/fuzz/,$(FUZZ_TARGETS)) build/fuzz/progen_print
 	@sh fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)

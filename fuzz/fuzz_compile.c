@@ -41,6 +41,12 @@
  *                            undefined behaviour is then a finding too instead of a halt
  *                            (memory errors still end the process: restart past them)
  *   FUZZ_COMPILE_FINDINGS_DIR=DIR  with KEEP_GOING: save those inputs there, named by signature
+ *   FUZZ_COMPILE_REALS=1     real-valued programs instead (fuzz/progen_real.c: tokens_float with
+ *                            --range, ReLU or gated MLPs; fuzz_compile_real is this target with
+ *                            it always on, and its own corpus, since the same bytes make other
+ *                            programs): each model runs on REAL_INPUTS random inputs
+ *                            (verify_random_input: range ends, zeros, short decimals) and must
+ *                            agree within its stated bound; a refusal within a margin is allowed
  *   FUZZ_COMPILE_SKIP=P,...  do not compile programs matching these known findings' patterns
  *                            (to look for other findings while one is unfixed); patterns:
  *                              indices_output  the output is the bare `indices` s-op (or a
@@ -80,12 +86,13 @@ enum {
     EXHAUSTIVE_LIMIT = 160, /* inputs of the exhaustive phase */
     MIN_INPUTS = 12,        /* ... at least, however large the model */
     RANDOM_INPUTS = 6,      /* random inputs longer than the exhaustive length */
+    REAL_INPUTS = 60,       /* random inputs of a real-valued model */
     CHECK_WORK = 100000000, /* inputs x weights per program (keeps a check to a few ms) */
     WRITE_LIMIT = 4000000,  /* weights of the largest model written and read back */
     MAX_REASONS = 48,
 };
 
-static bool print_programs, print_stats, keep_going;
+static bool print_programs, print_stats, keep_going, reals;
 static bool found; /* a finding on the current program (keep_going) */
 static bool skip_indices_output;
 static double slow_ms = 5000;
@@ -167,6 +174,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     print_programs = (e = getenv("FUZZ_COMPILE_PRINT")) && *e && *e != '0';
     print_stats = (e = getenv("FUZZ_COMPILE_STATS")) && *e && *e != '0';
     keep_going = (e = getenv("FUZZ_COMPILE_KEEP_GOING")) && *e && *e != '0';
+#ifdef FUZZ_COMPILE_REALS_ONLY
+    reals = true; /* fuzz_compile_real.c */
+#else
+    reals = (e = getenv("FUZZ_COMPILE_REALS")) && *e && *e != '0';
+#endif
     if ((e = getenv("FUZZ_COMPILE_SLOW_MS")) && atof(e) > 0) slow_ms = atof(e);
     findings_dir = getenv("FUZZ_COMPILE_FINDINGS_DIR");
     if ((e = getenv("FUZZ_COMPILE_SKIP"))) skip_indices_output = strstr(e, "indices_output") != NULL;
@@ -289,8 +301,8 @@ static void check_input(const ProgenProgram *p, const VerifyPair *pair, const Va
     case VERIFY_AGREE: break;
     case VERIFY_BOTH_ERROR: st.errors_agreed++; break;
     case VERIFY_OUTSIDE: finding(p, "the model cannot tokenize an input of its own vocabulary", &o, NULL); break;
-    case VERIFY_MARGIN: /* margin checks guard real-valued s-ops; these vocabularies are finite */
-        finding(p, "the model refuses inside a margin on a finite vocabulary", &o, NULL);
+    case VERIFY_MARGIN: /* margin checks guard real-valued s-ops: a refusal, allowed on real tokens */
+        if (!p->real) finding(p, "the model refuses inside a margin on a finite vocabulary", &o, NULL);
         break;
     case VERIFY_MISMATCH:
         finding(p, !o.model_ok ? "the model raises where the reference answers"
@@ -352,6 +364,13 @@ static void check_model(const ProgenProgram *p, const Model *m, Workspace *ws, c
     VerifyOdometer odo;
     verify_odometer_init(&odo, m->vocab, m->n_vocab, L, &a);
     size_t n;
+    if (m->numeric_tokens) { /* real tokens: random inputs, no enumeration */
+        uint64_t state = seed;
+        for (int k = 0; k < REAL_INPUTS && !found; k++)
+            if ((n = verify_random_input(m, 0, &state, in))) check_input(p, &pair, in, n);
+        arena_free(&a);
+        return;
+    }
     while (exhaustive && !found && verify_odometer_next(&odo, in, &n)) check_input(p, &pair, in, n);
     if (L < m->max_len && m->n_vocab) {
         uint64_t state = seed;
@@ -394,7 +413,7 @@ static void check_written(const ProgenProgram *p, const Model *m, const IrGraph 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size > 4096) return 0;
     ProgenProgram p;
-    if (!progen_generate(data, size, &p)) return 0;
+    if (!(reals ? progen_generate_real(data, size, &p) : progen_generate(data, size, &p))) return 0;
     st.programs++;
     found = false;
     cur_data = data;
@@ -433,9 +452,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (out) {
         st.elaborated++;
         char flags[96];
-        snprintf(flags, sizeof flags, "--vocab %s --max-len %zu", p.vocab, p.max_len);
-        CodegenOptions co = {.vocab_spec = p.vocab, .max_len = p.max_len, .program_source = p.text,
-                             .program_name = "fuzz.rasp", .compile_flags = flags};
+        if (p.real)
+            snprintf(flags, sizeof flags, "--range %s --max-len %zu%s", p.range, p.max_len, p.gated ? " --mlp gated" : "");
+        else
+            snprintf(flags, sizeof flags, "--vocab %s --max-len %zu", p.vocab, p.max_len);
+        CodegenOptions co = {.vocab_spec = p.real ? NULL : p.vocab, .max_len = p.max_len, .program_source = p.text,
+                             .program_name = "fuzz.rasp", .compile_flags = flags, .have_range = p.real,
+                             .range_lo = p.range_lo, .range_hi = p.range_hi, .gated_mlp = p.gated};
         Model m;
         model_init(&m);
         double t0 = now_ms();

@@ -1122,6 +1122,9 @@ const char *progen_prod_name(ProgenProd pp) {
 }
 
 void progen_print_header(FILE *out, const ProgenProgram *p) {
-    fprintf(out, "# output: out  vocab: %s  max-len: %zu  tokens: %s\n", p->vocab, p->max_len,
-            p->tokens_int ? "int" : "str");
+    if (p->real)
+        fprintf(out, "# output: out  range: %s  max-len: %zu  mlp: %s\n", p->range, p->max_len, p->gated ? "gated" : "relu");
+    else
+        fprintf(out, "# output: out  vocab: %s  max-len: %zu  tokens: %s\n", p->vocab, p->max_len,
+                p->tokens_int ? "int" : "str");
 }

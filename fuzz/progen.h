@@ -85,14 +85,23 @@ typedef struct ProgenProgram {
     size_t statements;
     size_t bytes_used;  /* bytes consumed by the generator */
     uint64_t prods;     /* bit PP_* set when that production was used */
+    /* progen_generate_real: tokens_float over --range range_lo..range_hi, --mlp gated or not */
+    bool real, gated;
+    const char *range;  /* "LO..HI" (a static string) */
+    double range_lo, range_hi;
 } ProgenProgram;
 
 /* Generates the program of data[0..size). Returns false only when memory runs out. */
 bool progen_generate(const uint8_t *data, size_t size, ProgenProgram *p);
+/* The same for a real-valued program (fuzz/progen_real.c; fuzz_compile with FUZZ_COMPILE_REALS):
+ * straight-line statements over tokens_float of means, sums, products, quotients, exponentials,
+ * roots, ReLU, maxima and weighted means, then `out`. */
+bool progen_generate_real(const uint8_t *data, size_t size, ProgenProgram *p);
 void progen_free(ProgenProgram *p);
 /* The name of a production (for reports). */
 const char *progen_prod_name(ProgenProd pp);
-/* "# output: out  vocab: V  max-len: N  tokens: str|int\n" */
+/* "# output: out  vocab: V  max-len: N  tokens: str|int\n", or for a real-valued program
+ * "# output: out  range: LO..HI  max-len: N  mlp: relu|gated\n" */
 void progen_print_header(FILE *out, const ProgenProgram *p);
 
 #endif

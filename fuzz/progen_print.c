@@ -1,9 +1,11 @@
 /* progen_print: the RASP program fuzz_compile generates from a fuzzer input, as a .rasp file.
  *
- *   build/fuzz/progen_print [-p] FILE...    (no FILE: standard input)
+ *   build/fuzz/progen_print [-p] [-r] FILE...    (no FILE: standard input)
  *
  * Prints, per file, the header line "# output: out  vocab: V  max-len: N  tokens: str|int" and
- * the program (compile it with raspcc FILE.rasp -o m.bin --output out --vocab V --max-len N).
+ * the program (compile it with raspcc FILE.rasp -o m.bin --output out --vocab V --max-len N);
+ * with -r the real-valued program of FUZZ_COMPILE_REALS ("# output: out  range: LO..HI  max-len: N
+ * mlp: relu|gated": --range LO..HI, and --mlp gated for gated).
  * -p adds a comment line listing the generator's productions the program uses. Running
  * build/fuzz/fuzz_compile FILE replays the input and prints the disagreement itself. */
 #include <stdio.h>
@@ -12,7 +14,7 @@
 
 #include "fuzz/progen.h"
 
-static int print_one(FILE *in, const char *name, bool prods, bool several) {
+static int print_one(FILE *in, const char *name, bool prods, bool real, bool several) {
     size_t cap = 1 << 16, n = 0;
     uint8_t *buf = malloc(cap);
     if (!buf) return 1;
@@ -26,7 +28,7 @@ static int print_one(FILE *in, const char *name, bool prods, bool several) {
         }
     }
     ProgenProgram p;
-    if (!progen_generate(buf, n, &p)) {
+    if (!(real ? progen_generate_real(buf, n, &p) : progen_generate(buf, n, &p))) {
         free(buf);
         fprintf(stderr, "progen_print: out of memory\n");
         return 1;
@@ -46,14 +48,17 @@ static int print_one(FILE *in, const char *name, bool prods, bool several) {
 }
 
 int main(int argc, char **argv) {
-    bool prods = false;
+    bool prods = false, real = false;
     int first = 1;
-    if (argc > 1 && strcmp(argv[1], "-p") == 0) prods = true, first = 2;
-    if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-        fprintf(stderr, "usage: %s [-p] [FILE...]\n", argv[0]);
-        return 2;
+    for (; first < argc && argv[first][0] == '-' && argv[first][1]; first++) {
+        if (strcmp(argv[first], "-p") == 0) prods = true;
+        else if (strcmp(argv[first], "-r") == 0) real = true;
+        else {
+            fprintf(stderr, "usage: %s [-p] [-r] [FILE...]\n", argv[0]);
+            return 2;
+        }
     }
-    if (first >= argc) return print_one(stdin, "<stdin>", prods, false);
+    if (first >= argc) return print_one(stdin, "<stdin>", prods, real, false);
     int rc = 0;
     for (int i = first; i < argc; i++) {
         FILE *f = fopen(argv[i], "rb");
@@ -62,7 +67,7 @@ int main(int argc, char **argv) {
             rc = 1;
             continue;
         }
-        rc |= print_one(f, argv[i], prods, argc - first > 1);
+        rc |= print_one(f, argv[i], prods, real, argc - first > 1);
         fclose(f);
     }
     return rc;
