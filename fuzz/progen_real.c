@@ -2,8 +2,8 @@
  * over tokens_float with --range, built from what the simulator paper's files and U are made of.
  *
  * A program is straight-line: statements v0, v1, ... each a production over the tokens and
- * earlier statements (mostly the one just before: they chain into `out`), then `out`, the last statement or a finite map of it (a threshold, a
- * round). The productions: means and copies over the usual selectors, sums, scalings, products,
+ * earlier statements (mostly the one just before: they chain into `out`), then `out`, the last
+ * statement or a finite map of it (a threshold, a round). The productions: means and copies over the usual selectors, sums, scalings, products,
  * quotients by positive divisors, exponentials c ^ x, roots of non-negative values, ReLU as a
  * conditional, the ReLU maximum a + relu(b - a) with its copy by fresh_if, weighted means
  * (sum e v) / max(sum e, 1) and (sum e v) / (sum e), conditionals between reals, products by
@@ -41,7 +41,8 @@ static void put(RGen *g, const char *fmt, ...) {
 }
 
 static const struct { const char *spec; double lo, hi; } ranges[] = {
-    {"-2..2", -2, 2}, {"0..1", 0, 1}, {"-1..3", -1, 3}, {"0.5..4", 0.5, 4}, {"-50..50", -50, 50}, {"0.001..10", 0.001, 10},
+    {"-2..2", -2, 2},     {"0..1", 0, 1},       {"-1..3", -1, 3},
+    {"0.5..4", 0.5, 4},   {"-50..50", -50, 50}, {"0.001..10", 0.001, 10},
 };
 static const char *const selectors[] = {
     "select(indices, indices, ==)", "select(indices, indices, <=)", "select(indices, indices, >=)",
