@@ -602,6 +602,15 @@ bool realfn_build(Plan *p, const IrNode *map, const IrNode *leaf, Ival X, double
 /* g(u) = f(-u) (knots negated and reversed): the MLP of a function summed from the right is that
  * of its mirror, reading -x. */
 RealFn realfn_mirror(Plan *p, const RealFn *f);
+/* Sums f's MLP terms from its left end (from_right false: constant left of the first knot) or
+ * its right end, whatever rounds less: a function built up to a domain edge keeps its model flat
+ * past the edge, where its steepest chord would carry the argument's error. */
+void realfn_set_anchor(Plan *p, RealFn *f, Ival X, bool from_right);
+/* The most fn's model (chords) changes between an x in X and any x' within e of it (its modulus of
+ * continuity there, through its total variation over windows of width 2 e): where f's slope is
+ * unbounded (a root at 0) it is about sqrt(e) where lip e is useless. INFINITY for quadratic
+ * pieces (not computed). */
+double realfn_modulus(Plan *p, const RealFn *f, Ival X, double e);
 /* g (over [a, b]) with a chord from its last knot to (T, 0), T > b, summed from T: every unit is
  * ReLU(k - t) with k <= T, so for t >= T the sum is exactly 0 (a divisor's other side, reals.c
  * split_recip); sum_mag and against_mag are over [a, T]. */

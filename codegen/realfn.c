@@ -472,6 +472,44 @@ RealFn realfn_mirror(Plan *p, const RealFn *f) {
     return g;
 }
 
+/* The total variation of fn's model (chords) from its first knot to x, and its slope there: the
+ * pieces' |slopes| summed, 0 on the side it is summed from and the end piece's beyond the other
+ * (mlp.c: past the end it sums from, no unit is active; past the other end every unit is). */
+static double variation_to(const RealFn *f, const double *cum, double x) {
+    size_t n = f->n_knots;
+    double first = fabs((f->ky[1] - f->ky[0]) / (f->kx[1] - f->kx[0]));
+    double last = fabs((f->ky[n - 1] - f->ky[n - 2]) / (f->kx[n - 1] - f->kx[n - 2]));
+    if (x <= f->kx[0]) return f->from_right ? -first * (f->kx[0] - x) : 0;
+    if (x >= f->kx[n - 1]) return cum[n - 1] + (f->from_right ? 0 : last * (x - f->kx[n - 1]));
+    size_t lo = 0, hi = n - 1; /* kx[lo] <= x < kx[hi] */
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (f->kx[mid] <= x) lo = mid;
+        else hi = mid;
+    }
+    return cum[lo] + fabs((f->ky[lo + 1] - f->ky[lo]) / (f->kx[lo + 1] - f->kx[lo])) * (x - f->kx[lo]);
+}
+
+double realfn_modulus(Plan *p, const RealFn *f, Ival X, double e) {
+    size_t n = f->n_knots;
+    if (f->quadratic || n < 2 || !(e > 0)) return e > 0 ? INFINITY : 0;
+    double *cum = ARENA_ARRAY(p->arena, double, n);
+    cum[0] = 0;
+    for (size_t i = 0; i + 1 < n; i++) cum[i + 1] = cum[i] + fabs(f->ky[i + 1] - f->ky[i]);
+    /* V(a + w) - V(a) over windows [a, a + w] of width w = 2 e about the reference's x in X (the
+     * model's x' within e of it): V is piecewise linear, so the largest is where a window's end
+     * is at a knot or at an end of the interval */
+    double w = 2 * e, best = 0;
+    for (size_t i = 0; i <= n + 1; i++) {
+        double starts[2] = {i < n ? f->kx[i] : X.lo - e, i < n ? f->kx[i] - w : X.hi + e - w};
+        for (int k = 0; k < 2; k++) {
+            double a = fmax(starts[k], X.lo - e), b = fmin(a + w, X.hi + e);
+            if (b > a) best = fmax(best, variation_to(f, cum, b) - variation_to(f, cum, a));
+        }
+    }
+    return best * (1 + 4 * DBL_EPSILON); /* the sums' own rounding, generously */
+}
+
 RealFn realfn_zero_beyond(Plan *p, const RealFn *g, double T) {
     RealFn out = *g;
     size_t n = g->n_knots + 1;
@@ -497,6 +535,16 @@ RealFn realfn_zero_beyond(Plan *p, const RealFn *g, double T) {
  * |f| + 2 against_mag, whichever is less where f is at its largest. */
 static double rounding_scale(const RealFn *f, double sum_mag, double against) {
     return fmin(sum_mag, fmax(fabs(f->range.lo), fabs(f->range.hi)) + 2 * against);
+}
+
+void realfn_set_anchor(Plan *p, RealFn *f, Ival X, bool from_right) {
+    if (from_right) {
+        RealFn g = realfn_mirror(p, f);
+        f->sum_mag = terms_mag(&g, (Ival){-X.hi, -X.lo}, &f->against_mag);
+    } else {
+        f->sum_mag = terms_mag(f, X, &f->against_mag);
+    }
+    f->from_right = from_right;
 }
 
 /* Sums the MLP's terms from whichever end keeps their rounding smaller (RealFn.from_right). */

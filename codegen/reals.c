@@ -283,11 +283,13 @@ static Bound fn_rounding(const RealFn *fn, Ival X) {
 /* The error of f(x') for the model's x' = x (1 + d) + e (|d| <= b.rel, |e| <= b.abs) and its
  * piecewise-linear f (realfn.c): relative for f of one sign (through log f's slope, or its
  * elasticity for x of one sign), else absolute through f's Lipschitz constant. */
-static Bound fn_bound(const RealFn *fn, Ival X, Bound b, Ival range) {
+static Bound fn_bound(Plan *p, const RealFn *fn, Ival X, Bound b, Ival range) {
     double ops = fn_units(fn); /* the MLP's sums */
     double ex = abs_of(b, X);
     if (!fn->relative)
-        return (Bound){fn->err + carried(fn->lip, ex) + rounding(fmax(mag(range), fn->sum_mag), ops), 0};
+        return (Bound){fn->err + fmin(carried(fn->lip, ex), realfn_modulus(p, fn, X, ex)) +
+                           rounding(fmax(mag(range), fn->sum_mag), ops),
+                       0};
     double lambda = carried(fn->log_lip, ex); /* |ln f(x') - ln f(x)| */
     double xmin = fmin(fabs(X.lo), fabs(X.hi)), q = b.rel + b.abs / xmin;
     if (isfinite(fn->elasticity) && (X.lo > 0 || X.hi < 0) && q < 0.5)
@@ -322,6 +324,13 @@ static bool real_function(Plan *p, SopInfo *info, const IrNode *leaf) {
             return true;
         }
     }
+    if (on_range) { /* past the edge where it raises, the model stays at its end value: flat there, not
+                     * the end chord continued (the steepest, at a root's 0: out20b-005) */
+        double lo_slope = fabs((fn.ky[1] - fn.ky[0]) / (fn.kx[1] - fn.kx[0]));
+        size_t k = fn.n_knots - 1;
+        double hi_slope = fabs((fn.ky[k] - fn.ky[k - 1]) / (fn.kx[k] - fn.kx[k - 1]));
+        if (fn.n_knots >= 2) realfn_set_anchor(p, &fn, xr->range, lo_slope < hi_slope);
+    }
     fn.one_dim = xr->how != REAL_AFFINE; /* affine reals are views of several dims */
     RealInfo *r = ARENA_NEW(p->arena, RealInfo);
     r->how = REAL_FN;
@@ -330,9 +339,9 @@ static bool real_function(Plan *p, SopInfo *info, const IrNode *leaf) {
     /* the reference's values: the pieces' enclosures of f (realfn.c) hold them (the model's lie
      * within the error bound around them) */
     r->range = ival_of(fn.range.lo, fn.range.hi);
-    Bound b = on_range ? (Bound){fn_abs_err(&fn) + carried(pieces_lip(&fn), ex) +
+    Bound b = on_range ? (Bound){fn_abs_err(&fn) + fmin(carried(pieces_lip(&fn), ex), realfn_modulus(p, &fn, xr->range, ex)) +
                                      rounding(fmax(mag(r->range), fn.sum_mag), fn_units(&fn)), 0}
-                       : fn_bound(&fn, xr->range, bound_of(xr), r->range);
+                       : fn_bound(p, &fn, xr->range, bound_of(xr), r->range);
     r->err = b.abs;
     r->rel = b.rel;
     if (fn.constant_pieces) { /* finitely many values, exact outside the margins */
@@ -583,7 +592,7 @@ static bool split_recip(Plan *p, const IrNode *recip, const IrNode *b, Ival ry, 
             g.range = (Ival){-g.range.hi, -g.range.lo};
         }
         *fn[s] = realfn_zero_beyond(p, &g, r->split_at);
-        own[s] = fn_bound(fn[s], side[s], by, fn[s]->range);
+        own[s] = fn_bound(p, fn[s], side[s], by, fn[s]->range);
         range = (Ival){fmin(range.lo, fn[s]->range.lo), fmax(range.hi, fn[s]->range.hi)};
     }
     r->err = fmax(own[0].abs, own[1].abs);
@@ -738,7 +747,7 @@ static void weighted_mean(Plan *p, const SopInfo *info, RealInfo *r) {
     /* G's own error (exact W): the reciprocal's pieces and rounding */
     const RealInfo *gi = g ? p->info[g->id].real : NULL, *gin = gi ? p->info[gi->arg->id].real : NULL;
     const RealFn *fn = gi ? &gi->fn : &r->fn;
-    Bound ga = fn_bound(fn, gin ? gin->range : rw, (Bound){0, 0}, fn->range);
+    Bound ga = fn_bound(p, fn, gin ? gin->range : rw, (Bound){0, 0}, fn->range);
     double gr = ga.rel, gab = ga.abs;
     double P = (rho + pi + rho * pi) * V + (1 + rho) * (1 + pi) * beta;
     double Q = m * alpha * (V + beta) * (1 + pi) + m * eps + R_n;
@@ -823,7 +832,7 @@ static bool real_product(Plan *p, SopInfo *info) {
         } else {
             Ival ry = rb;
             rb = r->fn.range;
-            bb = fn_bound(&r->fn, ry, bb, rb);
+            bb = fn_bound(p, &r->fn, ry, bb, rb);
             double er = abs_of(bb, rb);
             r->recip_range = ival_of(rb.lo - er, rb.hi + er);
         }

@@ -965,6 +965,29 @@ START_TEST(test_real_overflow_refused) {
 }
 END_TEST
 
+/* outsider findings out20b-005, out21c-002: a root of a root at its domain edge carried the inner
+ * root's error through the outer one's steepest chord (bounds 1.05, 1.11, and 0.33 for (x * x) ^
+ * 0.5); the model is now flat past the edge, and an argument's error is carried through the
+ * model's modulus of continuity (about sqrt(e) there): under 1e-2, and kept. */
+START_TEST(test_real_nested_roots) {
+    static const struct { const char *src; double lo, hi, tol; } k[] = {
+        {"y = (tokens_float ^ 0.5) ^ 0.5;", 0, 1, 0},
+        {"x = tokens_float; y = ((x + 2) ^ 0.5) ^ 0.5;", -2, 2, 0},
+        {"x = tokens_float; y = (x * x) ^ 0.5;", -1, 3, 1e-4},
+        {"x = tokens_float; v = x * x; y = v ^ 0.5;", -2, 2, 0},
+    };
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+        Compiled *c = compile_with(k[i].src, "y", (CodegenOptions){.max_len = 5, .have_range = true, .range_lo = k[i].lo,
+                                                                   .range_hi = k[i].hi, .real_tol = k[i].tol});
+        ck_assert_msg(c->ok, "%zu: %s", i, compiled_first_error(c));
+        ck_assert_msg(c->model.out_error_bound + c->model.out_error_rel < 1e-2, "%s: bound %g + %g |value|", k[i].src,
+                      c->model.out_error_bound, c->model.out_error_rel);
+        expect_within_bound(c, k[i].lo, k[i].hi, 5, 1500, 71 + i, k[i].src);
+        compiled_free(c);
+    }
+}
+END_TEST
+
 /* num * (1 / max(den, 1)) and num / den for num = sum_k e_k v_k and den = sum_k e_k, e_k >= 0 (U's
  * normalisation): a weighted mean of the v_k, within its range, and in error by about the range of
  * the v_k times the e_k's relative error, where the sum of the terms' bounds adds every |v_k| once
@@ -1387,6 +1410,7 @@ static Suite *suite(void) {
     tcase_add_test(u, test_layout_independent_of_names);
     tcase_add_test(u, test_file_round_trip);
     tcase_add_test(u, test_real_tokens);
+    tcase_add_test(u, test_real_nested_roots);
     tcase_add_test(u, test_real_weighted_mean);
     tcase_add_test(u, test_real_max_tree);
     tcase_add_test(u, test_real_overflow_refused);
