@@ -411,6 +411,97 @@ static bool root_jet(Ctx *c, const IrNode *map, Ival X, double mid, Jet *out) {
     return true;
 }
 
+/* The reference's own float64 rounding of subtree n over X (the piece around mid): *abs + *rel |v|
+ * bounds |the reference's value - the exact value v| that the jets describe. Each + - * / rounds
+ * once, relative to its result; libm's pow within two ulps; the operands' errors carry through
+ * their magnitudes (the jets), relative where the operation keeps them relative. An intermediate
+ * of large magnitude shows here: (x + 1e15) - 1e15 rounds x to a multiple of 0.125, which the
+ * pieces of the exact x do not see (out22d-001). False where no bound follows (INFINITY). */
+static bool ref_err(Ctx *c, const IrNode *n, Ival X, double mid, double *abs, double *rel) {
+    const double u = DBL_EPSILON / 2;
+    *abs = *rel = 0;
+    if (!n || n == c->leaf || n->kind == IR_CONST) return true;
+    if (n->kind != IR_MAP) return false;
+    if (n->u.map.kind == IR_MAP_COND)
+        return ref_err(c, n->u.map.args[mid_truth(c, n->u.map.args[0], mid) ? 1 : 2], X, mid, abs, rel);
+    bool cmp = n->u.map.kind == IR_MAP_BINARY && n->u.map.op >= VOP_EQ && n->u.map.op <= VOP_GE;
+    bool constant = cmp || (n->u.map.kind == IR_MAP_UNARY && (n->u.map.op == VOP_ROUND || n->u.map.op == VOP_NOT ||
+                                                              n->u.map.op == VOP_INDICATOR)) ||
+                    (n->u.map.kind == IR_MAP_BINARY && (n->u.map.op == VOP_AND || n->u.map.op == VOP_OR));
+    if (constant) return true; /* one value on the piece, exact outside the margins */
+    double ea, ra, eb = 0, rb = 0;
+    if (!ref_err(c, n->u.map.args[0], X, mid, &ea, &ra)) return false;
+    if (n->u.map.kind == IR_MAP_UNARY) {
+        *abs = ea;
+        *rel = ra;
+        return true;
+    }
+    Jet a, b;
+    if (n->u.map.kind != IR_MAP_BINARY || !ref_err(c, n->u.map.args[1], X, mid, &eb, &rb) ||
+        !jet_of(c, n->u.map.args[0], X, mid, &a) || !jet_of(c, n->u.map.args[1], X, mid, &b))
+        return false;
+    double ma = iv_mag(a.v), mb = iv_mag(b.v);
+    double la = fmin(fabs(a.v.lo), fabs(a.v.hi)), lb = fmin(fabs(b.v.lo), fabs(b.v.hi));
+    if (iv_has_zero(a.v)) la = 0;
+    if (iv_has_zero(b.v)) lb = 0;
+    switch (n->u.map.op) {
+    case VOP_ADD: case VOP_SUB: /* cancellation turns the operands' relative errors absolute */
+        *abs = ea + ra * ma + eb + rb * mb;
+        *rel = u;
+        return true;
+    case VOP_MUL:
+        *abs = ma * (1 + ra) * eb + mb * (1 + rb) * ea + ea * eb;
+        *rel = (1 + ra) * (1 + rb) * (1 + u) - 1;
+        return true;
+    case VOP_DIV: { /* 1 / b' = (1 / b) / (1 + rb + eb / b) */
+        double q = rb + (eb > 0 ? eb / lb : 0);
+        if (!(q < 0.5)) return false;
+        double ri = q / (1 - q);
+        *abs = ea * (1 + ri) / lb;
+        *rel = (1 + ra) * (1 + ri) * (1 + u) - 1;
+        return isfinite(*abs) || ea == 0;
+    }
+    case VOP_POW: {
+        bool const_base = a.v.lo == a.v.hi && a.d1.lo == 0 && a.d1.hi == 0;
+        bool const_exp = b.v.lo == b.v.hi && b.d1.lo == 0 && b.d1.hi == 0;
+        if (const_base && !const_exp) { /* c ^ x': c ^ x times c ^ (x' - x) */
+            double d = eb + rb * mb;
+            *rel = expm1(fabs(log(a.v.lo)) * d) + 4 * u;
+            return isfinite(*rel);
+        }
+        if (const_exp) { /* x' ^ e = x ^ e (x' / x) ^ e */
+            double e = fabs(b.v.lo), q = ra + (ea > 0 ? ea / la : 0);
+            if (!(q < 0.5)) return false;
+            *rel = expm1(e * -log1p(-q)) + 4 * u;
+            return isfinite(*rel);
+        }
+        return false;
+    }
+    default: return false;
+    }
+}
+
+/* The same for the function analysed (root_jet's): an elementary function of an exact x is within
+ * two ulps; of the map, its error carried (exp: relative, ln: absolute). */
+static bool root_ref_err(Ctx *c, const IrNode *map, Ival X, double mid, double *abs, double *rel) {
+    const double u = DBL_EPSILON / 2;
+    if (c->elem == RE_NONE) return ref_err(c, map, X, mid, abs, rel);
+    double ea = 0, ra = 0;
+    Jet inner;
+    if (map && (!ref_err(c, map, X, mid, &ea, &ra) || !jet_of(c, map, X, mid, &inner))) return false;
+    if (c->elem == RE_EXP) {
+        *abs = 0;
+        *rel = expm1(ea + ra * (map ? iv_mag(inner.v) : iv_mag(X))) + 4 * u;
+        return isfinite(*rel);
+    }
+    double lo = map ? fmin(fabs(inner.v.lo), fabs(inner.v.hi)) : fmin(fabs(X.lo), fabs(X.hi));
+    double q = ra + (ea > 0 ? ea / lo : 0);
+    if (!(q < 0.5)) return false;
+    *abs = -log1p(-q) + 4 * u * 800; /* |ln| <= 745: libm's log within two ulps of it */
+    *rel = 0;
+    return true;
+}
+
 static bool root_f(Ctx *c, const IrNode *map, double x, double side, double *y, ValueKind *kind) {
     if (c->elem == RE_NONE) return f_at(c, map, x, side, y, kind);
     double v = side != x ? nextafter(x, side) : x;
@@ -676,7 +767,7 @@ static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, Real
     out->range = (Ival){INFINITY, -INFINITY};
     out->constant_pieces = true;
     size_t nj = 0;
-    double worst = 0; /* the largest chord bound of a piece kept */
+    double worst = 0, worst_ref = 0; /* the largest chord bound of a piece kept, and reference rounding */
     enum { MAX_KNOTS = 1 << 16 };
     for (size_t i = 0; i + 1 < nb; i++) {
         double a = piece_start(bounds, jump, end_jump, i, margin), b = piece_end(bounds, jump, end_jump, nb, i, margin);
@@ -724,6 +815,15 @@ static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, Real
                     goto fail;
                 }
                 worst = fmax(worst, chord);
+                /* the reference's own rounding over the piece, as f's error (relative like chord) */
+                double ref_abs, ref_rel;
+                if (!root_ref_err(&c, map, ival(u, v), mid, &ref_abs, &ref_rel)) {
+                    snprintf(c.why, sizeof c.why, "computes with roundings the compiler cannot bound near %g", u);
+                    goto fail;
+                }
+                double fmax_piece = fmax(fabs(j.v.lo), fabs(j.v.hi)), ref = ref_abs + ref_rel * fmax_piece;
+                if (out->relative) ref /= fmin(fabs(j.v.lo), fabs(j.v.hi));
+                worst_ref = fmax(worst_ref, ref);
                 /* f's values: the pieces kept enclose them (a piece that was split may enclose far
                  * more: x * x over [-2, 2] as intervals is [-4, 4]) */
                 out->range = iv_hull(out->range, j.v);
@@ -755,7 +855,7 @@ static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, Real
     out->kx = k.x;
     out->ky = k.y;
     out->kmid = k.mid;
-    out->err = worst;
+    out->err = worst + 2 * worst_ref; /* the knots' values are the reference's, off by it too */
     choose_anchor(p, out, X);
     return true;
 fail:
