@@ -324,14 +324,25 @@ static bool real_function(Plan *p, SopInfo *info, const IrNode *leaf) {
             return true;
         }
     }
-    if (on_range) { /* past the edge where it raises, the model stays at its end value: flat there, not
-                     * the end chord continued (the steepest, at a root's 0: out20b-005) */
+    if (on_range && fn.n_knots >= 2) { /* past the edge where it raises, the model stays at its end value:
+                                        * flat there, not the end chord continued (the steepest, at a
+                                        * root's 0: out20b-005) */
         double lo_slope = fabs((fn.ky[1] - fn.ky[0]) / (fn.kx[1] - fn.kx[0]));
         size_t k = fn.n_knots - 1;
         double hi_slope = fabs((fn.ky[k] - fn.ky[k - 1]) / (fn.kx[k] - fn.kx[k - 1]));
-        if (fn.n_knots >= 2) realfn_set_anchor(p, &fn, xr->range, lo_slope < hi_slope);
+        realfn_set_anchor(p, &fn, xr->range, lo_slope < hi_slope);
     }
     fn.one_dim = xr->how != REAL_AFFINE; /* affine reals are views of several dims */
+    if (!on_range && fn.quadratic && ex > 0 && !isfinite(fn.lip)) {
+        /* an unbounded slope (a root at 0) carries the argument's error only through the model's
+         * modulus of continuity, computed for chords: those, then (out22d-003, gated) */
+        RealFn lin;
+        char why_lin[256];
+        if (realfn_build(p, n, leaf, X, p->real_tol, p->real_margin + ex, false, &lin, why_lin, sizeof why_lin)) {
+            lin.one_dim = fn.one_dim;
+            fn = lin;
+        }
+    }
     RealInfo *r = ARENA_NEW(p->arena, RealInfo);
     r->how = REAL_FN;
     r->fn = fn;
@@ -1061,8 +1072,8 @@ bool reals_node(Plan *p, SopInfo *info) {
         !(isfinite(r->range.lo) && isfinite(r->range.hi) && isfinite(r->err) && isfinite(r->rel))) {
         char why[160];
         if (isfinite(r->range.lo) && isfinite(r->range.hi)) /* the values fit, their error bound does not */
-            snprintf(why, sizeof why, "has values up to %g, whose error bound overflows float64; narrow --range",
-                     mag(r->range));
+            snprintf(why, sizeof why, "has values up to %g but no finite error bound (an unbounded slope where its "
+                     "argument errs, or float64 overflow); narrow --range", mag(r->range));
         else
             snprintf(why, sizeof why, "can overflow float64: its values can pass the largest double; narrow --range");
         refuse(p, info, "%s", why);
