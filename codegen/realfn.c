@@ -691,6 +691,25 @@ bool realfn_build(Plan *p, const IrNode *map, const IrNode *leaf, Ival X, double
     return build_best(p, map, leaf, RE_NONE, X, tol, margin, quadratic, out, why, whysize);
 }
 
+/* A step d of f (below a jump's tol / 4) where |f| is at least y: the most of it absolutely and
+ * relative to f. */
+static void note_step(double *abs, double *rel, double d, double y) {
+    *abs = fmax(*abs, d);
+    *rel = fmax(*rel, y != 0 ? d / y : d > 0 ? INFINITY : 0);
+}
+
+/* How far f steps at a cut x between its limits yl (from `left`) and yr (from `right`, or f(x) itself
+ * where right == x), less what its slope explains over those ulps (the change over the next ulp
+ * out on each side, half again): ReLU at 0 and a clamp at 30 do not step, x + 2.4e-7 past 0.5
+ * does. */
+static bool step_at(Ctx *c, const IrNode *map, double x, double left, double right, double yl, double yr, double *d) {
+    double yl2, yr2 = yr;
+    if (!root_f(c, map, nextafter(x, left), left, &yl2, NULL)) return false;
+    if (right != x && !root_f(c, map, nextafter(x, right), right, &yr2, NULL)) return false;
+    *d = fmax(0, fabs(yl - yr) - 1.5 * (fabs(yl2 - yl) + fabs(yr2 - yr)));
+    return true;
+}
+
 static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, RealElem elem, Ival X, double tol,
                             double margin, bool quadratic, RealFn *out, char *why, size_t whysize) {
     Ctx c = {p, leaf, elem, "", NULL, 0, 0};
@@ -706,12 +725,20 @@ static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, Real
     bounds[nb++] = X.hi;
     /* which cuts are jumps: the limits from both sides differ */
     bool *jump = ARENA_ARRAY(p->arena, bool, nb);
+    /* a step below tol / 4 is no jump: the pieces run through it, and it is part of the error
+     * (out22e-001: x + 2.4e-7 past 0.5 was stated within 6e-15), absolutely and relative to f */
+    double step_abs = 0, step_rel = 0;
     for (size_t i = 1; i + 1 < nb; i++) {
         double yl, yr;
         ValueKind kl, kr;
         if (!root_f(&c, map, bounds[i], bounds[i - 1], &yl, &kl) || !root_f(&c, map, bounds[i], bounds[i + 1], &yr, &kr))
             goto fail;
         jump[i] = fabs(yl - yr) > tol / 4 || kl != kr; /* a kind changes too: 0 if x < 0 else x */
+        if (!jump[i]) {
+            double d;
+            if (!step_at(&c, map, bounds[i], bounds[i - 1], bounds[i + 1], yl, yr, &d)) goto fail;
+            note_step(&step_abs, &step_rel, d, fmin(fabs(yl), fabs(yr)));
+        }
         /* the float arithmetic before a comparison or a round can move its jump a few ulps off the
          * cut (7 x reaches 8.5 two ulps past 8.5 / 7): also compare the limits extrapolated from
          * inside, a quarter margin away, where they are what the model's pieces take */
@@ -721,6 +748,9 @@ static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, Real
                 !extrapolated_limit(&c, map, bounds[i], d, &yr, &kr))
                 goto fail;
             jump[i] = fabs(yl - yr) > tol / 4 || kl != kr;
+            if (!jump[i]) /* the limits extrapolated from inside, less the extrapolation's own rounding */
+                note_step(&step_abs, &step_rel, fmax(0, fabs(yl - yr) - 8 * DBL_EPSILON * fmax(fabs(yl), fabs(yr))),
+                          fmin(fabs(yl), fabs(yr)));
         }
         if (jump[i]) {
             if (bounds[i] - margin <= bounds[i - 1] || bounds[i] + margin >= bounds[i + 1]) {
@@ -744,6 +774,11 @@ static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, Real
             double y2;
             if (!root_f(&c, map, nextafter(x, in), in, &y2, NULL)) goto fail;
             end_jump[e] = fabs(yl - ye) > 4 * fabs(y2 - yl) + tol / 4;
+        }
+        if (!end_jump[e]) { /* out22e-002 */
+            double d;
+            if (!step_at(&c, map, x, in, x, yl, ye, &d)) goto fail;
+            note_step(&step_abs, &step_rel, d, fmin(fabs(yl), fabs(ye)));
         }
         if (end_jump[e] && fabs(in - x) <= 2 * margin) {
             snprintf(c.why, sizeof c.why, "changes at the end of the range (%g) and near it again, closer than the margin %g", x, margin);
@@ -855,7 +890,9 @@ static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, Real
     out->kx = k.x;
     out->ky = k.y;
     out->kmid = k.mid;
-    out->err = worst + 2 * worst_ref; /* the knots' values are the reference's, off by it too */
+    /* the knots' values are the reference's, off by its rounding too: a chord through two of them
+     * within that, a quadratic through three within 1.25 times it (its Lebesgue constant) */
+    out->err = worst + (out->quadratic ? 2.25 : 2) * worst_ref + (out->relative ? step_rel : step_abs);
     choose_anchor(p, out, X);
     return true;
 fail:
