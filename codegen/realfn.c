@@ -109,7 +109,11 @@ typedef struct Ctx {
     char why[200];       /* set on failure */
     double *cuts;        /* thresholds found (x values where f may not be smooth) */
     size_t n_cuts, cap;
+    double shift;        /* the most the reference's rounding moves a comparison's cut */
 } Ctx;
+
+static bool jet_of(Ctx *c, const IrNode *n, Ival X, double mid, Jet *out);
+static bool ref_err(Ctx *c, const IrNode *n, Ival X, double mid, double *abs, double *rel);
 
 static void add_cut(Ctx *c, double x) {
     if (c->n_cuts == c->cap) {
@@ -194,7 +198,21 @@ static bool find_cuts(Ctx *c, const IrNode *n, Ival X) {
         }
         a = a1 - a2;
         b = b1 - b2;
-        if (a != 0) add_cut(c, -b / a);
+        if (a != 0) {
+            /* the reference compares its rounded values: the jump moves by their rounding over the
+             * slope, which the margin must cover (out22f-003: (x + 1e15) - 1e15 < 0.3 jumps at 0.3125) */
+            double e0, r0, e1, r1;
+            Jet j0, j1;
+            double mid = (X.lo + X.hi) / 2;
+            if (!ref_err(c, n->u.map.args[0], X, mid, &e0, &r0) || !ref_err(c, n->u.map.args[1], X, mid, &e1, &r1) ||
+                !jet_of(c, n->u.map.args[0], X, mid, &j0) || !jet_of(c, n->u.map.args[1], X, mid, &j1)) {
+                snprintf(c->why, sizeof c->why, "compares values whose rounding the compiler cannot bound");
+                return false;
+            }
+            double shift = (e0 + r0 * iv_mag(j0.v) + e1 + r1 * iv_mag(j1.v)) / fabs(a);
+            if (shift > c->shift) c->shift = shift;
+            add_cut(c, -b / a);
+        }
         return true;
     }
     if (!affine_in(c, n->u.map.args[0], &a, &b) || a == 0) {
@@ -712,9 +730,14 @@ static bool step_at(Ctx *c, const IrNode *map, double x, double left, double rig
 
 static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, RealElem elem, Ival X, double tol,
                             double margin, bool quadratic, RealFn *out, char *why, size_t whysize) {
-    Ctx c = {p, leaf, elem, "", NULL, 0, 0};
+    Ctx c = {p, leaf, elem, "", NULL, 0, 0, 0};
     memset(out, 0, sizeof *out);
     if (!find_cuts(&c, map, X)) goto fail;
+    if (c.n_cuts && c.shift > 0 && !(c.shift <= margin / 4)) {
+        snprintf(c.why, sizeof c.why, "compares values that the reference rounds by up to %g, more than a quarter of "
+                 "the margin %g (--margin)", c.shift, margin);
+        goto fail;
+    }
     if (c.n_cuts) qsort(c.cuts, c.n_cuts, sizeof *c.cuts, dcmp);
     /* the pieces: X split at the cuts inside it */
     double *bounds = ARENA_ARRAY(p->arena, double, c.n_cuts + 2);
@@ -755,6 +778,13 @@ static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, Real
         if (jump[i]) {
             if (bounds[i] - margin <= bounds[i - 1] || bounds[i] + margin >= bounds[i + 1]) {
                 snprintf(c.why, sizeof c.why, "jumps at %g and near it again, closer than the margin %g", bounds[i], margin);
+                goto fail;
+            }
+            /* a margin float64 cannot tell from 0 at the jump leaves no gap (out22f-001: 1e-17 at 0.5) */
+            if (!(bounds[i] - margin < nextafter(bounds[i], -INFINITY) - 4 * DBL_EPSILON * fabs(bounds[i]) &&
+                  bounds[i] + margin > nextafter(bounds[i], INFINITY) + 4 * DBL_EPSILON * fabs(bounds[i]))) {
+                snprintf(c.why, sizeof c.why, "jumps at %g, where the margin %g is below float64's resolution "
+                         "(--margin)", bounds[i], margin);
                 goto fail;
             }
             out->n_jumps++;

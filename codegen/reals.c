@@ -386,6 +386,18 @@ static const RealInfo *real_or_exact(Plan *p, const IrNode *y) {
     return e;
 }
 
+/* How far a staircase's one-hot (a comparison or round of a real: mlp.c staircase_units) can be off
+ * 0 and 1 outside its margins, for arguments within X: each ramp reads x / w - k / w for knots k
+ * a width w apart, rounded at (|x| + |k|) / w. */
+static double staircase_leak(const RealFn *f, Ival X) {
+    double w = INFINITY, k = 0;
+    for (size_t i = 0; i < f->n_knots; i++) {
+        if (i) w = fmin(w, f->kx[i] - f->kx[i - 1]);
+        k = fmax(k, fabs(f->kx[i]));
+    }
+    return isfinite(w) && w > 0 ? rounding((mag(X) + k) / w, 4) : 0;
+}
+
 /* f(g, y) for a real (or finite) y and a finite g, affine in y for each value g_v: y + g, y - g, g - y, y * g,
  * y / g (g never 0), `y if g else c`, `y if g else y2`: a gated MLP (see Gated), exact but for rounding. */
 static bool real_gated(Plan *p, SopInfo *info, const IrNode *g, const IrNode *y, const IrNode *y2) {
@@ -454,6 +466,10 @@ static bool real_gated(Plan *p, SopInfo *info, const IrNode *g, const IrNode *y,
      * cancel a constant M > bound, whose rounding is absolute */
     Bound b = scaled ? (Bound){err + rounding(2 * gd->bound + 1, 8), rel + rounding(1, 4)}
                      : (Bound){ey + rounding(2 * gd->bound + 1, 8), 0};
+    /* a gate that is a staircase of a real (a comparison: `y if x < c else z`) is 0 or 1 only within
+     * its ramps' rounding, which the constant M multiplies (out22f-005: a step of 1e12 leaked 58) */
+    const RealInfo *gf = p->info[g->id].real_fn;
+    if (gf) b.abs += 2 * (2 * gd->bound + 1) * staircase_leak(&gf->fn, p->info[gf->arg->id].real->range);
     new_real(p, info, range, b, REAL_GATED);
     return true;
 }

@@ -989,6 +989,36 @@ START_TEST(test_real_reference_rounding) {
 }
 END_TEST
 
+/* outsider findings out22f: a margin below float64's resolution at a jump left no gap (001, 002);
+ * a comparison of a value the reference rounds by 0.11 moved its jump by that, past the margin
+ * (003): all refused now, with why. And a gate that is a comparison of a real leaks its ramps'
+ * rounding times the constant M of the gated map (005: `x if x < 0.5 else x * x + 1e12` erred by
+ * 58 against 0.021): stated now. */
+START_TEST(test_real_jump_resolution) {
+    static const struct { const char *src; double lo, hi, margin; const char *why; } refused[] = {
+        {"x = tokens_float; y = x if x < 0.5 else x + 1;", 0, 1, 1e-17, NULL},
+        {"x = tokens_float; y = x if x * 7 < 8.5 else x + 1;", 0, 2, 1e-16, "resolution"},
+        {"x = tokens_float; y = x if (x + 1e15) - 1e15 < 0.3 else x + 1;", 0, 1, 0, "rounds"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        CodegenOptions o = {.max_len = 3, .have_range = true, .range_lo = refused[i].lo, .range_hi = refused[i].hi,
+                            .real_margin = refused[i].margin};
+        Compiled *c = compile_with(refused[i].src, "y", o);
+        ck_assert_msg(!c->ok, "%zu compiled", i);
+        if (refused[i].why)
+            ck_assert_msg(strstr(compiled_first_error(c), refused[i].why), "%s", compiled_first_error(c));
+        compiled_free(c);
+    }
+    const char *src = "x = tokens_float; y = x if x < 0.5 else x * x + 1000000000000;";
+    Compiled *c = compile_with(src, "y", (CodegenOptions){.max_len = 3, .have_range = true, .range_lo = 0,
+                                                          .range_hi = 1});
+    ck_assert_msg(c->ok, "%s", compiled_first_error(c));
+    ck_assert_msg(c->model.out_error_bound > 58, "bound %g", c->model.out_error_bound);
+    expect_same_output(c, (Value[]){value_float(0.500001), value_float(0.25)}, 2, "out22f-005");
+    compiled_free(c);
+}
+END_TEST
+
 /* outsider findings out20b-005, out21c-002: a root of a root at its domain edge carried the inner
  * root's error through the outer one's steepest chord (bounds 1.05, 1.11, and 0.33 for (x * x) ^
  * 0.5); the model is now flat past the edge, and an argument's error is carried through the
@@ -1438,6 +1468,7 @@ static Suite *suite(void) {
     tcase_add_test(u, test_layout_independent_of_names);
     tcase_add_test(u, test_file_round_trip);
     tcase_add_test(u, test_real_tokens);
+    tcase_add_test(u, test_real_jump_resolution);
     tcase_add_test(u, test_real_reference_rounding);
     tcase_add_test(u, test_real_nested_roots);
     tcase_add_test(u, test_real_weighted_mean);
