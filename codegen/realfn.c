@@ -581,9 +581,9 @@ RealFn realfn_mirror(Plan *p, const RealFn *f) {
     return g;
 }
 
-/* The total variation of fn's model (chords) from its first knot to x, and its slope there: the
- * pieces' |slopes| summed, 0 on the side it is summed from and the end piece's beyond the other
- * (mlp.c: past the end it sums from, no unit is active; past the other end every unit is). */
+/* The total variation of fn's model (chords) from its first knot to x (negative left of it): the
+ * pieces' |slopes| integrated; past the end it is summed from no unit is active (slope 0), past the
+ * other every unit is (the end piece's slope continues; mlp.c). */
 static double variation_to(const RealFn *f, const double *cum, double x) {
     size_t n = f->n_knots;
     double first = fabs((f->ky[1] - f->ky[0]) / (f->kx[1] - f->kx[0]));
