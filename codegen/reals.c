@@ -1143,15 +1143,16 @@ static bool reals_node_in(Plan *p, SopInfo *info) {
         if (too_many_numbers(p, info) && !few_valued_factor(p, info)) real_product(p, info);
         return true;
     }
+    RealReads rr = {0};
+    real_reads(p, n, &rr, false);
+    if (rr.refused) { /* an argument's own refusal says why (out22f-004: a comparison refused at the
+                       * range's end was reported as the conditional's equality test) */
+        info->real = (RealInfo *)rr.refused;
+        return true;
+    }
     if (point_test(p, n)) {
         refuse(p, info, "tests a real number for equality (x == c, x in [...], or its truth, x != 0), which changes at "
                         "single points that no margin can bracket: compare with < or > instead%s", "");
-        return true;
-    }
-    RealReads rr = {0};
-    real_reads(p, n, &rr, false);
-    if (rr.refused) {
-        info->real = (RealInfo *)rr.refused;
         return true;
     }
     if (affine_map(p, info)) {

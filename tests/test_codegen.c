@@ -996,6 +996,8 @@ END_TEST
  * 58 against 0.021): stated now. */
 START_TEST(test_real_jump_resolution) {
     static const struct { const char *src; double lo, hi, margin; const char *why; } refused[] = {
+        /* out22f-004: the comparison's own reason, not the conditional's "equality" */
+        {"x = tokens_float; y = x if x < 0.5 else x + 1;", 0, 0.5000001, 0, "closer than the margin"},
         {"x = tokens_float; y = x if x < 0.5 else x + 1;", 0, 1, 1e-17, NULL},
         {"x = tokens_float; y = x if x * 7 < 8.5 else x + 1;", 0, 2, 1e-16, "resolution"},
         {"x = tokens_float; y = x if (x + 1e15) - 1e15 < 0.3 else x + 1;", 0, 1, 0, "rounds"},
