@@ -602,6 +602,9 @@ bool realfn_build(Plan *p, const IrNode *map, const IrNode *leaf, Ival X, double
 /* g(u) = f(-u) (knots negated and reversed): the MLP of a function summed from the right is that
  * of its mirror, reading -x. */
 RealFn realfn_mirror(Plan *p, const RealFn *f);
+/* -f in place: knots, and the middles of quadratic pieces (which bend the other way), negated. The
+ * terms keep their one sign (against_mag, from_right and sum_mag stand). */
+void realfn_negate(Plan *p, RealFn *f);
 /* Sums f's MLP terms from its left end (from_right false: constant left of the first knot) or
  * its right end, whatever rounds less: a function built up to a domain edge keeps its model flat
  * past the edge, where its steepest chord would carry the argument's error. */

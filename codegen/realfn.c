@@ -566,6 +566,18 @@ static double terms_mag(const RealFn *f, Ival X, double *against) {
     return mag;
 }
 
+void realfn_negate(Plan *p, RealFn *f) {
+    double *ky = ARENA_ARRAY(p->arena, double, f->n_knots ? f->n_knots : 1);
+    double *km = f->kmid ? ARENA_ARRAY(p->arena, double, f->n_knots ? f->n_knots : 1) : NULL;
+    for (size_t i = 0; i < f->n_knots; i++) {
+        ky[i] = -f->ky[i];
+        if (km) km[i] = -f->kmid[i]; /* NAN stays NAN */
+    }
+    f->ky = ky;
+    f->kmid = km;
+    f->range = (Ival){-f->range.hi, -f->range.lo};
+}
+
 RealFn realfn_mirror(Plan *p, const RealFn *f) {
     RealFn g = *f;
     size_t n = f->n_knots;

@@ -519,18 +519,8 @@ static bool real_log_product(Plan *p, SopInfo *info, bool divide, Ival ra, Bound
     if (!realfn_build_elem(p, RE_EXP, NULL, NULL, widen(U, delta), p->real_tol / 2, &r->fn_exp, why, sizeof why))
         return false;
     double sign = (ra.lo > 0) == (rb.lo > 0) ? 1 : -1;
-    if (sign < 0) { /* -exp(u): the knots negated, and the middles of quadratic pieces (gated MLPs:
-                     * out21c-001, where -exp's pieces bent the way of exp's and the sign came out wrong) */
-        double *ky = ARENA_ARRAY(p->arena, double, r->fn_exp.n_knots);
-        for (size_t i = 0; i < r->fn_exp.n_knots; i++) ky[i] = -r->fn_exp.ky[i];
-        r->fn_exp.ky = ky;
-        if (r->fn_exp.kmid) {
-            double *km = ARENA_ARRAY(p->arena, double, r->fn_exp.n_knots);
-            for (size_t i = 0; i < r->fn_exp.n_knots; i++) km[i] = -r->fn_exp.kmid[i]; /* NAN stays NAN */
-            r->fn_exp.kmid = km;
-        }
-        r->fn_exp.range = (Ival){-r->fn_exp.range.hi, -r->fn_exp.range.lo};
-    }
+    if (sign < 0) /* -exp(u) (gated MLPs: out21c-001, where -exp's pieces bent the way of exp's) */
+        realfn_negate(p, &r->fn_exp);
     r->how = REAL_LOGPROD;
     r->divide = divide;
     Ival q = divide ? (Ival){1 / rb.hi, 1 / rb.lo} : rb;
@@ -607,17 +597,7 @@ static bool split_recip(Plan *p, const IrNode *recip, const IrNode *b, Ival ry, 
         if (!realfn_build(p, recip, b, ival_of(t0, model_range(side[s], by).hi), p->real_tol, 0, p->gated_mlp, &g, why,
                           whysize))
             return false;
-        if (s) { /* -1 / t: knots and middles negated */
-            double *ky = ARENA_ARRAY(p->arena, double, g.n_knots);
-            double *km = g.kmid ? ARENA_ARRAY(p->arena, double, g.n_knots) : NULL;
-            for (size_t i = 0; i < g.n_knots; i++) {
-                ky[i] = -g.ky[i];
-                if (km) km[i] = -g.kmid[i];
-            }
-            g.ky = ky;
-            g.kmid = km;
-            g.range = (Ival){-g.range.hi, -g.range.lo};
-        }
+        if (s) realfn_negate(p, &g); /* -1 / t */
         *fn[s] = realfn_zero_beyond(p, &g, r->split_at);
         own[s] = fn_bound(p, fn[s], side[s], by, fn[s]->range);
         range = (Ival){fmin(range.lo, fn[s]->range.lo), fmax(range.hi, fn[s]->range.hi)};
