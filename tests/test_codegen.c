@@ -837,26 +837,32 @@ START_TEST(test_layout_independent_of_names) {
 }
 END_TEST
 
-/* Model against reference on `count` random inputs of tokens_float uniform in [lo, hi], lengths
- * 1..max_len in turn: the same atoms, numbers within the model's stated bound. */
-/* The model and the reference agree on one input (within the model's bound). */
+/* The model (run in ws) and the reference agree on one input: the same atoms, numbers within the
+ * model's stated bound. `what` and `t` name the input in a failure. */
+static void expect_agree(Compiled *c, Workspace *ws, Arena *a, const Value *in, size_t n, const char *what, int t) {
+    char err[256];
+    Value *got, *want;
+    IrEvalError ref_err;
+    ck_assert_msg(model_run(&c->model, ws, in, n, a, &got, err, sizeof err), "%s input %d: %s", what, t, err);
+    ck_assert(ir_eval(&c->g, c->out, in, n, a, &want, &ref_err));
+    for (size_t j = 0; j < n; j++)
+        ck_assert_msg(compiled_same(c, got[j], want[j]), "%s input %d position %zu: %.17g vs %.17g", what, t, j,
+                      value_as_double(got[j]), value_as_double(want[j]));
+}
+
 static void expect_same_output(Compiled *c, const Value *in, size_t n, const char *what) {
     Arena a;
     arena_init(&a);
     Workspace ws;
     char err[256];
     ck_assert(workspace_init(&ws, &c->model, err, sizeof err));
-    Value *got, *want;
-    IrEvalError ref_err;
-    ck_assert_msg(model_run(&c->model, &ws, in, n, &a, &got, err, sizeof err), "%s: %s", what, err);
-    ck_assert(ir_eval(&c->g, c->out, in, n, &a, &want, &ref_err));
-    for (size_t j = 0; j < n; j++)
-        ck_assert_msg(compiled_same(c, got[j], want[j]), "%s position %zu: %.17g vs %.17g", what, j,
-                      value_as_double(got[j]), value_as_double(want[j]));
+    expect_agree(c, &ws, &a, in, n, what, 0);
     workspace_free(&ws);
     arena_free(&a);
 }
 
+/* Model against reference on `count` random inputs of tokens_float uniform in [lo, hi], lengths
+ * 1..max_len in turn. */
 static void expect_within_bound(Compiled *c, double lo, double hi, size_t max_len, int count, uint64_t seed,
                                 const char *what) {
     ck_assert_uint_le(max_len, 16);
@@ -867,20 +873,23 @@ static void expect_within_bound(Compiled *c, double lo, double hi, size_t max_le
     ck_assert(workspace_init(&ws, &c->model, err, sizeof err));
     for (int t = 0; t < count; t++) {
         size_t n = 1 + (size_t)t % max_len;
-        Value in[16], *got, *want;
+        Value in[16];
         for (size_t j = 0; j < n; j++) {
             seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
             in[j] = value_float(lo + (hi - lo) * ((double)(seed >> 11) / 9007199254740992.0));
         }
-        IrEvalError ref_err;
-        ck_assert_msg(model_run(&c->model, &ws, in, n, &a, &got, err, sizeof err), "%s input %d: %s", what, t, err);
-        ck_assert(ir_eval(&c->g, c->out, in, n, &a, &want, &ref_err));
-        for (size_t j = 0; j < n; j++)
-            ck_assert_msg(compiled_same(c, got[j], want[j]), "%s input %d position %zu: %.17g vs %.17g", what, t, j,
-                          value_as_double(got[j]), value_as_double(want[j]));
+        expect_agree(c, &ws, &a, in, n, what, t);
     }
     workspace_free(&ws);
     arena_free(&a);
+}
+
+/* `src` is refused (output `out`, options o), and its first error names `why` when given. */
+static void expect_refused(const char *src, const char *out, CodegenOptions o, const char *why) {
+    Compiled *c = compile_with(src, out, o);
+    ck_assert_msg(!c->ok, "%s compiled", src);
+    if (why) ck_assert_msg(strstr(compiled_first_error(c), why), "%s: %s", src, compiled_first_error(c));
+    compiled_free(c);
 }
 
 /* a + ReLU(b - a) is max(a, b), 1-Lipschitz in each: a tree of maxima keeps its leaves' error
@@ -955,13 +964,10 @@ START_TEST(test_real_overflow_refused) {
         {"e = 2.718281828459045 ^ tokens_float; r = e / (length * aggregate(full_s, e));", 700, 709, false},
         {"e = 2.718281828459045 ^ tokens_float; r = e / (length * aggregate(full_s, e));", 700, 709, true},
     };
-    for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
-        Compiled *c = compile_with(k[i].src, "r", (CodegenOptions){.max_len = 5, .have_range = true, .range_lo = k[i].lo,
-                                                                   .range_hi = k[i].hi, .gated_mlp = k[i].gated});
-        ck_assert_msg(!c->ok && strstr(compiled_first_error(c), "overflow"), "%zu: %s", i,
-                      c->ok ? "compiled" : compiled_first_error(c));
-        compiled_free(c);
-    }
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++)
+        expect_refused(k[i].src, "r", (CodegenOptions){.max_len = 5, .have_range = true, .range_lo = k[i].lo,
+                                                       .range_hi = k[i].hi, .gated_mlp = k[i].gated},
+                       "overflow");
 }
 END_TEST
 
@@ -1002,15 +1008,10 @@ START_TEST(test_real_jump_resolution) {
         {"x = tokens_float; y = x if x * 7 < 8.5 else x + 1;", 0, 2, 1e-16, "resolution"},
         {"x = tokens_float; y = x if (x + 1e15) - 1e15 < 0.3 else x + 1;", 0, 1, 0, "rounds"},
     };
-    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
-        CodegenOptions o = {.max_len = 3, .have_range = true, .range_lo = refused[i].lo, .range_hi = refused[i].hi,
-                            .real_margin = refused[i].margin};
-        Compiled *c = compile_with(refused[i].src, "y", o);
-        ck_assert_msg(!c->ok, "%zu compiled", i);
-        if (refused[i].why)
-            ck_assert_msg(strstr(compiled_first_error(c), refused[i].why), "%s", compiled_first_error(c));
-        compiled_free(c);
-    }
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
+        expect_refused(refused[i].src, "y", (CodegenOptions){.max_len = 3, .have_range = true, .range_lo = refused[i].lo,
+                                                             .range_hi = refused[i].hi, .real_margin = refused[i].margin},
+                       refused[i].why);
     const char *src = "x = tokens_float; y = x if x < 0.5 else x * x + 1000000000000;";
     Compiled *c = compile_with(src, "y", (CodegenOptions){.max_len = 3, .have_range = true, .range_lo = 0,
                                                           .range_hi = 1});
@@ -1261,11 +1262,8 @@ START_TEST(test_real_tokens) {
         arena_free(&a);
     }
     /* a division by a real whose range holds 0: refused at the division, saying why */
-    Compiled *c = compile_with("tokens = tokens_float; r = 1 / aggregate(select(indices, 0, ==), tokens);", "r",
-                               (CodegenOptions){.max_len = 4, .have_range = true, .range_lo = -1, .range_hi = 1});
-    ck_assert(!c->ok);
-    ck_assert_msg(strstr(compiled_first_error(c), "holds 0"), "%s", compiled_first_error(c));
-    compiled_free(c);
+    expect_refused("tokens = tokens_float; r = 1 / aggregate(select(indices, 0, ==), tokens);", "r",
+                   (CodegenOptions){.max_len = 4, .have_range = true, .range_lo = -1, .range_hi = 1}, "holds 0");
     /* outsider findings: a real's truth or equality changes at single points; the model answered
      * 1 for `1 if tokens - 0.5 else 0` at 0.5 (or the compiler failed its self-check) */
     static const char *const point_tests[] = {
@@ -1273,12 +1271,9 @@ START_TEST(test_real_tokens) {
         "tokens = tokens_float; r = tokens == 0.5;", "tokens = tokens_float; r = indicator(tokens - 0.5);",
         "tokens = tokens_float; r = (tokens - 0.5) and True;", "tokens = tokens_float; r = tokens in [0.5, 1];",
     };
-    for (size_t i = 0; i < sizeof point_tests / sizeof *point_tests; i++) {
-        c = compile_with(point_tests[i], "r", (CodegenOptions){.max_len = 4, .have_range = true, .range_lo = 0, .range_hi = 1});
-        ck_assert_msg(!c->ok, "%s compiled", point_tests[i]);
-        ck_assert_msg(strstr(compiled_first_error(c), "single points"), "%s", compiled_first_error(c));
-        compiled_free(c);
-    }
+    for (size_t i = 0; i < sizeof point_tests / sizeof *point_tests; i++)
+        expect_refused(point_tests[i], "r", (CodegenOptions){.max_len = 4, .have_range = true, .range_lo = 0, .range_hi = 1},
+                       "single points");
 }
 END_TEST
 
