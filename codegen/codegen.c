@@ -156,11 +156,13 @@ static bool selects_compare(Plan *p, const IrNode *out) {
     return true;
 }
 
-/* One compilation with `tol` the error allowed to each approximated function of reals. With
- * model NULL it stops after the analysis and gives the output's error bound in *out_err (0 when
- * the output is not real-valued, INFINITY when it cannot be bounded or the analysis fails). */
+/* One compilation with `tol` the error allowed to each approximated function of reals, and
+ * products' squares by depth where one MLP would take more than SQ_ONE_LAYER_STEPS knots (`deep`;
+ * else in one MLP). With model NULL it stops after the analysis and gives the output's error
+ * bound in *out_err (0 when the output is not real-valued, INFINITY when it cannot be bounded or
+ * the analysis fails). */
 static bool compile_at(const IrGraph *g, const IrNode *output, const char *output_name, const CodegenOptions *opt,
-                       double tol, Model *model, DiagList *diags, double *out_err) {
+                       double tol, bool deep, Model *model, DiagList *diags, double *out_err) {
     Arena scratch;
     arena_init(&scratch);
     Plan p;
@@ -171,6 +173,7 @@ static bool compile_at(const IrGraph *g, const IrNode *output, const char *outpu
     p.max_len = opt->max_len ? opt->max_len : 8;
     p.numbers_only = opt->numbers_only;
     p.real_tol = tol;
+    p.deep_squares = deep;
     p.real_margin = opt->real_margin > 0 ? opt->real_margin : 1e-6;
     p.gated_mlp = opt->gated_mlp;
     p.max_mlp = opt->max_mlp ? opt->max_mlp : CODEGEN_DEFAULT_MAX_MLP;
@@ -243,60 +246,125 @@ static bool warn_above_tol(const Model *m, const IrNode *output, double target, 
     return true;
 }
 
-bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_name,
-                     const CodegenOptions *opt, Model *model, DiagList *diags) {
-    if (ir_is_selector(output)) {
-        diag_error(diags, output->loc, "'%s' is a selector; the output must be an s-op", output_name);
-        return false;
-    }
-    /* --tol bounds the output's error: each approximated function gets a share of it, found by
-     * shrinking that share until the analysis proves the output within --tol (the error is
-     * mostly proportional to it; float64 rounding is not, hence the few attempts) */
-    double target = opt->real_tol > 0 ? opt->real_tol : opt->gated_mlp ? 1e-9 : 1e-6, tol = target;
+/* The shares of --tol tried, in the order to build them (share_before), with the bound each proves. */
+typedef struct Shares {
     double share[CG_TOL_ATTEMPTS], bound[CG_TOL_ATTEMPTS];
+    size_t n;
+} Shares;
+
+/* Whether share a (proving bound ea) is tried before share b: within target and coarser, or
+ * within it where b is not, or both above it and a proves less. */
+static bool share_before(double target, double a, double ea, double b, double eb) {
+    if ((ea <= target) != (eb <= target)) return ea <= target;
+    return ea <= target ? a > b : ea < eb;
+}
+
+/* --tol bounds the output's error: each approximated function gets a share of it, found by
+ * shrinking that share until the analysis proves the output within --tol (the error is mostly
+ * proportional to it; float64 rounding is not, hence the few attempts). */
+static void find_shares(const IrGraph *g, const IrNode *output, const char *output_name, const CodegenOptions *opt,
+                        double target, bool deep, Shares *out) {
+    double tol = target, over = INFINITY, fine = 0;
     size_t n = 0;
+    double *share = out->share, *bound = out->bound;
     for (int attempt = 0; attempt < CG_TOL_ATTEMPTS; attempt++) {
         Arena quiet_arena;
         arena_init(&quiet_arena);
         DiagList quiet;
         diag_init(&quiet, &quiet_arena);
         double e;
-        compile_at(g, output, output_name, opt, tol, NULL, &quiet, &e);
+        compile_at(g, output, output_name, opt, tol, deep, NULL, &quiet, &e);
         arena_free(&quiet_arena);
-        if (!isfinite(e)) { /* too fine to build (or not real): halfway (in log) to the last share that built */
+        if (fine > 0) { /* narrowing down on the coarsest share within --tol (below) */
+            if (isfinite(e)) {
+                share[n] = tol;
+                bound[n++] = e;
+            }
+            if (isfinite(e) && e <= target) fine = tol;
+            else over = tol;
+        } else if (!isfinite(e)) { /* too fine to build (or not real): halfway (in log) to the last share that built */
             if (n == 0 || tol >= share[n - 1] * 0.5) break;
             tol = sqrt(tol * share[n - 1]);
             continue;
+        } else {
+            share[n] = tol;
+            bound[n++] = e;
+            if (e == 0) break; /* not real-valued */
+            if (e > target && n >= 2 && e >= bound[n - 2] && tol < share[n - 2]) break; /* finer stopped helping */
+            if (e > target) {
+                over = fmin(over, tol);
+                tol *= fmax(0.8 * target / e, 1.0 / 256);
+                continue;
+            }
+            fine = tol;
         }
-        share[n] = tol;
-        bound[n++] = e;
-        if (e <= target || (n >= 2 && e >= bound[n - 2] && tol < share[n - 2])) break; /* or finer stopped helping */
-        tol *= fmax(0.8 * target / e, 1.0 / 256);
+        /* within --tol after a long step down (the error is not proportional to the share: a
+         * product's squares gain levels as it shrinks): the coarsest share between that also is,
+         * for fewer units, halfway in log while the two are 16 times apart */
+        if (!(over < INFINITY && over / fine >= 16)) break;
+        tol = sqrt(fine * over);
     }
-    if (n == 0 || bound[0] == 0) /* not real-valued: no share to choose */
-        return compile_at(g, output, output_name, opt, target, model, diags, NULL);
-    /* the shares by the bound they prove, least first (finer pieces add rounding); a share whose
-     * model is over a size limit gives way to the next, coarser one */
     for (size_t i = 1; i < n; i++)
-        for (size_t j = i; j > 0 && bound[j] < bound[j - 1]; j--) {
+        for (size_t j = i; j > 0 && share_before(target, share[j], bound[j], share[j - 1], bound[j - 1]); j--) {
             double t = bound[j]; bound[j] = bound[j - 1]; bound[j - 1] = t;
             t = share[j]; share[j] = share[j - 1]; share[j - 1] = t;
         }
-    /* then coarser than --tol asks, when nothing finer fits (the bound stated is the one proven) */
-    double coarse = share[0];
-    for (size_t i = 0; i < n; i++) coarse = fmax(coarse, share[i]);
-    for (size_t i = 0; i < n + CG_TOL_COARSER; i++) {
-        double s = i < n ? share[i] : coarse * pow(16, (double)(i - n + 1));
+    out->n = n;
+}
+
+/* Builds the first share of sh that fits the size limits, then coarser than --tol asks when none
+ * does (the bound stated is the one proven); quietly: false (model empty) when none builds. */
+static bool build_shares(const IrGraph *g, const IrNode *output, const char *output_name, const CodegenOptions *opt,
+                         const Shares *sh, bool deep, Model *model) {
+    double coarse = sh->share[0];
+    for (size_t i = 0; i < sh->n; i++) coarse = fmax(coarse, sh->share[i]);
+    for (size_t i = 0; i < sh->n + CG_TOL_COARSER; i++) {
+        double s = i < sh->n ? sh->share[i] : coarse * pow(16, (double)(i - sh->n + 1));
         Arena quiet_arena;
         arena_init(&quiet_arena);
         DiagList quiet;
         diag_init(&quiet, &quiet_arena);
-        bool ok = compile_at(g, output, output_name, opt, s, model, &quiet, NULL);
+        bool ok = compile_at(g, output, output_name, opt, s, deep, model, &quiet, NULL);
         arena_free(&quiet_arena);
-        if (ok) return warn_above_tol(model, output, target, diags);
+        if (ok) return true;
         model_free(model);
         model_init(model);
     }
-    return compile_at(g, output, output_name, opt, share[0], model, diags, NULL) &&
+    return false;
+}
+
+/* The model's proven error where |value| is 1 (what --tol bounds). */
+static double error_at_one(const Model *m) { return m->out_error_bound + m->out_error_rel; }
+static bool within(const Model *m, double target) { return error_at_one(m) <= target; }
+
+bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_name,
+                     const CodegenOptions *opt, Model *model, DiagList *diags) {
+    if (ir_is_selector(output)) {
+        diag_error(diags, output->loc, "'%s' is a selector; the output must be an s-op", output_name);
+        return false;
+    }
+    double target = opt->real_tol > 0 ? opt->real_tol : opt->gated_mlp ? 1e-9 : 1e-6;
+    /* the fewest layers first: products' squares in one MLP each; by depth (more layers, far
+     * fewer units, rounding-level products) only when that does not prove --tol or fit */
+    Shares one;
+    find_shares(g, output, output_name, opt, target, false, &one);
+    if (one.n == 0 || one.bound[0] == 0) /* not real-valued: no share to choose */
+        return compile_at(g, output, output_name, opt, target, false, model, diags, NULL);
+    if (build_shares(g, output, output_name, opt, &one, false, model) && within(model, target))
+        return warn_above_tol(model, output, target, diags);
+    Model shallow = *model; /* what one MLP per square gave, if anything */
+    model_init(model);
+    Shares deep;
+    find_shares(g, output, output_name, opt, target, true, &deep);
+    bool have_deep = deep.n && build_shares(g, output, output_name, opt, &deep, true, model);
+    if (have_deep && (!shallow.n_layers || error_at_one(model) < error_at_one(&shallow))) {
+        model_free(&shallow);
+        return warn_above_tol(model, output, target, diags);
+    }
+    model_free(model);
+    *model = shallow;
+    if (shallow.n_layers) return warn_above_tol(model, output, target, diags);
+    model_init(model);
+    return compile_at(g, output, output_name, opt, one.share[0], false, model, diags, NULL) &&
            warn_above_tol(model, output, target, diags);
 }

@@ -35,7 +35,7 @@ enum {
     CG_MAX_GRID_ARGS = 8,        /* scalar inputs of one tabulating MLP */
     CG_MAX_LEAVES = 6,           /* s-ops one tabulating MLP reads */
     CG_MAX_GATE = 256,           /* values of the gate of a gated map */
-    CG_TOL_ATTEMPTS = 6,         /* analyses to find the share of --tol each real function gets */
+    CG_TOL_ATTEMPTS = 9,         /* analyses to find the share of --tol each real function gets */
     CG_TOL_COARSER = 3,          /* shares 16, 256, 4096 times coarser tried when none fits the limits */
     CG_MAX_JOINT = 4,            /* s-ops on one side of a selector read jointly (joint.c) */
     CG_MAX_JOINT_TUPLES = 4096,  /* value tuples of one such side */
@@ -210,6 +210,24 @@ typedef struct RealFn {
     bool constant_pieces;  /* constant between jumps (comparisons, round): finitely many values */
 } RealFn;
 
+/* A square u^2 by chords in `depth` MLPs (squares.c): level 0 the chords at spacing h1 and the
+ * sawtooth tri(u / h1), each later level refines the spacing k-fold; the levels add up to the
+ * chords at h = h1 / k^(depth - 1), within h^2 / 4 of u^2. depth 1: one MLP (h1 = h); 0: too
+ * fine to build. */
+typedef struct SquareLevels {
+    int depth;
+    double h, h1;
+    uint32_t k;
+} SquareLevels;
+/* one MLP while it takes at most this many knots each way from 0; else the fewest levels (up to
+ * SQ_MAX_DEPTH): SQ_FIRST_STEPS knots each way at level 0, SQ_REFINE-fold finer at each next */
+enum { SQ_ONE_LAYER_STEPS = 1 << 12, SQ_MAX_DEPTH = 5, SQ_FIRST_STEPS = 64, SQ_REFINE = 1024 };
+/* The levels for |u| <= U within tol (h = 2 sqrt(tol)); one MLP unless deep (Plan.deep_squares). */
+SquareLevels square_levels(double U, double tol, bool deep);
+/* The float64 rounding the levels after the first add to one square for |u| <= U (level 0's
+ * chords are reals.c's squares_rounding at spacing h1). */
+double square_levels_rounding(const SquareLevels *sq, double U);
+
 /* How a real s-op is computed, with the interval of its values and the bound on the model's
  * error (reals.c). */
 typedef enum RealHow {
@@ -238,6 +256,7 @@ typedef struct RealInfo {
     double *cell_err;      /* with cell: the absolute part of the error there (err is their max) */
     const char *why;       /* REAL_REFUSED: why no bound can be given */
     const ValueSet *finite; /* a finite s-op computed as a real: the reference's values, else NULL */
+    SquareLevels sq;       /* REAL_PRODUCT, REAL_QUOTIENT with ReLU MLPs: the squares' levels */
 } RealInfo;
 
 /* One side of a selector read jointly (joint.c): its s-ops and the one-hot of their tuple of
@@ -407,6 +426,12 @@ typedef struct MlpOp {
     bool split;
     uint32_t split_dim[2];
     double split_k;
+    /* MLP_FN_PRODUCT (level 0) and MLP_FN_SQUARE_LEVEL (level `level` >= 1) of squares by depth
+     * (squares.c): x_view and y_view are, at a later level, the two squares' w_level dims;
+     * sq_next their w_(level+1) dims (none at the last level) */
+    const SquareLevels *sq;
+    int level;
+    uint32_t sq_next[2];
     /* output: categorical block or a numerical dim */
     bool out_cat;
     const ValueSet *out_vs;
@@ -424,6 +449,7 @@ enum {
     MLP_FN_PWL,           /* MlpOp.pwl of x_view (realfn.c) */
     MLP_FN_PRODUCT,       /* x_view * y_view: two squares, or exact in a gated MLP */
     MLP_FN_PWL_PRODUCT,   /* x_view * pwl(y_view), a gated MLP (x / y with --mlp gated) */
+    MLP_FN_SQUARE_LEVEL,  /* a later level of MLP_FN_PRODUCT's squares (MlpOp.sq), added to its dim */
     MLP_FN_SWITCH,        /* MlpOp.sw (switch.c), a categorical output */
 };
 
@@ -456,6 +482,7 @@ typedef struct Plan {
     double real_tol;           /* --tol: error of one approximated real function */
     double real_margin;        /* --margin: around a jump of a function of reals, no exact answer */
     bool gated_mlp;            /* --mlp gated: exact products in gated (bilinear) MLPs */
+    bool deep_squares;         /* products' squares by depth where one MLP takes too many knots (squares.c) */
     bool switches;             /* classify.c may compute maps as switches (switch.c) */
     unsigned *kinds_possible;  /* per node id: the ValueKinds it can hold, as bits (valueset.c) */
     size_t max_mlp, max_bytes; /* the limits (CodegenOptions) */

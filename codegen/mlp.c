@@ -661,7 +661,8 @@ static bool staircase_units(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2)
  * s = sqrt(|y| / |x|) balances the factors: the squares span 4 sqrt(|x| |y|), not 2 (|x| + |y|)
  * (x / det of Invert3x3, |x| <= 162 and |1 / det| <= 1: 6 times fewer pieces). */
 static bool product_units(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
-    double h = 2 * sqrt(p->real_tol);
+    const SquareLevels *sq = op->sq;
+    double h = sq->h1; /* by depth (squares.c): level 0's spacing, and tri(u / h) into w_1 */
     double mx = fmax(fabs(op->x_range.lo), fabs(op->x_range.hi)), my = fmax(fabs(op->y_range.lo), fabs(op->y_range.hi));
     double sc = mx > 0 && my > 0 && isfinite(mx) && isfinite(my) ? sqrt(my / mx) : 1;
     Ival X = {op->x_range.lo * sc, op->x_range.hi * sc}, Y = {op->y_range.lo / sc, op->y_range.hi / sc};
@@ -688,6 +689,36 @@ static bool product_units(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
                 hb->out_dim[k] = op->out_dim;
                 hb->out_coef[k] = sign / 4 * (i ? 2 * h : h);
             }
+            /* tri(u / h) = |u| / h on the first piece, then slopes -+1 / h alternating at each knot */
+            for (size_t i = 0; sq->depth > 1 && i < (size_t)steps; i++) {
+                size_t k = hidden_add(p, hb, v, 1, -(double)i * h);
+                hb->out_dim[k] = op->sq_next[side];
+                hb->out_coef[k] = (i == 0 ? 1 : i % 2 ? -2 : 2) / h;
+            }
+        }
+    }
+    return true;
+}
+
+/* Level s >= 1 of the squares by depth (squares.c), for each square's w_s in [0, 1]: its part
+ * -h_s^2 psi(w_s) of the square (a quarter, signed, of the product), psi(t) = t - I_{1/K}(t^2)
+ * (slope 1 - 1 / K, then 2 / K less at each knot j / K), and w_(s+1) = tri(K w_s) (slope K, then
+ * -+2 K alternating at each knot) unless s is the last level. */
+static bool square_level_units(Plan *p, const MlpOp *op, HiddenBuf *hb) {
+    const SquareLevels *sq = op->sq;
+    double K = sq->k, hs = sq->h1 / pow(K, op->level - 1);
+    for (int side = 0; side < 2; side++) {
+        double sign = side ? -1 : 1;
+        LinView w = side ? op->y_view : op->x_view;
+        for (uint32_t j = 0; j < sq->k; j++) {
+            size_t k = hidden_add(p, hb, w, 1, -(double)j / K);
+            hb->out_dim[k] = op->out_dim;
+            hb->out_coef[k] = -sign / 4 * hs * hs * (j == 0 ? 1 - 1 / K : -2 / K);
+        }
+        for (uint32_t j = 0; op->level + 1 < sq->depth && j < sq->k; j++) {
+            size_t k = hidden_add(p, hb, w, 1, -(double)j / K);
+            hb->out_dim[k] = op->sq_next[side];
+            hb->out_coef[k] = j == 0 ? K : j % 2 ? -2 * K : 2 * K;
         }
     }
     return true;
@@ -834,6 +865,7 @@ bool mlp_tabulate(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
         return true;
     }
     if (op->fn == MLP_FN_PRODUCT) return product_units(p, op, hb, b2);
+    if (op->fn == MLP_FN_SQUARE_LEVEL) return square_level_units(p, op, hb);
     Tab t;
     memset(&t, 0, sizeof t);
     t.p = p;

@@ -361,6 +361,9 @@ void plan_dump(Plan *p, const IrNode *out, FILE *f) {
             for (int i = 0; i < nf; i++)
                 fprintf(f, " (%zu knots%s, %s error %.3g)", fns[i]->n_knots, fns[i]->quadratic ? " quadratic" : "",
                         fns[i]->relative ? "relative" : "absolute", fns[i]->err);
+            const SquareLevels *sq = &x->real->sq;
+            if ((x->real->how == REAL_PRODUCT || x->real->how == REAL_QUOTIENT) && sq->depth > 1)
+                fprintf(f, " (squares in %d MLPs: chords %.3g apart, refined %u-fold per level)", sq->depth, sq->h1, sq->k);
         }
         fputc('\n', f);
     }

@@ -399,6 +399,36 @@ static const RealFn *ramp_fn(Plan *p, double top, double c) {
     return f;
 }
 
+/* The squares of product MLP mlps[i] by depth (squares.c): its later levels, one MLP a layer,
+ * each adding its part to the product's dim and passing the sawtooths w on in dims of their own;
+ * the product is read after the last. */
+static bool plan_square_levels(Plan *p, SopInfo *info, size_t i, const SquareLevels *sq) {
+    if (sq->depth == 0) return plan_error(p, info->node, "needs squares finer than any depth builds (internal compiler error)");
+    p->mlps[i].sq = sq;
+    p->mlps[i].level = 0;
+    if (sq->depth == 1) return true;
+    uint32_t w[2];
+    for (int s = 0; s < 2; s++)
+        w[s] = p->mlps[i].sq_next[s] = plan_alloc_dims(p, 1, arena_printf(p->arena, "%s w1%c", plan_node_name(p, info->node), "+-"[s]), NULL);
+    for (int level = 1; level < sq->depth; level++) {
+        MlpOp *m = plan_new_mlp(p), *first = &p->mlps[i]; /* plan_new_mlp may move the array */
+        m->node = info->node;
+        m->fn = MLP_FN_SQUARE_LEVEL;
+        m->sq = sq;
+        m->level = level;
+        m->x_view = lv_unit(p->arena, w[0], 1);
+        m->y_view = lv_unit(p->arena, w[1], 1);
+        m->layer = first->layer + level;
+        m->out_cat = false;
+        m->out_dim = first->out_dim;
+        for (int s = 0; s < 2 && level + 1 < sq->depth; s++)
+            w[s] = m->sq_next[s] = plan_alloc_dims(
+                p, 1, arena_printf(p->arena, "%s w%d%c", plan_node_name(p, info->node), level + 1, "+-"[s]), NULL);
+    }
+    info->time += 2 * (sq->depth - 1);
+    return true;
+}
+
 /* A map of real s-ops (reals.c chose how): a piecewise-linear function of one real, with margin
  * checks around its jumps; a product of two numbers; a quotient, x * (1 / y), with 1 / y a
  * function of y first (or both in one gated MLP). */
@@ -549,6 +579,7 @@ static bool plan_real(Plan *p, SopInfo *info) {
     info->num = lv_unit(p->arena, m->out_dim, 1);
     info->has_num = true;
     info->time = slot;
+    if (fn == MLP_FN_PRODUCT && !p->gated_mlp) return plan_square_levels(p, info, m - p->mlps, &r->sq);
     return true;
 }
 

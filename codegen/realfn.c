@@ -845,7 +845,7 @@ static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, Real
     out->constant_pieces = true;
     size_t nj = 0;
     double worst = 0, worst_ref = 0; /* the largest chord bound of a piece kept, and reference rounding */
-    enum { MAX_KNOTS = 1 << 16 };
+    enum { MAX_KNOTS = 1 << 17 };
     for (size_t i = 0; i + 1 < nb; i++) {
         double a = piece_start(bounds, jump, end_jump, i, margin), b = piece_end(bounds, jump, end_jump, nb, i, margin);
         double mid = (bounds[i] + bounds[i + 1]) / 2;
@@ -858,9 +858,14 @@ static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, Real
 
         bool constant = whole.d1.lo == 0 && whole.d1.hi == 0;
         out->constant_pieces = out->constant_pieces && constant;
-        /* bisect [a, b] until every chord is within tol / 2 */
-        double stack[64][2];
-        int top = 0;
+        /* split [a, b] until every chord is within tol / 2: into as many equal parts as the
+         * piece's bound says it needs (its chord error shrinks as the square of the width, a
+         * quadratic's as the cube), at most SPLIT_WAYS, where halving would leave pieces up to
+         * twice as narrow as needed (exp over a wide range: twice the units) */
+        enum { SPLIT_WAYS = 16, SPLIT_STACK = 64 * SPLIT_WAYS };
+        double stack[SPLIT_STACK][2];
+        int level[SPLIT_STACK], top = 0;
+        level[top] = 0;
         stack[top][0] = a;
         stack[top++][1] = b;
         double ya;
@@ -878,7 +883,7 @@ static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, Real
             }
             bool use_quad = quad < chord;
             if (use_quad) chord = quad;
-            if (chord <= tol / 2 || top == 63 || v - u <= 4 * DBL_EPSILON * fmax(1, fabs(u))) {
+            if (chord <= tol / 2 || level[top - 1] == 63 || v - u <= 4 * DBL_EPSILON * fmax(1, fabs(u))) {
                 if (chord > tol / 2) {
                     if (!isfinite(j.v.lo) || !isfinite(j.v.hi)) /* the function's values, not its slope */
                         snprintf(c.why, sizeof c.why, "can overflow float64 near %g, past the largest double; narrow --range", u);
@@ -922,10 +927,18 @@ static bool realfn_build_in(Plan *p, const IrNode *map, const IrNode *leaf, Real
                 top--;
                 continue;
             }
-            double m = (u + v) / 2; /* right half first on the stack: knots come out in order */
-            stack[top - 1][0] = m;
-            stack[top][0] = u;
-            stack[top++][1] = m;
+            double need = use_quad ? cbrt(chord / (tol / 2)) : sqrt(chord / (tol / 2));
+            /* past SPLIT_WAYS, fewer parts that each still need several: the bound of a narrower
+             * piece is tighter, and its own split then comes out near what it needs */
+            double w = need <= SPLIT_WAYS ? ceil(need) : fmin(SPLIT_WAYS, ceil(need / SPLIT_WAYS));
+            int ways = isfinite(w) ? (int)w : SPLIT_WAYS, lv = level[top - 1] + 1;
+            if (ways < 2 || top + ways > SPLIT_STACK) ways = 2;
+            top--; /* the parts, the rightmost first on the stack: knots come out in order */
+            for (int i = ways - 1; i >= 0; i--) {
+                stack[top][0] = i ? u + (v - u) * i / ways : u;
+                stack[top][1] = i + 1 < ways ? u + (v - u) * (i + 1) / ways : v;
+                level[top++] = lv;
+            }
         }
     }
     out->n_knots = k.n;

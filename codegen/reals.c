@@ -617,20 +617,31 @@ static bool split_recip(Plan *p, const IrNode *recip, const IrNode *b, Ival ry, 
  * ReLU terms at knots h = 2 sqrt(tol) apart from 0 outward, at most U / h + 1 of them non-zero
  * (exact zeros add no rounding), to about u^2 <= U^2 + tol, a quarter each; one dot product sums
  * both, after the hidden units' own rounding of u - k (a few ulps of U each). */
+static double squares_reach(double mx, double my) { return mx > 0 && my > 0 ? 2 * sqrt(mx * my) : mx + my; }
 static double squares_rounding(double mx, double my, double tol) {
-    double U = mx > 0 && my > 0 ? 2 * sqrt(mx * my) : mx + my, h = 2 * sqrt(tol);
+    double U = squares_reach(mx, my), h = 2 * sqrt(tol);
     double terms = 2 * (ceil(U / h) + 1);
     /* the sum's; then each term's, a few ulps of 2 U in u - k times its weight h / 2 */
     return rounding((U * U + tol) / 2, terms + 8) + rounding(U * h, terms);
 }
 
 /* A product's (or quotient's, x * (1 / y)) own error on top of its factors': the squares' chords
- * and the rounding of their sums (ReLU MLPs), or one rounding relative to x y (gated), or the
- * rounding of x * pwl(1 / y)'s gated units. */
-static Bound product_own(const Plan *p, Ival ra, Bound ba, Ival rb, Bound bb, bool divide) {
+ * (at the finest spacing of their levels, squares.c) and the rounding of their sums (ReLU MLPs),
+ * or one rounding relative to x y (gated), or the rounding of x * pwl(1 / y)'s gated units. The
+ * squares' levels into *sq (when not NULL); infinite where they would be too fine to build. */
+static Bound product_own(const Plan *p, Ival ra, Bound ba, Ival rb, Bound bb, bool divide, SquareLevels *sq) {
     double ma = mag(ra) + abs_of(ba, ra), mb = mag(rb) + abs_of(bb, rb);
     double big = (ma + mb + 1) * (ma + mb + 1); /* x * pwl(1 / y)'s gated units' magnitude */
-    if (!p->gated_mlp) return (Bound){p->real_tol / 4 + squares_rounding(ma, mb, p->real_tol), rounding(1, 4)};
+    if (!p->gated_mlp) {
+        double U = squares_reach(ma, mb);
+        SquareLevels levels = square_levels(U, p->real_tol, p->deep_squares);
+        if (sq) *sq = levels;
+        if (levels.depth == 0) return (Bound){INFINITY, 0};
+        /* (u+^2 - u-^2) / 4: each square's chords within tol, one-sided, and a quarter of its rounding */
+        return (Bound){levels.h * levels.h / 16 + squares_rounding(ma, mb, levels.h1 * levels.h1 / 4) +
+                           square_levels_rounding(&levels, U) / 2,
+                       rounding(1, 4)};
+    }
     return (Bound){divide ? rounding(big, 16) : 0, rounding(1, 4)};
 }
 
@@ -725,7 +736,7 @@ static void weighted_mean(Plan *p, const SopInfo *info, RealInfo *r) {
         Ival re, rv, rt;
         Bound be, bv, bt;
         if (!arg_range(p, e, &re, &be) || !arg_range(p, v, &rv, &bv) || !arg_range(p, t, &rt, &bt) || re.lo < 0) return;
-        Bound own = product_own(p, re, be, rv, bv, false);
+        Bound own = product_own(p, re, be, rv, bv, false, NULL);
         V = fmax(V, mag(rv));
         vlo = fmin(vlo, rv.lo);
         vhi = fmax(vhi, rv.hi);
@@ -767,7 +778,7 @@ static void weighted_mean(Plan *p, const SopInfo *info, RealInfo *r) {
     Ival ra = ival_of(c1 * fmin(vlo, 0) - slack, c1 * fmax(vhi, 0) + slack);
     Ival rg = gi ? gi->range : r->recip_range;
     Bound bg = gi ? bound_of(gi) : (Bound){0, 0};
-    Bound fin = product_own(p, rn, bn, rg, bg, !g);
+    Bound fin = product_own(p, rn, bn, rg, bg, !g, NULL);
     double E = E0 * (1 + fin.rel) + fin.rel * V * c1 + fin.abs;
     if (!(E < r->err + r->rel * fmin(1, mag(r->range)))) return; /* smaller where --tol measures it, at |value| 1 */
     r->err = E;
@@ -851,7 +862,7 @@ static bool real_product(Plan *p, SopInfo *info) {
                          fmax(fmax(ra.lo * rb.lo, ra.lo * rb.hi), fmax(ra.hi * rb.lo, ra.hi * rb.hi)));
     if (a == b && n->u.map.op == VOP_MUL) /* x * x: a square, never negative */
         range = ival_of(ra.lo >= 0 ? ra.lo * ra.lo : ra.hi <= 0 ? ra.hi * ra.hi : 0, range.hi);
-    Bound own = product_own(p, ra, ba, rb, bb, divide);
+    Bound own = product_own(p, ra, ba, rb, bb, divide, &r->sq);
     r->range = range;
     r->err = mag(ra) * (1 + ba.rel) * bb.abs + mag(rb) * (1 + bb.rel) * ba.abs + ba.abs * bb.abs + own.abs;
     r->rel = (1 + ba.rel) * (1 + bb.rel) - 1 + own.rel;

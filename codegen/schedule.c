@@ -25,8 +25,10 @@ static bool reads_ok(Plan *p, const Written *w, LinView v, int at, const IrNode 
     return true;
 }
 
-static bool write(Plan *p, Written *w, uint32_t d, int at, const IrNode *who) {
-    if (d < w->n && (w->slot[d] == __INT_MAX__ || w->slot[d] == at)) {
+/* `adds`: a later level of squares by depth adds its part to a dim an earlier slot wrote, which
+ * then holds its value from this slot on. */
+static bool write(Plan *p, Written *w, uint32_t d, int at, const IrNode *who, bool adds) {
+    if (d < w->n && (w->slot[d] == __INT_MAX__ || w->slot[d] == at || (adds && w->slot[d] < at))) {
         w->slot[d] = at;
         return true;
     }
@@ -46,15 +48,18 @@ bool schedule_check(Plan *p) {
     for (size_t h = 0; h < p->n_heads; h++) { /* writes first: heads of one slot may not read each other */
         const HeadOp *op = &p->heads[h];
         for (size_t j = 0; j < op->n_vals; j++)
-            if (!write(p, &w, op->out_dims[j], 2 * op->layer + 1, op->node)) return false;
+            if (!write(p, &w, op->out_dims[j], 2 * op->layer + 1, op->node, false)) return false;
     }
     for (size_t i = 0; i < p->n_mlps; i++) {
         const MlpOp *op = &p->mlps[i];
         size_t count = mlp_out_count(op);
         for (size_t k = 0; k < count; k++)
-            if (!write(p, &w, op->out_dim + (uint32_t)k, 2 * op->layer + 2, op->node)) return false;
+            if (!write(p, &w, op->out_dim + (uint32_t)k, 2 * op->layer + 2, op->node, op->fn == MLP_FN_SQUARE_LEVEL))
+                return false;
         for (int s = 0; s < 2 && op->split; s++)
-            if (!write(p, &w, op->split_dim[s], 2 * op->layer + 2, op->node)) return false;
+            if (!write(p, &w, op->split_dim[s], 2 * op->layer + 2, op->node, false)) return false;
+        for (int s = 0; s < 2 && op->sq && op->level + 1 < op->sq->depth; s++)
+            if (!write(p, &w, op->sq_next[s], 2 * op->layer + 2, op->node, false)) return false;
     }
     for (size_t h = 0; h < p->n_heads; h++) {
         const HeadOp *op = &p->heads[h];
@@ -74,7 +79,7 @@ bool schedule_check(Plan *p) {
             for (size_t k = 0; op->grid[j].onehot && k < op->grid[j].n; k++)
                 if (!reads_ok(p, &w, op->grid[j].onehot[k], at, op->node, "MLP gate")) return false;
         }
-        bool two = op->fn == MLP_FN_PRODUCT || op->fn == MLP_FN_PWL_PRODUCT;
+        bool two = op->fn == MLP_FN_PRODUCT || op->fn == MLP_FN_PWL_PRODUCT || op->fn == MLP_FN_SQUARE_LEVEL;
         if ((op->fn == MLP_FN_PWL || two) && !reads_ok(p, &w, op->x_view, at, op->node, "MLP")) return false;
         if (two && !reads_ok(p, &w, op->y_view, at, op->node, "MLP")) return false;
         if (op->fn == MLP_FN_SWITCH) {
