@@ -109,10 +109,13 @@ U = [
     ("d = 3, nmax = 8, ReLU (the default)", ["-D", "d=3"], ["--max-len", "42"]),
     ("d = 3, nmax = 8, ReLU, halvings 4", ["-D", "d=3", "-D", "halvings=4"], ["--max-len", "42"]),
     ("d = 2, nmax = 8, --mlp gated", ["-D", "d=2"], ["--max-len", "24", "--mlp", "gated"]),
-    ("d = 2, nmax = 2, ReLU", ["-D", "d=2", "-D", "nmax=2"], ["--max-len", "12"]),
+    ("d = 2, nmax = 8, ReLU", ["-D", "d=2"], ["--max-len", "24"]),
     ("d = 3, nmax = 12, --mlp gated", ["-D", "d=3", "-D", "nmax=12"], ["--max-len", "54", "--mlp", "gated"]),
+    ("d = 3, nmax = 12, ReLU", ["-D", "d=3", "-D", "nmax=12"], ["--max-len", "54"]),
     ("d = 5, nmax = 4, --mlp gated", ["-D", "d=5", "-D", "nmax=4"], ["--max-len", "70", "--mlp", "gated"]),
+    ("d = 5, nmax = 4, ReLU", ["-D", "d=5", "-D", "nmax=4"], ["--max-len", "70"]),
     ("d = 7, nmax = 6, --mlp gated", ["-D", "d=7", "-D", "nmax=6"], ["--max-len", "140", "--mlp", "gated"]),
+    ("d = 7, nmax = 6, ReLU", ["-D", "d=7", "-D", "nmax=6"], ["--max-len", "140"]),
 ]
 models = {}
 print("\nTable S2: U = attention.rasp (--range -2..2), compiled and checked on random X, A, V\n")
@@ -139,6 +142,9 @@ TASKS = [
     ("d = 3, nmax = 8, --mlp gated", ["match2:M=5,n=6", "match2:M=7,n=8"]),
     ("d = 5, nmax = 4, --mlp gated", ["parity:n=4,k=2"]),
     ("d = 7, nmax = 6, --mlp gated", ["parity:n=6,k=3"]),
+    ("d = 3, nmax = 8, ReLU (the default)", ["match2:M=5,n=6", "match2:M=7,n=8"]),
+    ("d = 5, nmax = 4, ReLU", ["parity:n=4,k=2"]),
+    ("d = 7, nmax = 6, ReLU", ["parity:n=6,k=3"]),
 ]
 print("\nTable S3: raspsim task — U simulating the single-layer attention that solves each task\n")
 print("| U | task | size | inputs | answers | U accuracy | T accuracy | max \\|U − T\\| | allowed | over | readout slack | ms/input |")

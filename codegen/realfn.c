@@ -7,7 +7,7 @@
  *     pieces on which f is smooth; at each split f is either continuous (no price) or jumps (the
  *     model cannot decide exactly near the split: a margin the runtime checks);
  *   - on each piece, interval arithmetic with first and second derivatives (jets, outward
- *     rounding) bounds |f'| and |f''|, and the piece is bisected until the chord error bound
+ *     rounding) bounds |f'| and |f''|, and the piece is split until the chord error bound
  *     min((b-a)^2 max|f''| / 8, (b-a)/2 (max f' - min f'), max f - min f) is below the tolerance;
  *   - the result is a continuous piecewise-linear function through knots (x_k, f(x_k)), with a
  *     ramp of width 2 * margin across every jump, whose error outside the margins is at most the
