@@ -350,6 +350,22 @@ static bool plan_gated(Plan *p, SopInfo *info) {
     return true;
 }
 
+/* Near a jump of fn, a function of s-op x (read through view xv), the model cannot decide: the
+ * runtime refuses there, within the margin widened by x's error (then the reference's x is on
+ * the same side), naming s-op `node`. Also where fn is a lowering's own (a quotient's 1 / y,
+ * whose pieces stop a margin short of a steep end: out23 fuzz, x / 2 ^ x over -50..50 answered
+ * -1e8 for -5.6e16). */
+static void plan_jump_margins(Plan *p, const RealFn *fn, const SopInfo *x, LinView xv, const IrNode *node) {
+    if (!fn->n_jumps) return;
+    PlanMargin *mg = plan_add_margin(p);
+    mg->view = xv;
+    mg->thresholds = fn->jump_at;
+    mg->n = fn->n_jumps;
+    mg->margin = p->real_margin + (x->real ? real_abs_err(x->real) : 0);
+    mg->node = node;
+    mg->after_slot = x->time;
+}
+
 /* An MLP in the layer of `slot` computing the piecewise-linear fn of view x into a new dim,
  * named after s-op `about`; the dim. */
 static uint32_t plan_pwl_dim(Plan *p, const RealFn *fn, LinView x, int slot, const IrNode *node, const char *fmt,
@@ -440,15 +456,7 @@ static bool plan_real(Plan *p, SopInfo *info) {
         SopInfo *x = &p->info[r->arg->id];
         LinView xv;
         if (!num_view(p, x, &xv)) return false;
-        if (r->fn.n_jumps) { /* near a jump the model cannot decide: the runtime refuses there */
-            PlanMargin *mg = plan_add_margin(p);
-            mg->view = xv;
-            mg->thresholds = r->fn.jump_at;
-            mg->n = r->fn.n_jumps;
-            mg->margin = p->real_margin + (x->real ? real_abs_err(x->real) : 0); /* then the reference's x is on the same side */
-            mg->node = info->node;
-            mg->after_slot = x->time;
-        }
+        plan_jump_margins(p, &r->fn, x, xv, info->node);
         MlpOp *m = plan_new_mlp(p);
         m->node = info->node;
         m->fn = MLP_FN_PWL;
@@ -475,6 +483,9 @@ static bool plan_real(Plan *p, SopInfo *info) {
         x = &p->info[r->arg->id]; /* what the logs read: a factor, or the real a factor is a function of */
         y = &p->info[r->arg_y->id];
         if (!num_view(p, x, &xv) || !num_view(p, y, &yv)) return false;
+        if (r->fn_exp.n_jumps) return plan_error(p, info->node, "has a jump in its exponential (internal compiler error)");
+        plan_jump_margins(p, &r->fn, x, xv, x->node);
+        plan_jump_margins(p, &r->fn_y, y, yv, y->node);
         int sx = next_slot(x->time, false), sy = next_slot(y->time, false);
         uint32_t lx = plan_pwl_dim(p, &r->fn, xv, sx, info->node, "ln|%s|", x->node);
         uint32_t ly = plan_pwl_dim(p, &r->fn_y, yv, sy, info->node, "ln|%s|", y->node);
@@ -549,8 +560,10 @@ static bool plan_real(Plan *p, SopInfo *info) {
         yr = r->recip_range;
         if (s2 > t) t = s2;
     } else if (r->how == REAL_QUOTIENT && p->gated_mlp) {
+        plan_jump_margins(p, &r->fn, y, yv, y->node); /* 1 / y's pieces stop short of a steep end */
         fn = MLP_FN_PWL_PRODUCT; /* x * pwl(y) in one gated MLP */
     } else if (r->how == REAL_QUOTIENT) { /* 1 / y into a dim of its own, then the product */
+        plan_jump_margins(p, &r->fn, y, yv, y->node);
         MlpOp *inv = plan_new_mlp(p);
         int s = next_slot(y->time, false);
         inv->layer = slot_layer(s);

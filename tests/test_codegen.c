@@ -1125,6 +1125,47 @@ START_TEST(test_real_gated_relative_rounding) {
 }
 END_TEST
 
+/* fuzz finding (stop 23): x / 2 ^ x over -30..0 and -50..50. The reciprocal's pieces stop a
+ * margin short of its steep end near 0 (an end jump), and the quotient read it with no margin
+ * check: the model answered -5.2e7 where the reference gives -3.2e10 (reachable once squares by
+ * depth built the product). Now the divisor is checked: every input is within the bound or
+ * refused as within the margin, naming the divisor. */
+START_TEST(test_quotient_steep_end) {
+    static const struct { double lo, hi; } k[] = {{-30, 0}, {-50, 50}};
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+        Compiled *c = compile_with("x = tokens_float; r = x / (2.0 ^ x);", "r",
+                                   (CodegenOptions){.max_len = 3, .have_range = true, .range_lo = k[i].lo,
+                                                    .range_hi = k[i].hi});
+        ck_assert_msg(c->ok, "%s", compiled_first_error(c));
+        ck_assert_uint_ge(c->model.n_margins, 1);
+        Arena a;
+        arena_init(&a);
+        Workspace ws;
+        char err[512];
+        ck_assert(workspace_init(&ws, &c->model, err, 256));
+        size_t refused = 0, agreed = 0;
+        for (int t = 0; t < 400; t++) {
+            double x = k[i].lo + (k[i].hi - k[i].lo) * t / 399.0;
+            Value in[1] = {value_float(x)}, *got, *want;
+            IrEvalError ref_err;
+            ck_assert(ir_eval(&c->g, c->out, in, 1, &a, &want, &ref_err));
+            if (!model_run(&c->model, &ws, in, 1, &a, &got, err, sizeof err)) {
+                ck_assert_msg(strstr(err, "within the margin") && strstr(err, "map@"), "x %g: %s", x, err);
+                refused++;
+                continue;
+            }
+            ck_assert_msg(compiled_same(c, got[0], want[0]), "x %.17g: model %.17g, reference %.17g", x,
+                          value_as_double(got[0]), value_as_double(want[0]));
+            agreed++;
+        }
+        ck_assert(refused > 0 && agreed > 0);
+        workspace_free(&ws);
+        arena_free(&a);
+        compiled_free(c);
+    }
+}
+END_TEST
+
 /* outsider findings (out21-002, 003): a product of two reals by squares summed its MLP's
  * thousands of units with the rounding of 16 operations, and the model erred past its stated
  * bound (by 1%) over -100..100 and at --tol 1e-9 */
@@ -1465,6 +1506,7 @@ static Suite *suite(void) {
     tcase_add_test(u, test_real_edges_exact);
     tcase_add_test(u, test_real_gated_relative_rounding);
     tcase_add_test(u, test_real_product_bound);
+    tcase_add_test(u, test_quotient_steep_end);
     tcase_add_test(u, test_real_negative_log_product);
     tcase_add_test(u, test_real_range_end);
     tcase_add_test(u, test_large_quotient);
