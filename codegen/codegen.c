@@ -282,8 +282,13 @@ static void find_shares(const IrGraph *g, const IrNode *output, const char *outp
             }
             if (isfinite(e) && e <= target) fine = tol;
             else over = tol;
-        } else if (!isfinite(e)) { /* too fine to build (or not real): halfway (in log) to the last share that built */
-            if (n == 0 || tol >= share[n - 1] * 0.5) break;
+        } else if (!isfinite(e) && n == 0) { /* --tol itself too fine to build (out23-003): coarser, for the
+                                              * least bound that does, stated with a warning */
+            if (attempt >= CG_TOL_COARSEN) break;
+            tol *= 16;
+            continue;
+        } else if (!isfinite(e)) { /* too fine to build: halfway (in log) to the last share that built */
+            if (tol >= share[n - 1] * 0.5) break;
             tol = sqrt(tol * share[n - 1]);
             continue;
         } else {
@@ -348,8 +353,25 @@ bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_
      * fewer units, rounding-level products) only when that does not prove --tol or fit */
     Shares one;
     find_shares(g, output, output_name, opt, target, false, &one);
-    if (one.n == 0 || one.bound[0] == 0) /* not real-valued: no share to choose */
-        return compile_at(g, output, output_name, opt, target, false, model, diags, NULL);
+    if (one.n == 0 || one.bound[0] == 0) { /* not real-valued: no share to choose, but its products
+                                            * may need depth (out23-002: x * y > 0.5 at --tol 1e-9) */
+        size_t before = diags->count;
+        if (compile_at(g, output, output_name, opt, target, false, model, diags, NULL)) return true;
+        Arena quiet_arena;
+        arena_init(&quiet_arena);
+        DiagList quiet;
+        diag_init(&quiet, &quiet_arena);
+        model_free(model);
+        model_init(model);
+        bool ok = compile_at(g, output, output_name, opt, target, true, model, &quiet, NULL);
+        arena_free(&quiet_arena);
+        if (ok) diag_truncate(diags, before); /* the errors of one MLP per square, now moot */
+        else {
+            model_free(model);
+            model_init(model);
+        }
+        return ok;
+    }
     if (build_shares(g, output, output_name, opt, &one, false, model) && within(model, target))
         return warn_above_tol(model, output, target, diags);
     Model shallow = *model; /* what one MLP per square gave, if anything */

@@ -36,6 +36,7 @@ enum {
     CG_MAX_LEAVES = 6,           /* s-ops one tabulating MLP reads */
     CG_MAX_GATE = 256,           /* values of the gate of a gated map */
     CG_TOL_ATTEMPTS = 9,         /* analyses to find the share of --tol each real function gets */
+    CG_TOL_COARSEN = 4,          /* when --tol is too fine to build, shares 16, 256, ... times coarser analysed */
     CG_TOL_COARSER = 3,          /* shares 16, 256, 4096 times coarser tried when none fits the limits */
     CG_MAX_JOINT = 4,            /* s-ops on one side of a selector read jointly (joint.c) */
     CG_MAX_JOINT_TUPLES = 4096,  /* value tuples of one such side */

@@ -1150,8 +1150,10 @@ static bool reals_node_in(Plan *p, SopInfo *info) {
         real_cells(p, info);
         return true;
     }
-    /* x * x with gated MLPs: the exact product beats a square by pieces */
-    if (p->gated_mlp && n->u.map.kind == IR_MAP_BINARY && n->u.map.op == VOP_MUL && p->info[n->u.map.args[0]->id].real &&
+    /* x * x with gated MLPs: the exact product beats a square by pieces; and squares by depth
+     * beat one MLP of chords where they are tried (out23-001: x * x refused at --tol 1e-10, where
+     * x * fresh(x) states 4.1e-13) */
+    if ((p->gated_mlp || p->deep_squares) && n->u.map.kind == IR_MAP_BINARY && n->u.map.op == VOP_MUL && p->info[n->u.map.args[0]->id].real &&
         p->info[n->u.map.args[1]->id].real && real_product(p, info))
         return true;
     /* a function of one real, its direct argument (y < 0 for y = a - b) or what that is made of

@@ -139,6 +139,52 @@ START_TEST(test_beyond_rounding) {
 }
 END_TEST
 
+/* Outsider findings out23-001..003: squares by depth also for a square of one s-op (it went the
+ * way of a function of one real, refused past its knots), for a product whose result only feeds a
+ * comparison (a non-real output was built with one MLP per square only), and a --tol too fine
+ * for any function states the least bound it proves instead of refusing. */
+START_TEST(test_outsider_out23) {
+    static const struct { const char *src; double lo, hi, tol; bool real_out; } k[] = {
+        {"r = tokens_float * tokens_float;", -1, 1, 1e-10, true},
+        {"first = aggregate(select(indices, indices, <=), tokens_float); p = tokens_float * first;\n"
+         "r = 1 if p > 0.5 else 0;", 0, 100, 1e-9, false},
+        {"r = 2.718281828459045 ^ tokens_float;", -30, 0, 1e-8, true},
+    };
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+        Compiled *c = compile_with(k[i].src, "r", (CodegenOptions){.max_len = 6, .have_range = true, .range_lo = k[i].lo,
+                                                                    .range_hi = k[i].hi, .real_tol = k[i].tol});
+        ck_assert_msg(c->ok, "%zu: %s", i, compiled_first_error(c));
+        if (k[i].real_out) /* within --tol, or above it with the bound stated */
+            ck_assert_msg(c->model.out_error_bound + c->model.out_error_rel > 0, "%zu: no bound", i);
+        Arena a;
+        arena_init(&a);
+        Workspace ws;
+        char err[256];
+        ck_assert(workspace_init(&ws, &c->model, err, sizeof err));
+        uint64_t seed = 11 + i;
+        for (int t = 0; t < 1000; t++) {
+            size_t n = 1 + (size_t)t % 6;
+            Value in[6], *got, *want;
+            for (size_t j = 0; j < n; j++) {
+                seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+                in[j] = value_float(k[i].lo + (k[i].hi - k[i].lo) * ((double)(seed >> 11) / 9007199254740992.0));
+            }
+            IrEvalError ref_err;
+            ck_assert(ir_eval(&c->g, c->out, in, n, &a, &want, &ref_err));
+            if (!model_run(&c->model, &ws, in, n, &a, &got, err, sizeof err)) {
+                ck_assert_msg(strstr(err, "within the margin"), "%zu input %d: %s", i, t, err);
+                continue;
+            }
+            for (size_t j = 0; j < n; j++)
+                ck_assert_msg(compiled_same(c, got[j], want[j]), "%zu input %d position %zu", i, t, j);
+        }
+        workspace_free(&ws);
+        arena_free(&a);
+        compiled_free(c);
+    }
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("squares");
     TCase *t = tcase_create("squares");
@@ -148,6 +194,7 @@ static Suite *suite(void) {
     tcase_add_test(t, test_levels_rounding);
     tcase_add_test(t, test_deep_product);
     tcase_add_test(t, test_beyond_rounding);
+    tcase_add_test(t, test_outsider_out23);
     suite_add_tcase(s, t);
     return s;
 }
