@@ -160,9 +160,10 @@ static bool selects_compare(Plan *p, const IrNode *out) {
  * products' squares by depth where one MLP would take more than SQ_ONE_LAYER_STEPS knots (`deep`;
  * else in one MLP). With model NULL it stops after the analysis and gives the output's error
  * bound in *out_err (0 when the output is not real-valued, INFINITY when it cannot be bounded or
- * the analysis fails). */
+ * the analysis fails). With --dump-plan, the plan's text replaces *plan_text (heap): the caller
+ * prints the one of the model it keeps. */
 static bool compile_at(const IrGraph *g, const IrNode *output, const char *output_name, const CodegenOptions *opt,
-                       double tol, bool deep, Model *model, DiagList *diags, double *out_err) {
+                       double tol, bool deep, Model *model, DiagList *diags, double *out_err, char **plan_text) {
     Arena scratch;
     arena_init(&scratch);
     Plan p;
@@ -226,7 +227,15 @@ static bool compile_at(const IrGraph *g, const IrNode *output, const char *outpu
         }
         if (ok && model) {
             ok = takes_a_value(&p, out, g, output) && exact_output(&p, out) && selects_compare(&p, out) && plan_build(&p, out);
-            if (opt->plan_out) plan_dump(&p, out, opt->plan_out); /* also what was planned before a refusal */
+            if (opt->plan_out && plan_text) { /* also what was planned before a refusal */
+                size_t len;
+                free(*plan_text);
+                *plan_text = NULL;
+                FILE *f = open_memstream(plan_text, &len);
+                if (!f) abort();
+                plan_dump(&p, out, f);
+                fclose(f);
+            }
             ok = ok && schedule_check(&p) && emit_model(&p, out, output_name, opt, model);
         }
     }
@@ -273,7 +282,7 @@ static void find_shares(const IrGraph *g, const IrNode *output, const char *outp
         DiagList quiet;
         diag_init(&quiet, &quiet_arena);
         double e;
-        compile_at(g, output, output_name, opt, tol, deep, NULL, &quiet, &e);
+        compile_at(g, output, output_name, opt, tol, deep, NULL, &quiet, &e, NULL);
         arena_free(&quiet_arena);
         if (fine > 0) { /* narrowing down on the coarsest share within --tol (below) */
             if (isfinite(e)) {
@@ -320,7 +329,7 @@ static void find_shares(const IrGraph *g, const IrNode *output, const char *outp
 /* Builds the first share of sh that fits the size limits, then coarser than --tol asks when none
  * does (the bound stated is the one proven); quietly: false (model empty) when none builds. */
 static bool build_shares(const IrGraph *g, const IrNode *output, const char *output_name, const CodegenOptions *opt,
-                         const Shares *sh, bool deep, Model *model) {
+                         const Shares *sh, bool deep, Model *model, char **plan_text) {
     double coarse = sh->share[0];
     for (size_t i = 0; i < sh->n; i++) coarse = fmax(coarse, sh->share[i]);
     for (size_t i = 0; i < sh->n + CG_TOL_COARSER; i++) {
@@ -329,7 +338,7 @@ static bool build_shares(const IrGraph *g, const IrNode *output, const char *out
         arena_init(&quiet_arena);
         DiagList quiet;
         diag_init(&quiet, &quiet_arena);
-        bool ok = compile_at(g, output, output_name, opt, s, deep, model, &quiet, NULL);
+        bool ok = compile_at(g, output, output_name, opt, s, deep, model, &quiet, NULL, plan_text);
         arena_free(&quiet_arena);
         if (ok) return true;
         model_free(model);
@@ -342,12 +351,9 @@ static bool build_shares(const IrGraph *g, const IrNode *output, const char *out
 static double error_at_one(const Model *m) { return m->out_error_bound + m->out_error_rel; }
 static bool within(const Model *m, double target) { return error_at_one(m) <= target; }
 
-bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_name,
-                     const CodegenOptions *opt, Model *model, DiagList *diags) {
-    if (ir_is_selector(output)) {
-        diag_error(diags, output->loc, "'%s' is a selector; the output must be an s-op", output_name);
-        return false;
-    }
+/* The search (codegen_compile), the plan text of the model kept into *plan_text. */
+static bool compile_search(const IrGraph *g, const IrNode *output, const char *output_name, const CodegenOptions *opt,
+                           Model *model, DiagList *diags, char **plan_text) {
     double target = opt->real_tol > 0 ? opt->real_tol : opt->gated_mlp ? 1e-9 : 1e-6;
     /* the fewest layers first: products' squares in one MLP each; by depth (more layers, far
      * fewer units, rounding-level products) only when that does not prove --tol or fit */
@@ -356,37 +362,59 @@ bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_
     if (one.n == 0 || one.bound[0] == 0) { /* not real-valued: no share to choose, but its products
                                             * may need depth (out23-002: x * y > 0.5 at --tol 1e-9) */
         size_t before = diags->count;
-        if (compile_at(g, output, output_name, opt, target, false, model, diags, NULL)) return true;
+        if (compile_at(g, output, output_name, opt, target, false, model, diags, NULL, plan_text)) return true;
         Arena quiet_arena;
         arena_init(&quiet_arena);
         DiagList quiet;
         diag_init(&quiet, &quiet_arena);
         model_free(model);
         model_init(model);
-        bool ok = compile_at(g, output, output_name, opt, target, true, model, &quiet, NULL);
+        char *text = NULL;
+        bool ok = compile_at(g, output, output_name, opt, target, true, model, &quiet, NULL, &text);
         arena_free(&quiet_arena);
-        if (ok) diag_truncate(diags, before); /* the errors of one MLP per square, now moot */
-        else {
+        if (ok) { /* the errors of one MLP per square, now moot */
+            diag_truncate(diags, before);
+            free(*plan_text);
+            *plan_text = text;
+        } else {
+            free(text);
             model_free(model);
             model_init(model);
         }
         return ok;
     }
-    if (build_shares(g, output, output_name, opt, &one, false, model) && within(model, target))
+    if (build_shares(g, output, output_name, opt, &one, false, model, plan_text) && within(model, target))
         return warn_above_tol(model, output, target, diags);
     Model shallow = *model; /* what one MLP per square gave, if anything */
     model_init(model);
     Shares deep;
     find_shares(g, output, output_name, opt, target, true, &deep);
-    bool have_deep = deep.n && build_shares(g, output, output_name, opt, &deep, true, model);
+    char *text = NULL;
+    bool have_deep = deep.n && build_shares(g, output, output_name, opt, &deep, true, model, &text);
     if (have_deep && (!shallow.n_layers || error_at_one(model) < error_at_one(&shallow))) {
         model_free(&shallow);
+        free(*plan_text);
+        *plan_text = text;
         return warn_above_tol(model, output, target, diags);
     }
+    free(text);
     model_free(model);
     *model = shallow;
     if (shallow.n_layers) return warn_above_tol(model, output, target, diags);
     model_init(model);
-    return compile_at(g, output, output_name, opt, one.share[0], false, model, diags, NULL) &&
+    return compile_at(g, output, output_name, opt, one.share[0], false, model, diags, NULL, plan_text) &&
            warn_above_tol(model, output, target, diags);
+}
+
+bool codegen_compile(const IrGraph *g, const IrNode *output, const char *output_name,
+                     const CodegenOptions *opt, Model *model, DiagList *diags) {
+    if (ir_is_selector(output)) {
+        diag_error(diags, output->loc, "'%s' is a selector; the output must be an s-op", output_name);
+        return false;
+    }
+    char *plan_text = NULL; /* --dump-plan: the plan of the model kept (or of the last refusal) */
+    bool ok = compile_search(g, output, output_name, opt, model, diags, &plan_text);
+    if (opt->plan_out && plan_text) fputs(plan_text, opt->plan_out);
+    free(plan_text);
+    return ok;
 }
