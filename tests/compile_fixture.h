@@ -6,9 +6,11 @@
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "codegen/codegen.h"
 #include "ir/elaborate.h"
+#include "ir/eval.h"
 #include "verify/verify.h"
 
 typedef struct Compiled {
@@ -57,6 +59,25 @@ static inline const char *compiled_first_error(const Compiled *c) {
  * kind and exactly the same value (within the model's stated bound for real-valued outputs). */
 static inline bool compiled_same(const Compiled *c, Value got, Value want) {
     return verify_same_atom_within(got, want, verify_model_bound(&c->model), verify_model_rel(&c->model));
+}
+
+/* The model and the reference on one input (the reference must not raise): true when the model
+ * answers, every position the reference's within the stated bound (asserted); false when it
+ * refuses the input as within a margin, the only refusal allowed. */
+static inline bool expect_agree_or_margin(Compiled *c, Workspace *ws, Arena *a, const Value *in, size_t n,
+                                          const char *what, int t) {
+    char err[512];
+    Value *got, *want;
+    IrEvalError ref_err;
+    ck_assert_msg(ir_eval(&c->g, c->out, in, n, a, &want, &ref_err), "%s input %d: the reference raises", what, t);
+    if (!model_run(&c->model, ws, in, n, a, &got, err, sizeof err)) {
+        ck_assert_msg(strstr(err, "within the margin"), "%s input %d: %s", what, t, err);
+        return false;
+    }
+    for (size_t j = 0; j < n; j++)
+        ck_assert_msg(compiled_same(c, got[j], want[j]), "%s input %d position %zu: model %.17g, reference %.17g", what, t,
+                      j, value_as_double(got[j]), value_as_double(want[j]));
+    return true;
 }
 
 #endif
