@@ -429,7 +429,8 @@ typedef struct MlpOp {
     double split_k;
     /* MLP_FN_PRODUCT (level 0) and MLP_FN_SQUARE_LEVEL (level `level` >= 1) of squares by depth
      * (squares.c): x_view and y_view are, at a later level, the two squares' w_level dims;
-     * sq_next their w_(level+1) dims (none at the last level) */
+     * sq_next their w_(level+1) dims (none at the last level; UINT32_MAX for the square of
+     * x - x in x * x, exactly 0) */
     const SquareLevels *sq;
     int level;
     uint32_t sq_next[2];

@@ -671,6 +671,7 @@ static bool product_units(Plan *p, const MlpOp *op, HiddenBuf *hb, double *b2) {
         LinView u = lv_combine(p->arena, sc, op->x_view, sign / sc, op->y_view);
         double lo = side ? X.lo - Y.hi : X.lo + Y.lo;
         double hi = side ? X.hi - Y.lo : X.hi + Y.hi;
+        if (u.n == 0) continue; /* x - x of a square x * x: exactly 0, nothing to add */
         if (!(hi > lo)) { /* one value: a constant */
             b2[op->out_dim] += sign / 4 * lo * lo;
             continue;
@@ -710,6 +711,7 @@ static bool square_level_units(Plan *p, const MlpOp *op, HiddenBuf *hb) {
     for (int side = 0; side < 2; side++) {
         double sign = side ? -1 : 1;
         LinView w = side ? op->y_view : op->x_view;
+        if (w.n == 0) continue; /* the square of x - x in x * x */
         for (uint32_t j = 0; j < sq->k; j++) {
             size_t k = hidden_add(p, hb, w, 1, -(double)j / K);
             hb->out_dim[k] = op->out_dim;

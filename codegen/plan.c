@@ -423,8 +423,11 @@ static bool plan_square_levels(Plan *p, SopInfo *info, size_t i, const SquareLev
     p->mlps[i].sq = sq;
     p->mlps[i].level = 0;
     if (sq->depth == 1) return true;
-    uint32_t w[2];
-    for (int s = 0; s < 2; s++)
+    /* x * x: (x - x)^2 is exactly 0 (mlp.c adds nothing for it), one square to refine */
+    int sides = info->node->u.map.args[0] == info->node->u.map.args[1] ? 1 : 2;
+    uint32_t w[2] = {UINT32_MAX, UINT32_MAX};
+    p->mlps[i].sq_next[1] = UINT32_MAX;
+    for (int s = 0; s < sides; s++)
         w[s] = p->mlps[i].sq_next[s] = plan_alloc_dims(p, 1, arena_printf(p->arena, "%s w1%c", plan_node_name(p, info->node), "+-"[s]), NULL);
     for (int level = 1; level < sq->depth; level++) {
         MlpOp *m = plan_new_mlp(p), *first = &p->mlps[i]; /* plan_new_mlp may move the array */
@@ -433,11 +436,12 @@ static bool plan_square_levels(Plan *p, SopInfo *info, size_t i, const SquareLev
         m->sq = sq;
         m->level = level;
         m->x_view = lv_unit(p->arena, w[0], 1);
-        m->y_view = lv_unit(p->arena, w[1], 1);
+        m->y_view = sides == 2 ? lv_unit(p->arena, w[1], 1) : lv_empty();
         m->layer = first->layer + level;
         m->out_cat = false;
         m->out_dim = first->out_dim;
-        for (int s = 0; s < 2 && level + 1 < sq->depth; s++)
+        m->sq_next[0] = m->sq_next[1] = UINT32_MAX;
+        for (int s = 0; s < sides && level + 1 < sq->depth; s++)
             w[s] = m->sq_next[s] = plan_alloc_dims(
                 p, 1, arena_printf(p->arena, "%s w%d%c", plan_node_name(p, info->node), level + 1, "+-"[s]), NULL);
     }

@@ -59,7 +59,8 @@ bool schedule_check(Plan *p) {
         for (int s = 0; s < 2 && op->split; s++)
             if (!write(p, &w, op->split_dim[s], 2 * op->layer + 2, op->node, false)) return false;
         for (int s = 0; s < 2 && op->sq && op->level + 1 < op->sq->depth; s++)
-            if (!write(p, &w, op->sq_next[s], 2 * op->layer + 2, op->node, false)) return false;
+            if (op->sq_next[s] != UINT32_MAX && !write(p, &w, op->sq_next[s], 2 * op->layer + 2, op->node, false))
+                return false;
     }
     for (size_t h = 0; h < p->n_heads; h++) {
         const HeadOp *op = &p->heads[h];
