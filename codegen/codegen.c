@@ -292,9 +292,10 @@ static void find_shares(const IrGraph *g, const IrNode *output, const char *outp
             if (isfinite(e) && e <= target) fine = tol;
             else over = tol;
         } else if (!isfinite(e) && n == 0) { /* --tol itself too fine to build (out23-003): coarser, for the
-                                              * least bound that does, stated with a warning */
+                                              * least bound that does, stated with a warning; from
+                                              * float64's resolution on at once (out23b-002: 1e-100) */
             if (attempt >= CG_TOL_COARSEN) break;
-            tol *= 16;
+            tol = fmax(tol * 16, CG_TOL_FINEST);
             continue;
         } else if (!isfinite(e)) { /* too fine to build: halfway (in log) to the last share that built */
             if (tol >= share[n - 1] * 0.5) break;
@@ -359,8 +360,8 @@ static bool compile_search(const IrGraph *g, const IrNode *output, const char *o
      * fewer units, rounding-level products) only when that does not prove --tol or fit */
     Shares one;
     find_shares(g, output, output_name, opt, target, false, &one);
-    if (one.n == 0 || one.bound[0] == 0) { /* not real-valued: no share to choose, but its products
-                                            * may need depth (out23-002: x * y > 0.5 at --tol 1e-9) */
+    if (one.n && one.bound[0] == 0) { /* not real-valued: no share to choose, but its products
+                                       * may need depth (out23-002: x * y > 0.5 at --tol 1e-9) */
         size_t before = diags->count;
         if (compile_at(g, output, output_name, opt, target, false, model, diags, NULL, plan_text)) return true;
         Arena quiet_arena;
@@ -383,7 +384,8 @@ static bool compile_search(const IrGraph *g, const IrNode *output, const char *o
         }
         return ok;
     }
-    if (build_shares(g, output, output_name, opt, &one, false, model, plan_text) && within(model, target))
+    /* (no share analysed with one MLP per square at all: straight to depth, out23b-001) */
+    if (one.n && build_shares(g, output, output_name, opt, &one, false, model, plan_text) && within(model, target))
         return warn_above_tol(model, output, target, diags);
     Model shallow = *model; /* what one MLP per square gave, if anything */
     model_init(model);
@@ -402,7 +404,7 @@ static bool compile_search(const IrGraph *g, const IrNode *output, const char *o
     *model = shallow;
     if (shallow.n_layers) return warn_above_tol(model, output, target, diags);
     model_init(model);
-    return compile_at(g, output, output_name, opt, one.share[0], false, model, diags, NULL, plan_text) &&
+    return compile_at(g, output, output_name, opt, one.n ? one.share[0] : target, false, model, diags, NULL, plan_text) &&
            warn_above_tol(model, output, target, diags);
 }
 

@@ -36,7 +36,7 @@ enum {
     CG_MAX_LEAVES = 6,           /* s-ops one tabulating MLP reads */
     CG_MAX_GATE = 256,           /* values of the gate of a gated map */
     CG_TOL_ATTEMPTS = 9,         /* analyses to find the share of --tol each real function gets */
-    CG_TOL_COARSEN = 4,          /* when --tol is too fine to build, shares 16, 256, ... times coarser analysed */
+    CG_TOL_COARSEN = 5,          /* when --tol is too fine to build, shares 16, 256, ... times coarser analysed */
     CG_TOL_COARSER = 3,          /* shares 16, 256, 4096 times coarser tried when none fits the limits */
     CG_MAX_JOINT = 4,            /* s-ops on one side of a selector read jointly (joint.c) */
     CG_MAX_JOINT_TUPLES = 4096,  /* value tuples of one such side */
@@ -210,6 +210,10 @@ typedef struct RealFn {
     Ival range;            /* the function's values */
     bool constant_pieces;  /* constant between jumps (comparisons, round): finitely many values */
 } RealFn;
+
+/* The finest share of --tol worth analysing when --tol itself cannot be built: float64 resolves
+ * about 1e-16 of a value, and no function's pieces get finer than that usefully. */
+#define CG_TOL_FINEST 1e-14
 
 /* A square u^2 by chords in `depth` MLPs (squares.c): level 0 the chords at spacing h1 and the
  * sawtooth tri(u / h1), each later level refines the spacing k-fold; the levels add up to the

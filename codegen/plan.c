@@ -352,16 +352,24 @@ static bool plan_gated(Plan *p, SopInfo *info) {
 
 /* Near a jump of fn, a function of s-op x (read through view xv), the model cannot decide: the
  * runtime refuses there, within the margin widened by x's error (then the reference's x is on
- * the same side), naming s-op `node`. Also where fn is a lowering's own (a quotient's 1 / y,
- * whose pieces stop a margin short of a steep end: out23 fuzz, x / 2 ^ x over -50..50 answered
- * -1e8 for -5.6e16). */
-static void plan_jump_margins(Plan *p, const RealFn *fn, const SopInfo *x, LinView xv, const IrNode *node) {
+ * the same side), naming s-op `node`. A program's function is built a margin plus x's largest
+ * error past each jump, and checked as wide. A lowering's own (a quotient's 1 / y, whose pieces
+ * stop a margin short of a steep end: out23 fuzz, x / 2 ^ x over -50..50 answered -1e8 for
+ * -5.6e16; a log-domain product's logarithms) is built a margin past it alone: checked by the
+ * margin and twice x's error there, not at x's largest (out23b-004: 2 ^ x within 1e8 of 8.9e-16
+ * refused three quarters of the range). */
+static void plan_jump_margins(Plan *p, const RealFn *fn, const SopInfo *x, LinView xv, const IrNode *node, bool own) {
     if (!fn->n_jumps) return;
     PlanMargin *mg = plan_add_margin(p);
     mg->view = xv;
     mg->thresholds = fn->jump_at;
     mg->n = fn->n_jumps;
     mg->margin = p->real_margin + (x->real ? real_abs_err(x->real) : 0);
+    if (own && x->real) { /* the reference's x past the pieces' start wherever the model's is past the check */
+        double t = 0;
+        for (size_t i = 0; i < fn->n_jumps; i++) t = fmax(t, fabs(fn->jump_at[i]));
+        mg->margin = fmin(mg->margin, p->real_margin + 2 * (x->real->err + x->real->rel * (t + p->real_margin)));
+    }
     mg->node = node;
     mg->after_slot = x->time;
 }
@@ -460,7 +468,7 @@ static bool plan_real(Plan *p, SopInfo *info) {
         SopInfo *x = &p->info[r->arg->id];
         LinView xv;
         if (!num_view(p, x, &xv)) return false;
-        plan_jump_margins(p, &r->fn, x, xv, info->node);
+        plan_jump_margins(p, &r->fn, x, xv, info->node, false);
         MlpOp *m = plan_new_mlp(p);
         m->node = info->node;
         m->fn = MLP_FN_PWL;
@@ -488,8 +496,8 @@ static bool plan_real(Plan *p, SopInfo *info) {
         y = &p->info[r->arg_y->id];
         if (!num_view(p, x, &xv) || !num_view(p, y, &yv)) return false;
         if (r->fn_exp.n_jumps) return plan_error(p, info->node, "has a jump in its exponential (internal compiler error)");
-        plan_jump_margins(p, &r->fn, x, xv, x->node);
-        plan_jump_margins(p, &r->fn_y, y, yv, y->node);
+        plan_jump_margins(p, &r->fn, x, xv, x->node, true);
+        plan_jump_margins(p, &r->fn_y, y, yv, y->node, true);
         int sx = next_slot(x->time, false), sy = next_slot(y->time, false);
         uint32_t lx = plan_pwl_dim(p, &r->fn, xv, sx, info->node, "ln|%s|", x->node);
         uint32_t ly = plan_pwl_dim(p, &r->fn_y, yv, sy, info->node, "ln|%s|", y->node);
@@ -564,10 +572,10 @@ static bool plan_real(Plan *p, SopInfo *info) {
         yr = r->recip_range;
         if (s2 > t) t = s2;
     } else if (r->how == REAL_QUOTIENT && p->gated_mlp) {
-        plan_jump_margins(p, &r->fn, y, yv, y->node); /* 1 / y's pieces stop short of a steep end */
+        plan_jump_margins(p, &r->fn, y, yv, y->node, true); /* 1 / y's pieces stop short of a steep end */
         fn = MLP_FN_PWL_PRODUCT; /* x * pwl(y) in one gated MLP */
     } else if (r->how == REAL_QUOTIENT) { /* 1 / y into a dim of its own, then the product */
-        plan_jump_margins(p, &r->fn, y, yv, y->node);
+        plan_jump_margins(p, &r->fn, y, yv, y->node, true);
         MlpOp *inv = plan_new_mlp(p);
         int s = next_slot(y->time, false);
         inv->layer = slot_layer(s);

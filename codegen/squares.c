@@ -32,6 +32,10 @@ SquareLevels square_levels(double U, double tol, bool deep) {
     double h = 2 * sqrt(tol), steps = ceil(U / h);
     SquareLevels sq = {1, h, h, 1};
     if (!deep || !(steps > SQ_ONE_LAYER_STEPS)) return sq;
+    /* chords finer than the squares' own float64 rounding (a few ulps of U^2 per term) only add
+     * levels: a layer each, and a worse bound (out23b-003: x * x at --tol 1e-25 took 5 layers
+     * for 4.11e-13 where 3 gave 4.08e-13) */
+    steps = fmin(steps, ceil(U / (2 * sqrt(16 * DBL_EPSILON * U * U))));
     /* the fewest levels that reach h, each as fine as it goes: finer than asked at no cost in
      * layers (a product by depth is then within float64's rounding of its factors' product, and
      * the share of --tol goes to the functions that need units). Level 0 stays coarse, its

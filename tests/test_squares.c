@@ -38,14 +38,19 @@ START_TEST(test_levels_choice) {
         double U = asks[i][0], tol = asks[i][1];
         sq = square_levels(U, tol, true);
         ck_assert_msg(sq.depth >= 2 && sq.depth <= SQ_MAX_DEPTH, "U %g tol %g: depth %d", U, tol, sq.depth);
-        ck_assert_msg(sq.h <= 2 * sqrt(tol), "U %g tol %g: h %g", U, tol, sq.h);
+        /* as fine as asked, or as float64's rounding of the squares makes useful */
+        ck_assert_msg(sq.h <= fmax(2 * sqrt(tol), 2 * sqrt(16 * DBL_EPSILON * U * U)), "U %g tol %g: h %g", U, tol, sq.h);
         ck_assert_double_eq_tol(sq.h1, U / SQ_FIRST_STEPS, 1e-12 * U);
         ck_assert_double_eq_tol(sq.h * pow(sq.k, sq.depth - 1), sq.h1, 1e-9 * sq.h1);
         if (sq.depth > 2) /* one level fewer would not have reached it */
             ck_assert(SQ_FIRST_STEPS * pow(SQ_REFINE, sq.depth - 2) < ceil(U / (2 * sqrt(tol))));
+        /* and never deeper than float64's rounding of the squares makes useful (out23b-003) */
+        ck_assert_msg(SQ_FIRST_STEPS * pow(SQ_REFINE, sq.depth - 2) < ceil(U / (2 * sqrt(16 * DBL_EPSILON * U * U))),
+                      "U %g tol %g: depth %d", U, tol, sq.depth);
     }
-    /* past every depth: none (the analysis states no bound) */
-    ck_assert_int_eq(square_levels(1e6, 1e-40, true).depth, 0);
+    /* a tolerance past float64's resolution: the depth that resolves it, no deeper */
+    sq = square_levels(1e6, 1e-40, true);
+    ck_assert_msg(sq.depth >= 2 && sq.depth == square_levels(1e6, 1e-20, true).depth, "depth %d", sq.depth);
 }
 END_TEST
 
@@ -171,6 +176,44 @@ START_TEST(test_outsider_out23) {
 }
 END_TEST
 
+/* Outsider findings out23b: a square with no one-MLP share at all (x * x over -1e8..1e8) went
+ * by depth without the warning that its bound is above --tol (001); --tol 1e-100 was refused
+ * (002); x / 2 ^ x refused every x below 27 over -50..50, its divisor's check as wide as the
+ * divisor's largest error, 1.2e8 (004): now a margin past 8.9e-16, x = -19 answered. */
+static bool warned_tol(const Compiled *c) {
+    for (size_t i = 0; i < c->diags.count; i++)
+        if (c->diags.items[i].severity == DIAG_WARNING && strstr(c->diags.items[i].message, "above the")) return true;
+    return false;
+}
+
+START_TEST(test_outsider_out23b) {
+    Compiled *c = compile_with("r = tokens_float * tokens_float;", "r",
+                               (CodegenOptions){.max_len = 3, .have_range = true, .range_lo = -1e8, .range_hi = 1e8});
+    ck_assert_msg(c->ok, "%s", compiled_first_error(c));
+    ck_assert_msg(c->model.out_error_bound > 1e-6 && warned_tol(c), "bound %g, warned %d", c->model.out_error_bound,
+                  warned_tol(c));
+    compiled_free(c);
+    c = compile_with("m = aggregate(select(indices, indices, <=), tokens_float); r = m * tokens_float;", "r",
+                     (CodegenOptions){.max_len = 3, .have_range = true, .range_lo = -50, .range_hi = 50, .real_tol = 1e-100});
+    ck_assert_msg(c->ok, "%s", compiled_first_error(c));
+    ck_assert(warned_tol(c));
+    compiled_free(c);
+    c = compile_with("x = tokens_float; r = x / (2.0 ^ x);", "r",
+                     (CodegenOptions){.max_len = 3, .have_range = true, .range_lo = -50, .range_hi = 50});
+    ck_assert_msg(c->ok, "%s", compiled_first_error(c));
+    Arena a;
+    arena_init(&a);
+    Workspace ws;
+    char err[256];
+    ck_assert(workspace_init(&ws, &c->model, err, sizeof err));
+    Value in[1] = {value_float(-19)};
+    ck_assert_msg(expect_agree_or_margin(c, &ws, &a, in, 1, "x / 2 ^ x at -19", 0), "-19 refused");
+    workspace_free(&ws);
+    arena_free(&a);
+    compiled_free(c);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("squares");
     TCase *t = tcase_create("squares");
@@ -181,6 +224,7 @@ static Suite *suite(void) {
     tcase_add_test(t, test_deep_product);
     tcase_add_test(t, test_beyond_rounding);
     tcase_add_test(t, test_outsider_out23);
+    tcase_add_test(t, test_outsider_out23b);
     suite_add_tcase(s, t);
     return s;
 }
