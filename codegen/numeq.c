@@ -73,8 +73,10 @@ typedef struct NqTerm {
 } NqTerm;
 
 /* How a side's square (h or g) is computed: from tables of the position, from the one-hot of its
- * single s-op, or by chords of its numerical view. */
-typedef enum NqFeat { FEAT_POS, FEAT_CAT, FEAT_PL } NqFeat;
+ * single s-op, by chords of its numerical view (an MLP after the number's), or beside the number
+ * of its single s-op, by the table MLP that computes that number (the same units, a second output
+ * whose steps are the square's: no layer more). */
+typedef enum NqFeat { FEAT_POS, FEAT_CAT, FEAT_PL, FEAT_BESIDE } NqFeat;
 
 typedef struct NqSide {
     double c0;
@@ -357,6 +359,16 @@ static bool free_cat(Plan *p, const IrNode *x, int depth) {
 }
 
 /* The side's positional sum per cell, its range and values, and how its square is computed. */
+/* Whether x's number will come from one table MLP (a map, a width of one term) that can output
+ * its square beside it (side_build finds out; chords a layer later where it cannot). */
+static bool beside_possible(Plan *p, const IrNode *x) {
+    if (x->kind == IR_MAP) return !p->info[x->id].real;
+    if (x->kind != IR_SELECTOR_WIDTH) return false;
+    SelTerm *terms;
+    size_t n;
+    return selector_terms(p, x->u.width.selector, &terms, &n) && n == 1;
+}
+
 static bool side_analyse(Plan *p, NqSide *s) {
     size_t N = p->max_len, cells = pos_at(N + 1, 0);
     s->has_pos = side_has(s, NQ_POS);
@@ -428,7 +440,10 @@ static bool side_analyse(Plan *p, NqSide *s) {
         s->vals = cur;
         s->n_vals = sort_unique(cur, n);
     }
-    s->feat = n_np == 0 ? FEAT_POS : n_np == 1 && !s->has_pos && free_cat(p, single->x, 0) ? FEAT_CAT : FEAT_PL;
+    s->feat = n_np == 0                                           ? FEAT_POS
+              : n_np == 1 && !s->has_pos && free_cat(p, single->x, 0) ? FEAT_CAT
+              : n_np == 1 && !s->has_pos && beside_possible(p, single->x) ? FEAT_BESIDE
+                                                                      : FEAT_PL;
     return true;
 }
 
@@ -562,18 +577,7 @@ static double least_spacing(const double *k, size_t n) {
     return s;
 }
 
-/* The chords of x^2 through the knots, at x (knots ascending; x within them). */
-static double chords(const double *k, size_t n, double x) {
-    if (!k) return x * x;
-    size_t a = 0, b = n - 1;
-    while (b - a > 1) {
-        size_t m = (a + b) / 2;
-        if (k[m] <= x) a = m;
-        else b = m;
-    }
-    if (x <= k[a]) return k[a] * k[a];
-    return k[a] * k[a] + (k[a] + k[b]) * (x - k[a]); /* slope (k_b^2 - k_a^2) / (k_b - k_a) */
-}
+static double chords(const double *k, size_t n, double x) { return square_chords(k, n, x); }
 
 /* Units of an MLP that tabulates cells over (index, length) (mlp.c, gated by the index): one per
  * index, two per change along the length. */
@@ -618,7 +622,7 @@ static double onehot_cost(Plan *p, const IrNode *x) {
  * width's number, a positional view of the length): then the chords come a layer after a table's
  * one-hot would. */
 static bool chords_wait(Plan *p, const NqSide *s) {
-    if (s->feat != FEAT_PL) return false;
+    if (s->feat != FEAT_PL) return false; /* (FEAT_BESIDE: in the number's own MLP) */
     if (s->has_pos && (s->dep == POS_N || s->dep == POS_IN)) return true;
     for (size_t k = 0; k < s->n; k++) {
         const IrNode *x = s->t[k].x;
@@ -663,13 +667,27 @@ static NumEq *analyse(Plan *p, const IrNode *sel) {
     double lo = fmin(ks->lo, qs->lo) - 1, hi = fmax(ks->hi, qs->hi) + 1;
     const double *kv = qs->vals ? qs->vals : ks->vals;
     size_t nkv = qs->vals ? qs->n_vals : ks->n_vals;
-    if (qs->vals || ks->feat == FEAT_PL) {
+    if (qs->vals || ks->feat == FEAT_PL || ks->feat == FEAT_BESIDE) {
         if (!kv) return NULL; /* neither side's values can be enumerated */
         ks->knots = with_ends(p, kv, nkv, lo, hi, &ks->n_knots);
     }
-    if (qs->feat == FEAT_PL) {
+    if (qs->feat == FEAT_PL || qs->feat == FEAT_BESIDE) {
         if (!kv) return NULL;
         qs->knots = with_ends(p, kv, nkv, lo, hi, &qs->n_knots);
+    }
+    /* a square beside a number: knots at its own values too, so that it is x^2 exactly wherever
+     * x is, whatever select asks (one MLP output serves them all) */
+    for (int s = 0; s < 2; s++) {
+        NqSide *d = &e->side[s];
+        if (d->feat != FEAT_BESIDE) continue;
+        if (!d->vals) { /* too many values to know the square at each: chords, a layer later */
+            d->feat = FEAT_PL;
+            continue;
+        }
+        double *u = ARENA_ARRAY(p->arena, double, d->n_knots + d->n_vals);
+        memcpy(u, d->knots, d->n_knots * sizeof *u);
+        memcpy(u + d->n_knots, d->vals, d->n_vals * sizeof *u);
+        d->knots = with_ends(p, u, d->n_knots + d->n_vals, lo, hi, &d->n_knots);
     }
     qs->affine = qs->feat == FEAT_POS && qs->has_pos && (qs->dep == POS_N || qs->dep == POS_IN) &&
                  cells_affine(qs->cell, p->max_len, &qs->a_n, &qs->a_i, &qs->a_c);
@@ -703,7 +721,7 @@ static NumEq *analyse(Plan *p, const IrNode *sel) {
         NqSide *d = &e->side[s];
         if (d->affine) ours += 4 * (double)p->max_len; /* the length's number and its square */
         else if (d->has_pos) ours += table_units(d->cell, d->dep, p->max_len) * (d->feat == FEAT_POS ? 2 : 1);
-        if (d->feat == FEAT_PL) ours += (double)d->n_knots;
+        if (d->feat == FEAT_PL) ours += (double)d->n_knots; /* (FEAT_BESIDE: the number's own units) */
     }
     return 5 * ours + 40 < table ? e : NULL;
 }
@@ -822,6 +840,46 @@ static bool cells_view(Plan *p, const IrNode *sel, const double *cell, PosDep de
     return true;
 }
 
+static double beside_square(const double *k, size_t n, double x) { return square_chords(k, n, x); }
+
+/* FEAT_BESIDE: the square (chords through s's knots) of c0 + coef x as a second output of the one
+ * table MLP that writes x's number, into s->square; false (chords instead, a layer later) where
+ * x's number is not one such MLP's, or that MLP already carries another side's square. */
+static bool square_beside(Plan *p, const IrNode *sel, NqSide *s, const char *name) {
+    const NqTerm *t = NULL;
+    for (size_t k = 0; k < s->n; k++)
+        if (s->t[k].kind != NQ_POS) t = &s->t[k];
+    const SopInfo *x = &p->info[t->x->id];
+    if (!x->has_num || x->num.n != 1 || x->num.terms[0].coef != 1) return false;
+    uint32_t dim = x->num.terms[0].dim;
+    MlpOp *op = NULL;
+    for (size_t i = 0; i < p->n_mlps; i++) {
+        MlpOp *m = &p->mlps[i];
+        if (m->out_cat || m->out_dim != dim) continue;
+        if (op) return false; /* a sum of several MLPs' outputs (a width of several terms) */
+        op = m;
+    }
+    if (!op || (op->fn != MLP_FN_MAP && op->fn != MLP_FN_IDENTITY && op->fn != MLP_FN_TABLE)) return false;
+    if (op->beside) /* already squared for another select: the same values (x^2 at x's values), or chords */
+        for (size_t v = 0; v < x->vs.n; v++) {
+            double xv = value_as_double(x->vs.vals[v]);
+            if (beside_square(op->beside_knots, op->beside_n_knots, op->beside_c0 + op->beside_coef * xv) !=
+                beside_square(s->knots, s->n_knots, s->c0 + t->coef * xv))
+                return false;
+        }
+    if (!op->beside) {
+        op->beside = true;
+        op->beside_c0 = s->c0;
+        op->beside_coef = t->coef;
+        op->beside_knots = s->knots;
+        op->beside_n_knots = s->n_knots;
+        op->beside_dim = plan_alloc_dims(p, 1, arena_printf(p->arena, "select@%d:%d:%s^2", sel->loc.line, sel->loc.col, name),
+                                         NULL);
+    }
+    s->square = lv_unit(p->arena, op->beside_dim, 1);
+    return true;
+}
+
 /* A side's value and its square (chords through its knots, or x^2) as views of its row. */
 static bool side_build(Plan *p, const IrNode *sel, NqSide *s, bool keys) {
     if (s->built) return true;
@@ -882,10 +940,12 @@ static bool side_build(Plan *p, const IrNode *sel, NqSide *s, bool keys) {
     }
     s->view = lvb_done(p->arena, &b);
     int t_view = plan_view_time(p, s->view, t_pos);
-    if (s->feat == FEAT_CAT) { /* one term c x: the square over x's one-hot */
-        const NqTerm *t = NULL;
-        for (size_t k = 0; k < s->n; k++)
-            if (s->t[k].kind != NQ_POS) t = &s->t[k];
+    const NqTerm *single = NULL;
+    for (size_t k = 0; k < s->n; k++)
+        if (s->t[k].kind != NQ_POS) single = &s->t[k];
+    bool onehot = s->feat == FEAT_BESIDE && p->info[single->x->id].has_cat; /* computed anyway: free */
+    if (s->feat == FEAT_CAT || onehot) { /* one term c x: the square over x's one-hot */
+        const NqTerm *t = single;
         SopInfo *x = &p->info[t->x->id];
         if (!x->has_cat && !plan_convert_to_cat(p, x)) return false;
         LvBuild sq = {0};
@@ -893,6 +953,12 @@ static bool side_build(Plan *p, const IrNode *sel, NqSide *s, bool keys) {
             lvb_add(&sq, chords(s->knots, s->n_knots, s->c0 + t->coef * value_as_double(x->vs.vals[v])), x->cat[v]);
         s->square = lvb_done(p->arena, &sq);
         int t_sq = plan_view_time(p, s->square, x->time);
+        s->time = t_view > t_sq ? t_view : t_sq;
+        s->built = true;
+        return true;
+    }
+    if (s->feat == FEAT_BESIDE && square_beside(p, sel, s, name)) {
+        int t_sq = plan_view_time(p, s->square, t_view);
         s->time = t_view > t_sq ? t_view : t_sq;
         s->built = true;
         return true;

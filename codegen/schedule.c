@@ -56,6 +56,7 @@ bool schedule_check(Plan *p) {
         for (size_t k = 0; k < count; k++)
             if (!write(p, &w, op->out_dim + (uint32_t)k, 2 * op->layer + 2, op->node, op->fn == MLP_FN_SQUARE_LEVEL))
                 return false;
+        if (op->beside && !write(p, &w, op->beside_dim, 2 * op->layer + 2, op->node, false)) return false;
         for (int s = 0; s < 2 && op->split; s++)
             if (!write(p, &w, op->split_dim[s], 2 * op->layer + 2, op->node, false)) return false;
         for (int s = 0; s < 2 && op->sq && op->level + 1 < op->sq->depth; s++)
