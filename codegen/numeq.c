@@ -359,9 +359,24 @@ static bool free_cat(Plan *p, const IrNode *x, int depth) {
 }
 
 /* The side's positional sum per cell, its range and values, and how its square is computed. */
+/* Whether a reachable select compares x by order (<, >=, ...): a table that needs x's one-hot. */
+static bool compared_by_order(const Plan *p, const IrNode *x) {
+    for (size_t id = 0; id < p->g->count; id++) {
+        const IrNode *n = p->g->nodes[id];
+        if (n->kind == IR_SELECT && p->info[id].reachable && n->u.select.cmp != IR_CMP_EQ &&
+            (n->u.select.keys == x || n->u.select.queries == x))
+            return true;
+    }
+    return false;
+}
+
 /* Whether x's number will come from one table MLP (a map, a width of one term) that can output
- * its square beside it (side_build finds out; chords a layer later where it cannot). */
+ * its square beside it (side_build finds out; chords a layer later where it cannot). Not where a
+ * comparison by order needs x's one-hot anyway (sort by frequency's -width): the table then
+ * costs nothing more, and its scores stay small where the numbers' grow with the squares (the
+ * precision analysis showed sort_freq at 64 safe in float64 only with the table). */
 static bool beside_possible(Plan *p, const IrNode *x) {
+    if (compared_by_order(p, x)) return false;
     if (x->kind == IR_MAP) return !p->info[x->id].real;
     if (x->kind != IR_SELECTOR_WIDTH) return false;
     SelTerm *terms;
@@ -645,6 +660,8 @@ static NumEq *analyse(Plan *p, const IrNode *sel) {
         for (size_t k = 0; k < e->side[s].n; k++)
             if (e->side[s].t[k].kind == NQ_OTHER && pos_uniform(p, e->side[s].t[k].x)) e->side[s].t[k].kind = NQ_UNIFORM;
     if (!rearrange(e->side) || !side_analyse(p, &e->side[0]) || !side_analyse(p, &e->side[1])) return NULL;
+    for (int s = 0; s < 2; s++) /* (the side as written: neg_hist, whose term is a width) */
+        if (e->side[s].feat == FEAT_BESIDE && compared_by_order(p, s ? Q : K)) e->side[s].feat = FEAT_PL;
     NqSide *ks = &e->side[0], *qs = &e->side[1];
     /* the scale of every rounding: the values, and what the reference summed to reach them */
     double mag = fmax(fmax(fmax(fabs(ks->lo), fabs(ks->hi)), fmax(fabs(qs->lo), fabs(qs->hi))), fmax(ks->ops_mag, qs->ops_mag));
