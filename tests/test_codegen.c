@@ -606,6 +606,50 @@ START_TEST(test_example_layers) {
 }
 END_TEST
 
+/* Dyck-2 at max-len 20 against tracr's figures (residual 99, MLP hidden 3,092): its matching
+ * select and widths score through numbers whose squares their own MLPs write (numeq.c), in the
+ * paper's 4 layers; 171 dims with the one-hots before. The model agrees with the reference. */
+START_TEST(test_dyck2_width) {
+    Arena a;
+    arena_init(&a);
+    IrGraph g;
+    ir_graph_init(&g, &a);
+    DiagList d;
+    diag_init(&d, &a);
+    ElabResult r;
+    ck_assert(rasp_load_program(&g, "rasp_examples/dyck2.rasp", NULL, NULL, NULL, &r, &d));
+    IrNode *out = elab_find_output(&r, "dyck2");
+    Model m;
+    model_init(&m);
+    CodegenOptions opt = {.vocab_spec = "(){}", .max_len = 20};
+    ck_assert_msg(codegen_compile(&g, out, "dyck2", &opt, &m, &d), "%s", d.count ? d.items[0].message : "");
+    size_t hidden = 0;
+    for (size_t l = 0; l < m.n_layers; l++) hidden += m.layers[l].mlp.w1.cols;
+    ck_assert_msg(m.n_layers == 4 && m.d_model <= 99 && hidden <= 3092, "%zu layers, residual %zu, MLP hidden %zu",
+                  m.n_layers, m.d_model, hidden);
+    Workspace ws;
+    char err[256];
+    ck_assert(workspace_init(&ws, &m, err, sizeof err));
+    uint64_t seed = 5;
+    for (int t = 0; t < 2000; t++) {
+        size_t n = 1 + (size_t)t % 20;
+        Value in[20], *got, *want;
+        for (size_t j = 0; j < n; j++) {
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            static const char *const brackets[] = {"(", ")", "{", "}"};
+            in[j] = value_str(brackets[(seed >> 33) % 4]);
+        }
+        IrEvalError ref_err;
+        ck_assert(model_run(&m, &ws, in, n, &a, &got, err, sizeof err));
+        ck_assert(ir_eval(&g, out, in, n, &a, &want, &ref_err));
+        for (size_t j = 0; j < n; j++) ck_assert_msg(value_equal(got[j], want[j]), "input %d position %zu", t, j);
+    }
+    workspace_free(&ws);
+    model_free(&m);
+    arena_free(&a);
+}
+END_TEST
+
 START_TEST(test_vocab_specs) {
     Arena a;
     arena_init(&a);
@@ -1501,6 +1545,7 @@ static Suite *suite(void) {
     tcase_add_test(u, test_real_gated_relative_rounding);
     tcase_add_test(u, test_real_product_bound);
     tcase_add_test(u, test_quotient_steep_end);
+    tcase_add_test(u, test_dyck2_width);
     tcase_add_test(u, test_real_negative_log_product);
     tcase_add_test(u, test_real_range_end);
     tcase_add_test(u, test_large_quotient);
