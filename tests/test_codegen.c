@@ -575,6 +575,22 @@ START_TEST(test_sizes) {
 }
 END_TEST
 
+/* Loads example `file` into g (in arena a) and compiles its s-op `output` into m; the output node. */
+static IrNode *compile_example(const char *file, const char *output, const char *vocab, size_t max_len, Arena *a,
+                               IrGraph *g, Model *m) {
+    ir_graph_init(g, a);
+    DiagList d;
+    diag_init(&d, a);
+    ElabResult r;
+    ck_assert_msg(rasp_load_program(g, file, NULL, NULL, NULL, &r, &d), "%s does not load", file);
+    IrNode *out = elab_find_output(&r, output);
+    ck_assert_ptr_nonnull(out);
+    model_init(m);
+    CodegenOptions opt = {.vocab_spec = vocab, .max_len = max_len};
+    ck_assert_msg(codegen_compile(g, out, output, &opt, m, &d), "%s: %s", file, d.count ? d.items[0].message : "");
+    return out;
+}
+
 /* Every example of rasp_examples/ compiles to the layer count of the RASP paper's analysis. */
 START_TEST(test_example_layers) {
     static const struct { const char *file, *output, *vocab; size_t layers; } ex[] = {
@@ -587,18 +603,8 @@ START_TEST(test_example_layers) {
         Arena a;
         arena_init(&a);
         IrGraph g;
-        ir_graph_init(&g, &a);
-        DiagList d;
-        diag_init(&d, &a);
-        ElabResult r;
-        ck_assert_msg(rasp_load_program(&g, ex[i].file, NULL, NULL, NULL, &r, &d), "%s does not load", ex[i].file);
-        IrNode *out = elab_find_output(&r, ex[i].output);
-        ck_assert_ptr_nonnull(out);
         Model m;
-        model_init(&m);
-        CodegenOptions opt = {.vocab_spec = ex[i].vocab, .max_len = 6};
-        ck_assert_msg(codegen_compile(&g, out, ex[i].output, &opt, &m, &d), "%s: %s", ex[i].file,
-                      d.count ? d.items[0].message : "");
+        compile_example(ex[i].file, ex[i].output, ex[i].vocab, 6, &a, &g, &m);
         ck_assert_msg(m.n_layers == ex[i].layers, "%s: %zu layers, expected %zu", ex[i].file, m.n_layers, ex[i].layers);
         model_free(&m);
         arena_free(&a);
@@ -613,16 +619,8 @@ START_TEST(test_dyck2_width) {
     Arena a;
     arena_init(&a);
     IrGraph g;
-    ir_graph_init(&g, &a);
-    DiagList d;
-    diag_init(&d, &a);
-    ElabResult r;
-    ck_assert(rasp_load_program(&g, "rasp_examples/dyck2.rasp", NULL, NULL, NULL, &r, &d));
-    IrNode *out = elab_find_output(&r, "dyck2");
     Model m;
-    model_init(&m);
-    CodegenOptions opt = {.vocab_spec = "(){}", .max_len = 20};
-    ck_assert_msg(codegen_compile(&g, out, "dyck2", &opt, &m, &d), "%s", d.count ? d.items[0].message : "");
+    IrNode *out = compile_example("rasp_examples/dyck2.rasp", "dyck2", "(){}", 20, &a, &g, &m);
     size_t hidden = 0;
     for (size_t l = 0; l < m.n_layers; l++) hidden += m.layers[l].mlp.w1.cols;
     ck_assert_msg(m.n_layers == 4 && m.d_model <= 99 && hidden <= 3092, "%zu layers, residual %zu, MLP hidden %zu",
