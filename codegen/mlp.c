@@ -836,7 +836,7 @@ static bool switch_units(Plan *p, const MlpOp *op, HiddenBuf *hb) {
         for (uint32_t i = 0; i < sw->n_gates; i++) {
             uint64_t allowed = sw->gate_val[c * sw->n_gates + i];
             if (allowed == SW_OPEN) continue;
-            for (uint32_t v = 0; allowed >> v; v++) /* the one-hots of its allowed values: 1 or 0 */
+            for (uint32_t v = 0; v < 64 && allowed >> v; v++) /* the one-hots of its allowed values: 1 or 0 */
                 if (allowed >> v & 1) agree = lv_combine(p->arena, 1, agree, 1, op->gate_views[sw->gate_base[i] + v]);
             set++;
         }
