@@ -232,8 +232,7 @@ SquareLevels square_levels(double U, double tol, bool deep);
 /* The float64 rounding the levels after the first add to one square for |u| <= U (level 0's
  * chords are reals.c's squares_rounding at spacing h1). */
 double square_levels_rounding(const SquareLevels *sq, double U);
-/* The chords of x^2 through knots k[0..n) (ascending; x within them), at x; x^2 where k is NULL. */
-double square_chords(const double *k, size_t n, double x);
+
 
 /* How a real s-op is computed, with the interval of its values and the bound on the model's
  * error (reals.c). */
@@ -440,13 +439,9 @@ typedef struct MlpOp {
     const SquareLevels *sq;
     int level;
     uint32_t sq_next[2];
-    /* a table of a number (MLP_FN_MAP, _IDENTITY, _TABLE) that also writes, into beside_dim, the
-     * chords of (beside_c0 + beside_coef v)^2 through beside_knots for its value v: a square for a
-     * numerical equality (numeq.c), from the same units */
+    /* a table of a number (MLP_FN_MAP, _IDENTITY, _TABLE) that also writes v^2 for its value v
+     * into beside_dim: a square for a numerical equality (numeq.c), from the same units */
     bool beside;
-    double beside_c0, beside_coef;
-    const double *beside_knots;
-    size_t beside_n_knots;
     uint32_t beside_dim;
     /* output: categorical block or a numerical dim */
     bool out_cat;

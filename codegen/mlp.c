@@ -364,9 +364,7 @@ static bool same_out(const GridOut *a, const GridOut *b, bool cat) {
 }
 
 /* What op writes beside its number v (MlpOp.beside). */
-static double beside_value(const MlpOp *op, double v) {
-    return square_chords(op->beside_knots, op->beside_n_knots, op->beside_c0 + op->beside_coef * v);
-}
+static double beside_value(double v) { return v * v; }
 
 /* Output weights of a unit: the change a -> b with sign +1 (first unit of a step) or -1. */
 static void out_change(HiddenBuf *hb, size_t unit, const MlpOp *op, const GridOut *a, const GridOut *b, double sign) {
@@ -378,7 +376,7 @@ static void out_change(HiddenBuf *hb, size_t unit, const MlpOp *op, const GridOu
         hb->out_coef[unit] = sign * ((b->ok ? b->number : 0) - (a->ok ? a->number : 0));
         if (op->beside) { /* the square's steps on the same units */
             hb->out_dim2[unit] = op->beside_dim;
-            hb->out_coef2[unit] = sign * ((b->ok ? beside_value(op, b->number) : 0) - (a->ok ? beside_value(op, a->number) : 0));
+            hb->out_coef2[unit] = sign * ((b->ok ? beside_value(b->number) : 0) - (a->ok ? beside_value(a->number) : 0));
         }
     }
 }
@@ -459,7 +457,7 @@ static bool tabulate_slice(Tab *t, size_t g, HiddenBuf *hb, double *b2) {
                 if (cur.ok && t->gate < 0) { /* the first value everywhere: a bias */
                     if (op->out_cat) b2[op->out_dim + cur.index] += 1;
                     else b2[op->out_dim] += cur.number;
-                    if (!op->out_cat && op->beside) b2[op->beside_dim] += beside_value(op, cur.number);
+                    if (!op->out_cat && op->beside) b2[op->beside_dim] += beside_value(cur.number);
                 } else if (cur.ok) { /* the slice's first value, switched by the gate */
                     GridOut none = {false, 0, 0, {0}};
                     out_change(hb, hidden_add(p, hb, gate_view, 1, 0), op, &none, &cur, +1);

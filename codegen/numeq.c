@@ -377,7 +377,15 @@ static bool compared_by_order(const Plan *p, const IrNode *x) {
  * precision analysis showed sort_freq at 64 safe in float64 only with the table). */
 static bool beside_possible(Plan *p, const IrNode *x) {
     if (compared_by_order(p, x)) return false;
-    if (x->kind == IR_MAP) return !p->info[x->id].real;
+    const SopInfo *info = &p->info[x->id];
+    /* values of about the length's size (a level, a count): a table of larger ones may round past
+     * its limit once its number is wanted (out23c-003: keys 700 ca + cb at 24 were refused) */
+    if (info->vs.unbounded || !info->vs.numeric || info->vs.n > 4 * p->max_len + 8) return false;
+    for (size_t v = 0; v < info->vs.n; v++)
+        if (fabs(value_as_double(info->vs.vals[v])) > 4.0 * (double)p->max_len + 8) return false;
+    /* a map that classify.c made a table (not gated, not a switch: out23c-002, those cannot carry
+     * a second output and cost the chords' layers) */
+    if (x->kind == IR_MAP) return !info->real && !info->gated && !info->sw;
     if (x->kind != IR_SELECTOR_WIDTH) return false;
     SelTerm *terms;
     size_t n;
@@ -592,7 +600,18 @@ static double least_spacing(const double *k, size_t n) {
     return s;
 }
 
-static double chords(const double *k, size_t n, double x) { return square_chords(k, n, x); }
+/* The chords of x^2 through the knots, at x (knots ascending; x within them). */
+static double chords(const double *k, size_t n, double x) {
+    if (!k) return x * x;
+    size_t a = 0, b = n - 1;
+    while (b - a > 1) {
+        size_t m = (a + b) / 2;
+        if (k[m] <= x) a = m;
+        else b = m;
+    }
+    if (x <= k[a]) return k[a] * k[a];
+    return k[a] * k[a] + (k[a] + k[b]) * (x - k[a]); /* slope (k_b^2 - k_a^2) / (k_b - k_a) */
+}
 
 /* Units of an MLP that tabulates cells over (index, length) (mlp.c, gated by the index): one per
  * index, two per change along the length. */
@@ -692,8 +711,8 @@ static NumEq *analyse(Plan *p, const IrNode *sel) {
         if (!kv) return NULL;
         qs->knots = with_ends(p, kv, nkv, lo, hi, &qs->n_knots);
     }
-    /* a square beside a number: knots at its own values too, so that it is x^2 exactly wherever
-     * x is, whatever select asks (one MLP output serves them all) */
+    /* a square beside a number is exact at the side's own values: those are knots too, so that
+     * the least knot spacing sigma is at most dmin and the gap below stays dmin^2 for it */
     for (int s = 0; s < 2; s++) {
         NqSide *d = &e->side[s];
         if (d->feat != FEAT_BESIDE) continue;
@@ -857,12 +876,10 @@ static bool cells_view(Plan *p, const IrNode *sel, const double *cell, PosDep de
     return true;
 }
 
-static double beside_square(const double *k, size_t n, double x) { return square_chords(k, n, x); }
-
-/* FEAT_BESIDE: the square (chords through s's knots) of c0 + coef x as a second output of the one
- * table MLP that writes x's number, into s->square; false (chords instead, a layer later) where
- * x's number is not one such MLP's, or that MLP already carries another side's square. */
-static bool square_beside(Plan *p, const IrNode *sel, NqSide *s, const char *name) {
+/* FEAT_BESIDE: x^2 as a second output of the one table MLP that writes x's number, and the side's
+ * square (c0 + c x)^2 from the two into s->square; false (chords instead, a layer later) where
+ * x's number is not one such MLP's. */
+static bool square_beside(Plan *p, NqSide *s) {
     const NqTerm *t = NULL;
     for (size_t k = 0; k < s->n; k++)
         if (s->t[k].kind != NQ_POS) t = &s->t[k];
@@ -877,23 +894,17 @@ static bool square_beside(Plan *p, const IrNode *sel, NqSide *s, const char *nam
         op = m;
     }
     if (!op || (op->fn != MLP_FN_MAP && op->fn != MLP_FN_IDENTITY && op->fn != MLP_FN_TABLE)) return false;
-    if (op->beside) /* already squared for another select: the same values (x^2 at x's values), or chords */
-        for (size_t v = 0; v < x->vs.n; v++) {
-            double xv = value_as_double(x->vs.vals[v]);
-            if (beside_square(op->beside_knots, op->beside_n_knots, op->beside_c0 + op->beside_coef * xv) !=
-                beside_square(s->knots, s->n_knots, s->c0 + t->coef * xv))
-                return false;
-        }
-    if (!op->beside) {
+    if (!op->beside) { /* x^2 itself at every value x takes */
         op->beside = true;
-        op->beside_c0 = s->c0;
-        op->beside_coef = t->coef;
-        op->beside_knots = s->knots;
-        op->beside_n_knots = s->n_knots;
-        op->beside_dim = plan_alloc_dims(p, 1, arena_printf(p->arena, "select@%d:%d:%s^2", sel->loc.line, sel->loc.col, name),
-                                         NULL);
+        op->beside_dim = plan_alloc_dims(p, 1, arena_printf(p->arena, "%s^2", plan_node_name(p, t->x)), NULL);
     }
-    s->square = lv_unit(p->arena, op->beside_dim, 1);
+    /* (c0 + c x)^2 = c0^2 + 2 c0 c x + c^2 x^2 at every value x takes: one x^2 serves every affine
+     * form a select reads (out23c-001: x and x - 1 in two selects cost Dyck's prefix a layer) */
+    LvBuild b = {0};
+    lvb_add(&b, s->c0 * s->c0, lv_unit(p->arena, DIM_ONE, 1));
+    lvb_add(&b, 2 * s->c0 * t->coef, x->num);
+    lvb_add(&b, t->coef * t->coef, lv_unit(p->arena, op->beside_dim, 1));
+    s->square = lvb_done(p->arena, &b);
     return true;
 }
 
@@ -974,7 +985,7 @@ static bool side_build(Plan *p, const IrNode *sel, NqSide *s, bool keys) {
         s->built = true;
         return true;
     }
-    if (s->feat == FEAT_BESIDE && square_beside(p, sel, s, name)) {
+    if (s->feat == FEAT_BESIDE && square_beside(p, s)) {
         int t_sq = plan_view_time(p, s->square, t_view);
         s->time = t_view > t_sq ? t_view : t_sq;
         s->built = true;

@@ -78,15 +78,3 @@ double square_levels_rounding(const SquareLevels *sq, double U) {
     /* the residual adds the product's dim up `depth` times (|u^2| <= U^2 + tol) */
     return total + rounding(U * U + sq->h * sq->h, sq->depth);
 }
-
-double square_chords(const double *k, size_t n, double x) {
-    if (!k) return x * x;
-    size_t a = 0, b = n - 1;
-    while (b - a > 1) {
-        size_t m = (a + b) / 2;
-        if (k[m] <= x) a = m;
-        else b = m;
-    }
-    if (x <= k[a]) return k[a] * k[a];
-    return k[a] * k[a] + (k[a] + k[b]) * (x - k[a]); /* slope (k_b^2 - k_a^2) / (k_b - k_a) */
-}

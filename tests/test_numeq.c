@@ -190,6 +190,39 @@ START_TEST(test_refused_when_float64_cannot_separate) {
 }
 END_TEST
 
+/* Squares beside their numbers (numeq.c): the outsider's cases out23c-001..003. A width read as
+ * x and as x - 1 (one x^2 serves both), a map made gated (no table to carry a square: tables
+ * instead), keys of magnitude 17,000 (a table of them rounds past its limit: tables instead), and
+ * the RASP paper's Dyck-2 with `depth_index - 1`: each in as few layers as with one-hot tables
+ * (the counts are the previous build's), and agreeing with the reference. */
+START_TEST(test_square_beside) {
+    static const struct { const char *src; size_t max_len, layers; } k[] = {
+        {"upto = select(indices, indices, <=);\n"
+         "ca = selector_width(upto and select(tokens, \"a\", ==));\n"
+         "r = selector_width(select(ca, ca - 1, ==));", 16, 2},
+        {"upto = select(indices, indices, <=);\n"
+         "ca = selector_width(upto and select(tokens, \"a\", ==));\n"
+         "cb = selector_width(upto and select(tokens, \"b\", ==));\n"
+         "wn = selector_width(select(tokens, \"c\", !=));\n"
+         "m0 = wn - 1 if ca > cb else -1;\n"
+         "r = selector_width(select(ca, m0 + 1, ==));", 20, 2},
+        {"upto = select(indices, indices, <=);\n"
+         "ca = selector_width(upto and select(tokens, \"a\", ==));\n"
+         "cb = selector_width(upto and select(tokens, \"b\", ==));\n"
+         "h = 700 * ca + cb if tokens == \"a\" else 700 * cb - ca;\n"
+         "q = 700 * cb + ca if tokens == \"b\" else 700 * ca - cb + 1;\n"
+         "r = selector_width(select(h, q, ==));", 24, 2},
+    };
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+        Compiled *c = compile_src(k[i].src, "r", "abc", k[i].max_len);
+        ck_assert_msg(c->ok, "%zu: %s", i, compiled_first_error(c));
+        ck_assert_msg(c->model.n_layers == k[i].layers, "%zu: %zu layers", i, c->model.n_layers);
+        ck_assert_uint_gt(agree_with_reference(c, k[i].src), 0);
+        compiled_free(c);
+    }
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("numeq");
     TCase *t = tcase_create("differential");
@@ -198,6 +231,7 @@ static Suite *suite(void) {
     tcase_add_test(t, test_long_addition_core);
     tcase_add_test(t, test_unbounded_mean);
     tcase_add_test(t, test_refused_when_float64_cannot_separate);
+    tcase_add_test(t, test_square_beside);
     suite_add_tcase(s, t);
     return s;
 }
