@@ -163,7 +163,8 @@ static bool selects_compare(Plan *p, const IrNode *out) {
  * the analysis fails). With --dump-plan, the plan's text replaces *plan_text (heap): the caller
  * prints the one of the model it keeps. */
 static bool compile_at(const IrGraph *g, const IrNode *output, const char *output_name, const CodegenOptions *opt,
-                       double tol, bool deep, Model *model, DiagList *diags, double *out_err, char **plan_text) {
+                       double tol, bool deep, Model *model, DiagList *diags, double *out_err, char **plan_text,
+                       bool *has_reals) {
     Arena scratch;
     arena_init(&scratch);
     Plan p;
@@ -213,7 +214,7 @@ static bool compile_at(const IrGraph *g, const IrNode *output, const char *outpu
         diag_error(diags, output->loc, "%s", err);
         ok = false;
     }
-    if (out_err) *out_err = INFINITY;
+    if (out_err) *out_err = NAN; /* the analysis failed: whatever the share */
     if (ok) {
         IrGraph lowered; /* the program after rewrite.c, in the compiler's own arena */
         ir_graph_init(&lowered, &scratch);
@@ -221,6 +222,7 @@ static bool compile_at(const IrGraph *g, const IrNode *output, const char *outpu
         p.g = &lowered;
         p.info = ARENA_ARRAY(&scratch, SopInfo, lowered.count ? lowered.count : 1);
         ok = vs_compute(&p, out);
+        for (size_t i = 0; has_reals && ok && i < lowered.count; i++) *has_reals = *has_reals || p.info[i].real;
         if (ok && out_err) {
             const RealInfo *r = p.info[out->id].real;
             *out_err = !r ? 0 : r->how == REAL_REFUSED ? INFINITY : r->err + r->rel; /* the bound where |value| <= 1 */
@@ -259,6 +261,8 @@ static bool warn_above_tol(const Model *m, const IrNode *output, double target, 
 typedef struct Shares {
     double share[CG_TOL_ATTEMPTS], bound[CG_TOL_ATTEMPTS];
     size_t n;
+    bool failed;    /* the analysis failed outright (no share, no depth changes that) */
+    bool has_reals; /* some s-op is real (products whose squares may go by depth) */
 } Shares;
 
 /* Whether share a (proving bound ea) is tried before share b: within target and coarser, or
@@ -276,14 +280,19 @@ static void find_shares(const IrGraph *g, const IrNode *output, const char *outp
     double tol = target, over = INFINITY, fine = 0;
     size_t n = 0;
     double *share = out->share, *bound = out->bound;
+    out->failed = out->has_reals = false;
     for (int attempt = 0; attempt < CG_TOL_ATTEMPTS; attempt++) {
         Arena quiet_arena;
         arena_init(&quiet_arena);
         DiagList quiet;
         diag_init(&quiet, &quiet_arena);
         double e;
-        compile_at(g, output, output_name, opt, tol, deep, NULL, &quiet, &e, NULL);
+        compile_at(g, output, output_name, opt, tol, deep, NULL, &quiet, &e, NULL, &out->has_reals);
         arena_free(&quiet_arena);
+        if (isnan(e)) { /* refused for a reason no share changes: say why at once */
+            out->failed = n == 0;
+            break;
+        }
         if (fine > 0) { /* narrowing down on the coarsest share within --tol (below) */
             if (isfinite(e)) {
                 share[n] = tol;
@@ -339,7 +348,7 @@ static bool build_shares(const IrGraph *g, const IrNode *output, const char *out
         arena_init(&quiet_arena);
         DiagList quiet;
         diag_init(&quiet, &quiet_arena);
-        bool ok = compile_at(g, output, output_name, opt, s, deep, model, &quiet, NULL, plan_text);
+        bool ok = compile_at(g, output, output_name, opt, s, deep, model, &quiet, NULL, plan_text, NULL);
         arena_free(&quiet_arena);
         if (ok) return true;
         model_free(model);
@@ -363,7 +372,8 @@ static bool compile_search(const IrGraph *g, const IrNode *output, const char *o
     if (one.n && one.bound[0] == 0) { /* not real-valued: no share to choose, but its products
                                        * may need depth (out23-002: x * y > 0.5 at --tol 1e-9) */
         size_t before = diags->count;
-        if (compile_at(g, output, output_name, opt, target, false, model, diags, NULL, plan_text)) return true;
+        bool shallow_ok = compile_at(g, output, output_name, opt, target, false, model, diags, NULL, plan_text, NULL);
+        if (shallow_ok || !one.has_reals) return shallow_ok; /* (no real s-op: depth changes nothing) */
         Arena quiet_arena;
         arena_init(&quiet_arena);
         DiagList quiet;
@@ -371,7 +381,7 @@ static bool compile_search(const IrGraph *g, const IrNode *output, const char *o
         model_free(model);
         model_init(model);
         char *text = NULL;
-        bool ok = compile_at(g, output, output_name, opt, target, true, model, &quiet, NULL, &text);
+        bool ok = compile_at(g, output, output_name, opt, target, true, model, &quiet, NULL, &text, NULL);
         arena_free(&quiet_arena);
         if (ok) { /* the errors of one MLP per square, now moot */
             diag_truncate(diags, before);
@@ -384,6 +394,8 @@ static bool compile_search(const IrGraph *g, const IrNode *output, const char *o
         }
         return ok;
     }
+    if (one.n == 0 && one.failed) /* the refusal, as the analysis gives it */
+        return compile_at(g, output, output_name, opt, target, false, model, diags, NULL, plan_text, NULL);
     /* (no share analysed with one MLP per square at all: straight to depth, out23b-001) */
     if (one.n && build_shares(g, output, output_name, opt, &one, false, model, plan_text) && within(model, target))
         return warn_above_tol(model, output, target, diags);
@@ -404,7 +416,7 @@ static bool compile_search(const IrGraph *g, const IrNode *output, const char *o
     *model = shallow;
     if (shallow.n_layers) return warn_above_tol(model, output, target, diags);
     model_init(model);
-    return compile_at(g, output, output_name, opt, one.n ? one.share[0] : target, false, model, diags, NULL, plan_text) &&
+    return compile_at(g, output, output_name, opt, one.n ? one.share[0] : target, false, model, diags, NULL, plan_text, NULL) &&
            warn_above_tol(model, output, target, diags);
 }
 
