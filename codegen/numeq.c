@@ -9,8 +9,9 @@
  *           = 1 - s [(q - k)^2 + (h(k) - k^2) + (g(q) - q^2)]
  *
  * in three bilinear columns: (2 s q, k), (-s, h(k)) and (1 - s g(q), one). h and g are x^2 where
- * it is cheap to have exactly (a function of a one-hot or of the position), else the chords of
- * x^2 through knots (a ReLU per knot): both lie on or above x^2 over every value either side takes
+ * it is cheap to have exactly (a function of a one-hot or of the position, or of one s-op whose
+ * table MLP writes x^2 beside its number: MlpOp.beside), else the chords of x^2 through knots (a
+ * ReLU per knot, an MLP after the number's): both lie on or above x^2 over every value either side takes
  * and equal it where the sides can meet. So a key equal to its query scores 1 and every other key
  * at most 1 - s (q - k)^2 <= 1 - s dmin^2, dmin the least distance between distinct key and query
  * values. When every query value is a knot of h and g is exact there, s (2 q k - h(k)) is concave
@@ -358,7 +359,6 @@ static bool free_cat(Plan *p, const IrNode *x, int depth) {
     }
 }
 
-/* The side's positional sum per cell, its range and values, and how its square is computed. */
 /* Whether a reachable select compares x by order (<, >=, ...): a table that needs x's one-hot. */
 static bool compared_by_order(const Plan *p, const IrNode *x) {
     for (size_t id = 0; id < p->g->count; id++) {
@@ -392,6 +392,7 @@ static bool beside_possible(Plan *p, const IrNode *x) {
     return selector_terms(p, x->u.width.selector, &terms, &n) && n == 1;
 }
 
+/* The side's positional sum per cell, its range and values, and how its square is computed. */
 static bool side_analyse(Plan *p, NqSide *s) {
     size_t N = p->max_len, cells = pos_at(N + 1, 0);
     s->has_pos = side_has(s, NQ_POS);
