@@ -246,6 +246,7 @@ typedef struct RealInfo {
     double err, rel;       /* |model - reference| <= err + rel |reference| */
     RealFn fn;             /* REAL_FN: f of arg; REAL_QUOTIENT: 1 / arg (the divisor) */
     const IrNode *arg;     /* REAL_FN, REAL_QUOTIENT: the real argument */
+    double fn_margin;      /* REAL_FN: the margin fn was built with around its jumps (checked as wide) */
     Ival recip_range;      /* REAL_QUOTIENT: where the model's 1 / divisor lies */
     double zero_hole;      /* REAL_QUOTIENT: > 0 when the divisor is finite and holds 0, its other
                               values at least this far from it: the model refuses it within half */

@@ -358,13 +358,15 @@ static bool plan_gated(Plan *p, SopInfo *info) {
  * -5.6e16; a log-domain product's logarithms) is built a margin past it alone: checked by the
  * margin and twice x's error there, not at x's largest (out23b-004: 2 ^ x within 1e8 of 8.9e-16
  * refused three quarters of the range). */
-static void plan_jump_margins(Plan *p, const RealFn *fn, const SopInfo *x, LinView xv, const IrNode *node, bool own) {
+static void plan_jump_margins(Plan *p, const RealFn *fn, const SopInfo *x, LinView xv, const IrNode *node, bool own,
+                              double fn_margin) {
     if (!fn->n_jumps) return;
     PlanMargin *mg = plan_add_margin(p);
     mg->view = xv;
     mg->thresholds = fn->jump_at;
     mg->n = fn->n_jumps;
     mg->margin = p->real_margin + (x->real ? real_abs_err(x->real) : 0);
+    if (!own && fn_margin > 0) mg->margin = fn_margin; /* a program's function: as it was built */
     if (own && x->real) { /* the reference's x past the pieces' start wherever the model's is past the check */
         double t = 0;
         for (size_t i = 0; i < fn->n_jumps; i++) t = fmax(t, fabs(fn->jump_at[i]));
@@ -468,7 +470,7 @@ static bool plan_real(Plan *p, SopInfo *info) {
         SopInfo *x = &p->info[r->arg->id];
         LinView xv;
         if (!num_view(p, x, &xv)) return false;
-        plan_jump_margins(p, &r->fn, x, xv, info->node, false);
+        plan_jump_margins(p, &r->fn, x, xv, info->node, false, r->fn_margin);
         MlpOp *m = plan_new_mlp(p);
         m->node = info->node;
         m->fn = MLP_FN_PWL;
@@ -496,8 +498,8 @@ static bool plan_real(Plan *p, SopInfo *info) {
         y = &p->info[r->arg_y->id];
         if (!num_view(p, x, &xv) || !num_view(p, y, &yv)) return false;
         if (r->fn_exp.n_jumps) return plan_error(p, info->node, "has a jump in its exponential (internal compiler error)");
-        plan_jump_margins(p, &r->fn, x, xv, x->node, true);
-        plan_jump_margins(p, &r->fn_y, y, yv, y->node, true);
+        plan_jump_margins(p, &r->fn, x, xv, x->node, true, 0);
+        plan_jump_margins(p, &r->fn_y, y, yv, y->node, true, 0);
         int sx = next_slot(x->time, false), sy = next_slot(y->time, false);
         uint32_t lx = plan_pwl_dim(p, &r->fn, xv, sx, info->node, "ln|%s|", x->node);
         uint32_t ly = plan_pwl_dim(p, &r->fn_y, yv, sy, info->node, "ln|%s|", y->node);
@@ -572,10 +574,10 @@ static bool plan_real(Plan *p, SopInfo *info) {
         yr = r->recip_range;
         if (s2 > t) t = s2;
     } else if (r->how == REAL_QUOTIENT && p->gated_mlp) {
-        plan_jump_margins(p, &r->fn, y, yv, y->node, true); /* 1 / y's pieces stop short of a steep end */
+        plan_jump_margins(p, &r->fn, y, yv, y->node, true, 0); /* 1 / y's pieces stop short of a steep end */
         fn = MLP_FN_PWL_PRODUCT; /* x * pwl(y) in one gated MLP */
     } else if (r->how == REAL_QUOTIENT) { /* 1 / y into a dim of its own, then the product */
-        plan_jump_margins(p, &r->fn, y, yv, y->node, true);
+        plan_jump_margins(p, &r->fn, y, yv, y->node, true, 0);
         MlpOp *inv = plan_new_mlp(p);
         int s = next_slot(y->time, false);
         inv->layer = slot_layer(s);

@@ -299,6 +299,16 @@ static Bound fn_bound(Plan *p, const RealFn *fn, Ival X, Bound b, Ival range) {
     return (Bound){r.abs, expm1(lambda) + fn->err * exp(lambda) + rounding(1, 16) + r.rel * (1 + fn->err) * exp(lambda)};
 }
 
+/* The margin around fn's jumps that keeps the reference's x on the model's side of each: the
+ * margin, and twice x's error at the farthest jump (its relative part taken there, not at x's
+ * largest value). INFINITY without jumps. */
+static double jump_margin(const Plan *p, const RealInfo *xr, const RealFn *fn) {
+    if (!fn->n_jumps) return INFINITY;
+    double t = 0;
+    for (size_t i = 0; i < fn->n_jumps; i++) t = fmax(t, fabs(fn->jump_at[i]));
+    return p->real_margin + 2 * (xr->err + xr->rel * (t + p->real_margin));
+}
+
 /* A map of one real source x (through comparisons, conditionals, arithmetic): a piecewise-linear
  * function of x (realfn.c). One with finitely many values (a comparison, a round) is exact
  * outside the margins at its jumps and is no longer real (info->real_fn). */
@@ -312,13 +322,24 @@ static bool real_function(Plan *p, SopInfo *info, const IrNode *leaf) {
     RealFn fn;
     char why[256], why_range[256];
     bool on_range = false; /* built over the reference's range only */
-    if (!realfn_build(p, n, leaf, X, p->real_tol, p->real_margin + ex, p->gated_mlp, &fn, why, sizeof why)) {
+    double margin = p->real_margin + ex; /* around each jump: the runtime refuses within it */
+    if (realfn_build(p, n, leaf, X, p->real_tol, margin, p->gated_mlp, &fn, why, sizeof why)) {
+        /* x's error where it jumps, not at x's largest: a relative error makes that far smaller
+         * (1 / 2 ^ x jumps at 8.9e-16 where 2 ^ x's error reaches 1e8: out23b-004) */
+        double m2 = jump_margin(p, xr, &fn);
+        RealFn tight;
+        char why_tight[256];
+        if (m2 < margin && realfn_build(p, n, leaf, X, p->real_tol, m2, p->gated_mlp, &tight, why_tight, sizeof why_tight) &&
+            jump_margin(p, xr, &tight) <= m2) {
+            fn = tight;
+            margin = m2;
+        }
+    } else {
         /* it raises just outside what the reference computes ((x + 2) ^ 0.5 at -1e-14, the
          * rounding of x + 2): built over that, the model's x' near its ends reads the end pieces'
          * extension (constant, or their slope), within pieces_lip |x' - x| of the pieces at x */
         on_range = ex > 0 &&
-                   realfn_build(p, n, leaf, xr->range, p->real_tol, p->real_margin + ex, false, &fn, why_range,
-                                sizeof why_range);
+                   realfn_build(p, n, leaf, xr->range, p->real_tol, margin, false, &fn, why_range, sizeof why_range);
         if (!on_range) { /* over the reference's range, what stops it is what matters */
             refuse(p, info, "%s", ex > 0 ? why_range : why);
             return true;
@@ -338,7 +359,8 @@ static bool real_function(Plan *p, SopInfo *info, const IrNode *leaf) {
          * modulus of continuity, computed for chords: those, then (out22d-003, gated) */
         RealFn lin;
         char why_lin[256];
-        if (realfn_build(p, n, leaf, X, p->real_tol, p->real_margin + ex, false, &lin, why_lin, sizeof why_lin)) {
+        if (realfn_build(p, n, leaf, X, p->real_tol, margin, false, &lin, why_lin, sizeof why_lin) &&
+            (margin == p->real_margin + ex || jump_margin(p, xr, &lin) <= margin)) {
             lin.one_dim = fn.one_dim;
             fn = lin;
         }
@@ -346,6 +368,7 @@ static bool real_function(Plan *p, SopInfo *info, const IrNode *leaf) {
     RealInfo *r = ARENA_NEW(p->arena, RealInfo);
     r->how = REAL_FN;
     r->fn = fn;
+    r->fn_margin = margin;
     r->arg = leaf;
     /* the reference's values: the pieces' enclosures of f (realfn.c) hold them (the model's lie
      * within the error bound around them) */

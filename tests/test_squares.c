@@ -209,6 +209,19 @@ START_TEST(test_outsider_out23b) {
     Value in[1] = {value_float(-19)};
     ck_assert_msg(expect_agree_or_margin(c, &ws, &a, in, 1, "x / 2 ^ x at -19", 0), "-19 refused");
     workspace_free(&ws);
+    compiled_free(c);
+    /* and 1 / 2 ^ x, a function of the real 2 ^ x: its jump's margin at 2 ^ x's error there (it
+     * refused every x below 29, 2 ^ x's largest error being 5e8) */
+    c = compile_with("x = tokens_float; r = 1.0 / (2.0 ^ x);", "r",
+                     (CodegenOptions){.max_len = 3, .have_range = true, .range_lo = -50, .range_hi = 50});
+    ck_assert_msg(c->ok, "%s", compiled_first_error(c));
+    ck_assert(workspace_init(&ws, &c->model, err, sizeof err));
+    ck_assert_msg(expect_agree_or_margin(c, &ws, &a, in, 1, "1 / 2 ^ x at -19", 0), "-19 refused");
+    for (int t = 0; t <= 100; t++) { /* refused or within the bound everywhere */
+        Value v[1] = {value_float(-50 + t)};
+        expect_agree_or_margin(c, &ws, &a, v, 1, "1 / 2 ^ x", t);
+    }
+    workspace_free(&ws);
     arena_free(&a);
     compiled_free(c);
 }
