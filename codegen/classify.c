@@ -437,10 +437,17 @@ static void descend(Plan *p, const IrNode **set, uint32_t *n, LeafCost *cost, co
  * slot, then smallest grid) reached by descend() from the map's arguments, from what its costly
  * maps are computed from, and from what all its maps are computed from. Every candidate keeps
  * the map computable from its leaves. */
+/* Whether map n takes the size rule (Plan.tables_first): every map without tables first, and
+ * the maps whose fused tables mlp.c refused with it. */
+static bool size_rule(const Plan *p, const IrNode *n) {
+    return !p->tables_first || (n->id < p->n_size_rule && p->size_rule[n->id]);
+}
+
 static void choose_leaves(Plan *p, SopInfo *info, const MapClass *cls) {
     const IrNode *n = info->node;
     info->n_leaves = 0;
     for (uint32_t j = 0; j < n->u.map.nargs; j++) add_leaf(info->leaves, &info->n_leaves, n->u.map.args[j]);
+    if (size_rule(p, n)) return; /* its fused table rounded too much: its arguments */
     LeafCost best;
     if (!leaf_cost(p, info->leaves, info->n_leaves, cls, &best)) /* the arguments are what they are */
         best = (LeafCost){1 << 30, INFINITY, info->n_leaves};
@@ -693,6 +700,20 @@ static Switch *try_switch(Plan *p, const IrNode *n, const MapClass *cls, int slo
     return switch_analyse(p, n, gates, by_num, ng, xs, x_u, nx, sw) ? sw : NULL;
 }
 
+/* Whether the table over info's leaves comes a slot before the gated form gd would (a gated map
+ * reads its gate and numbers, not what they are computed from). */
+static bool table_saves_slot(Plan *p, const SopInfo *info, const Gated *gd, const MapClass *cls) {
+    LeafCost tc;
+    if (!leaf_cost(p, info->leaves, info->n_leaves, cls, &tc)) return false;
+    const IrNode *read[3] = {gd->gate, gd->y, gd->y2};
+    int t = 0;
+    for (int k = 0; k < 3; k++) {
+        int a = read[k] ? est_time(p, read[k], cls, true) : 0;
+        if (a > t) t = a;
+    }
+    return tc.slot < next_slot(t, false);
+}
+
 static MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls) {
     SopInfo *info = &p->info[n->id];
     if (info->pos_free) return MAP_POS_FREE;
@@ -748,6 +769,10 @@ static MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls) {
         for (int k = 0; nv == 2 && k < 2 && c == MAP_MLP; k++)
             if (gated_form(p, n, v[k], v[1 - k], span, &gd)) c = MAP_GATED;
         if (nv == 3 && gated_cond_form(p, n, span, &gd)) c = MAP_GATED;
+        if (c == MAP_GATED && !size_rule(p, n) && table_saves_slot(p, info, &gd, cls)) {
+            c = MAP_MLP; /* tables first: a slot earlier than the gate; mlp.c checks its rounding */
+            p->table_over_gate = true;
+        }
         if (c == MAP_GATED) {
             info->gated = ARENA_NEW(p->arena, Gated);
             *info->gated = gd;

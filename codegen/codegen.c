@@ -156,15 +156,19 @@ static bool selects_compare(Plan *p, const IrNode *out) {
     return true;
 }
 
-/* One compilation with `tol` the error allowed to each approximated function of reals, and
- * products' squares by depth where one MLP would take more than SQ_ONE_LAYER_STEPS knots (`deep`;
- * else in one MLP). With model NULL it stops after the analysis and gives the output's error
- * bound in *out_err (0 when the output is not real-valued, INFINITY when it cannot be bounded or
- * the analysis fails). With --dump-plan, the plan's text replaces *plan_text (heap): the caller
- * prints the one of the model it keeps. */
-static bool compile_at(const IrGraph *g, const IrNode *output, const char *output_name, const CodegenOptions *opt,
-                       double tol, bool deep, Model *model, DiagList *diags, double *out_err, char **plan_text,
-                       bool *has_reals) {
+/* How compile_once classifies maps (Plan.tables_first, size_rule); what it found (table_over_gate,
+ * table_refused). */
+typedef struct TableRule {
+    bool tables_first;
+    bool *size_rule;
+    size_t n_size_rule;
+    bool table_over_gate;
+    uint32_t table_refused;
+} TableRule;
+
+static bool compile_once(const IrGraph *g, const IrNode *output, const char *output_name, const CodegenOptions *opt,
+                         double tol, bool deep, Model *model, DiagList *diags, double *out_err, char **plan_text,
+                         bool *has_reals, TableRule *rule) {
     Arena scratch;
     arena_init(&scratch);
     Plan p;
@@ -182,6 +186,9 @@ static bool compile_at(const IrGraph *g, const IrNode *output, const char *outpu
     p.max_bytes = opt->max_bytes ? opt->max_bytes : CODEGEN_DEFAULT_MAX_BYTES;
     p.win_lo = 1;
     p.win_hi = p.max_len;
+    p.tables_first = rule->tables_first;
+    p.size_rule = rule->size_rule;
+    p.n_size_rule = rule->n_size_rule;
     bool reads_tokens, ok = find_token_type(g, output, &p.token_type, &reads_tokens, diags);
     char err[256];
     if (ok && !reads_tokens && opt->vocab_spec) /* the tokens are never read: take the kind the vocabulary spells */
@@ -241,7 +248,85 @@ static bool compile_at(const IrGraph *g, const IrNode *output, const char *outpu
             ok = ok && schedule_check(&p) && emit_model(&p, out, output_name, opt, model);
         }
     }
+    rule->table_over_gate = p.table_over_gate;
+    rule->table_refused = p.table_refused;
     arena_free(&scratch);
+    return ok;
+}
+
+static size_t mlp_hidden(const Model *m) {
+    size_t h = 0;
+    for (size_t l = 0; l < m->n_layers; l++) h += m->layers[l].mlp.w1.cols;
+    return h;
+}
+
+/* One compilation with `tol` the error allowed to each approximated function of reals, and
+ * products' squares by depth where one MLP would take more than SQ_ONE_LAYER_STEPS knots (`deep`;
+ * else in one MLP). With model NULL it stops after the analysis and gives the output's error
+ * bound in *out_err (0 when the output is not real-valued, INFINITY when it cannot be bounded or
+ * the analysis fails). With --dump-plan, the plan's text replaces *plan_text (heap): the caller
+ * prints the one of the model it keeps.
+ *
+ * Maps are tabulated first where gating them would cost a slot (the fewest layers), each table
+ * checked for rounding by mlp.c; a map whose table it refuses takes the size rule on the next
+ * attempt. Where that kept a table the size rule would gate, the size rule's model is built too
+ * and kept unless it has more layers (it has fewer units); and it is the model when tables first
+ * fails for any other reason, so no program the size rule compiles is refused. */
+static bool compile_at(const IrGraph *g, const IrNode *output, const char *output_name, const CodegenOptions *opt,
+                       double tol, bool deep, Model *model, DiagList *diags, double *out_err, char **plan_text,
+                       bool *has_reals) {
+    TableRule first = {.tables_first = true};
+    size_t before = diags->count;
+    bool ok = false;
+    for (int attempt = 0; attempt <= CG_TABLE_RETRIES; attempt++) {
+        first.table_refused = 0;
+        ok = compile_once(g, output, output_name, opt, tol, deep, model, diags, out_err, plan_text, has_reals, &first);
+        uint32_t r = first.table_refused;
+        if (ok || !r || !model || (r - 1 < first.n_size_rule && first.size_rule[r - 1])) break;
+        if (r > first.n_size_rule) { /* node ids are stable: each attempt lowers the same program */
+            first.size_rule = realloc(first.size_rule, r * sizeof *first.size_rule);
+            if (!first.size_rule) abort();
+            memset(first.size_rule + first.n_size_rule, 0, (r - first.n_size_rule) * sizeof *first.size_rule);
+            first.n_size_rule = r;
+        }
+        first.size_rule[r - 1] = true;
+        diag_truncate(diags, before);
+        model_free(model);
+        model_init(model);
+    }
+    free(first.size_rule);
+    if (!model || (ok && !first.table_over_gate)) return ok; /* the size rule would build the same */
+    Model sized;
+    model_init(&sized);
+    Arena quiet_arena;
+    arena_init(&quiet_arena);
+    DiagList quiet;
+    diag_init(&quiet, &quiet_arena);
+    TableRule size = {.tables_first = false};
+    char *text = NULL;
+    bool sized_ok = compile_once(g, output, output_name, opt, tol, deep, &sized, ok ? &quiet : diags, NULL,
+                                 plan_text ? &text : NULL, NULL, &size);
+    arena_free(&quiet_arena);
+    if (sized_ok && (!ok || sized.n_layers < model->n_layers ||
+                     (sized.n_layers == model->n_layers && mlp_hidden(&sized) <= mlp_hidden(model)))) {
+        if (!ok) diag_truncate(diags, before);
+        model_free(model);
+        *model = sized;
+        if (plan_text) {
+            free(*plan_text);
+            *plan_text = text;
+        }
+        return true;
+    }
+    model_free(&sized);
+    free(text);
+    if (!ok && !sized_ok) { /* the first refusal is the one to report */
+        diag_truncate(diags, before);
+        model_free(model);
+        model_init(model);
+        compile_once(g, output, output_name, opt, tol, deep, model, diags, out_err, plan_text, has_reals,
+                     &(TableRule){.tables_first = true});
+    }
     return ok;
 }
 

@@ -38,6 +38,7 @@ enum {
     CG_TOL_ATTEMPTS = 9,         /* analyses to find the share of --tol each real function gets */
     CG_TOL_COARSEN = 5,          /* when --tol is too fine to build, shares 16, 256, ... times coarser analysed */
     CG_TOL_COARSER = 3,          /* shares 16, 256, 4096 times coarser tried when none fits the limits */
+    CG_TABLE_RETRIES = 8,        /* maps whose tables mlp.c refuses for rounding, retried one per attempt (codegen.c) */
     CG_MAX_JOINT = 4,            /* s-ops on one side of a selector read jointly (joint.c) */
     CG_MAX_JOINT_TUPLES = 4096,  /* value tuples of one such side */
     CG_MAX_JOINT_LEAVES = 8,     /* s-ops such a side is tabulated from (at most CG_MAX_LEAVES used) */
@@ -496,6 +497,14 @@ typedef struct Plan {
     bool gated_mlp;            /* --mlp gated: exact products in gated (bilinear) MLPs */
     bool deep_squares;         /* products' squares by depth where one MLP takes too many knots (squares.c) */
     bool switches;             /* classify.c may compute maps as switches (switch.c) */
+    /* Tables first (classify.c): a large or rounding-prone table is gated only where that costs
+     * no slot; mlp.c's own rounding check decides the rest. A map it refuses goes back to the
+     * size rule (unfused leaves, gated when large) on the next attempt (codegen.c). */
+    bool tables_first;
+    const bool *size_rule;     /* per node id (n_size_rule of them): maps that take the size rule */
+    size_t n_size_rule;
+    bool table_over_gate;      /* a table was kept where the size rule gates (tables first differs) */
+    uint32_t table_refused;    /* 1 + id of the map whose table mlp.c refused for rounding; 0: none */
     unsigned *kinds_possible;  /* per node id: the ValueKinds it can hold, as bits (valueset.c) */
     size_t max_mlp, max_bytes; /* the limits (CodegenOptions) */
     double weight_bytes;       /* dense bytes of the weights emitted so far */

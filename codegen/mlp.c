@@ -542,11 +542,13 @@ static bool table_rounding_ok(const Tab *t, const HiddenBuf *hb, size_t first, d
      * makes the runtime raise instead, and the bound above is loose for one-hots (it adds the
      * rounding of every active unit with one sign): those are left to the runtime's check. */
     double limit = fmin(vs_resolved_gap(op->out_vs, true, NULL), vs_output_resolved_gap(t->p, op->node, true)) / 4;
-    if (!op->out_cat && !(err <= limit) && isfinite(limit))
+    if (!op->out_cat && !(err <= limit) && isfinite(limit)) {
+        t->p->table_refused = op->node->id + 1; /* the size rule may compute it otherwise (codegen.c) */
         return refuse(t->p, op,
                       "needs a table over %.3g grid points whose float64 rounding (up to %.3g) is not below "
                       "a quarter of the gap between its values (%.3g): lower --max-len or --vocab, or compute it "
                       "from fewer or coarser inputs", mult, err, limit);
+    }
     return true;
 }
 
