@@ -433,21 +433,25 @@ static void descend(Plan *p, const IrNode **set, uint32_t *n, LeafCost *cost, co
     }
 }
 
+/* Whether map n's table was refused for rounding with tables first (Plan.size_rule): it then
+ * reads its own arguments and is gated where large. */
+static bool table_refused(const Plan *p, const IrNode *n) {
+    return p->tables_first && n->id < p->n_size_rule && p->size_rule[n->id];
+}
+
+/* Whether map n is gated where large even when a table would save a slot: every map under the
+ * size rule, and the maps whose tables were refused. */
+static bool size_rule(const Plan *p, const IrNode *n) { return !p->tables_first || table_refused(p, n); }
+
 /* Chooses the s-ops an MLP-tabulated map reads (map fusion): the cheapest leaf set (earliest
  * slot, then smallest grid) reached by descend() from the map's arguments, from what its costly
  * maps are computed from, and from what all its maps are computed from. Every candidate keeps
  * the map computable from its leaves. */
-/* Whether map n takes the size rule (Plan.tables_first): every map without tables first, and
- * the maps whose fused tables mlp.c refused with it. */
-static bool size_rule(const Plan *p, const IrNode *n) {
-    return !p->tables_first || (n->id < p->n_size_rule && p->size_rule[n->id]);
-}
-
 static void choose_leaves(Plan *p, SopInfo *info, const MapClass *cls) {
     const IrNode *n = info->node;
     info->n_leaves = 0;
     for (uint32_t j = 0; j < n->u.map.nargs; j++) add_leaf(info->leaves, &info->n_leaves, n->u.map.args[j]);
-    if (size_rule(p, n)) return; /* its fused table rounded too much: its arguments */
+    if (table_refused(p, n)) return; /* its fused table rounded too much: its arguments */
     LeafCost best;
     if (!leaf_cost(p, info->leaves, info->n_leaves, cls, &best)) /* the arguments are what they are */
         best = (LeafCost){1 << 30, INFINITY, info->n_leaves};

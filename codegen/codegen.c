@@ -277,11 +277,13 @@ static bool compile_at(const IrGraph *g, const IrNode *output, const char *outpu
                        bool *has_reals) {
     TableRule first = {.tables_first = true};
     size_t before = diags->count;
-    bool ok = false;
+    bool ok = false, differs = false; /* from the size rule, in some attempt */
     for (int attempt = 0; attempt <= CG_TABLE_RETRIES; attempt++) {
         first.table_refused = 0;
+        first.table_over_gate = false;
         ok = compile_once(g, output, output_name, opt, tol, deep, model, diags, out_err, plan_text, has_reals, &first);
         uint32_t r = first.table_refused;
+        differs = differs || first.table_over_gate || r;
         if (ok || !r || !model || (r - 1 < first.n_size_rule && first.size_rule[r - 1])) break;
         if (r > first.n_size_rule) { /* node ids are stable: each attempt lowers the same program */
             first.size_rule = realloc(first.size_rule, r * sizeof *first.size_rule);
@@ -295,7 +297,7 @@ static bool compile_at(const IrGraph *g, const IrNode *output, const char *outpu
         model_init(model);
     }
     free(first.size_rule);
-    if (!model || (ok && !first.table_over_gate)) return ok; /* the size rule would build the same */
+    if (!model || (ok && !differs)) return ok; /* the size rule would build the same */
     Model sized;
     model_init(&sized);
     Arena quiet_arena;
