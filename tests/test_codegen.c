@@ -616,6 +616,30 @@ END_TEST
 /* Dyck-2 at max-len 20 against tracr's figures (residual 99, MLP hidden 3,092): its matching
  * select and widths score through numbers whose squares their own MLPs write (numeq.c), in the
  * paper's 4 layers; 171 dims with the one-hots before. The model agrees with the reference. */
+/* Model m agrees with the reference on `count` random strings of lengths 1..max_len over the
+ * first `kinds` of ( ) { } [ ]. */
+static void agrees_on_brackets(const Model *m, const IrGraph *g, const IrNode *out, size_t kinds, size_t max_len,
+                               int count, Arena *a) {
+    static const char *const brackets[] = {"(", ")", "{", "}", "[", "]"};
+    Workspace ws;
+    char err[256];
+    ck_assert(workspace_init(&ws, m, err, sizeof err));
+    uint64_t seed = 5;
+    for (int t = 0; t < count; t++) {
+        size_t n = 1 + (size_t)t % max_len;
+        Value in[256], *got, *want;
+        for (size_t j = 0; j < n; j++) {
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            in[j] = value_str(brackets[(seed >> 33) % kinds]);
+        }
+        IrEvalError ref_err;
+        ck_assert(model_run(m, &ws, in, n, a, &got, err, sizeof err));
+        ck_assert(ir_eval(g, out, in, n, a, &want, &ref_err));
+        for (size_t j = 0; j < n; j++) ck_assert_msg(value_equal(got[j], want[j]), "input %d position %zu", t, j);
+    }
+    workspace_free(&ws);
+}
+
 START_TEST(test_dyck2_width) {
     Arena a;
     arena_init(&a);
@@ -626,26 +650,36 @@ START_TEST(test_dyck2_width) {
     for (size_t l = 0; l < m.n_layers; l++) hidden += m.layers[l].mlp.w1.cols;
     ck_assert_msg(m.n_layers == 4 && m.d_model <= 99 && hidden <= 3092, "%zu layers, residual %zu, MLP hidden %zu",
                   m.n_layers, m.d_model, hidden);
-    Workspace ws;
-    char err[256];
-    ck_assert(workspace_init(&ws, &m, err, sizeof err));
-    uint64_t seed = 5;
-    for (int t = 0; t < 2000; t++) {
-        size_t n = 1 + (size_t)t % 20;
-        Value in[20], *got, *want;
-        for (size_t j = 0; j < n; j++) {
-            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-            static const char *const brackets[] = {"(", ")", "{", "}"};
-            in[j] = value_str(brackets[(seed >> 33) % 4]);
-        }
-        IrEvalError ref_err;
-        ck_assert(model_run(&m, &ws, in, n, &a, &got, err, sizeof err));
-        ck_assert(ir_eval(&g, out, in, n, &a, &want, &ref_err));
-        for (size_t j = 0; j < n; j++) ck_assert_msg(value_equal(got[j], want[j]), "input %d position %zu", t, j);
-    }
-    workspace_free(&ws);
+    agrees_on_brackets(&m, &g, out, 4, 20, 2000, &a);
     model_free(&m);
     arena_free(&a);
+}
+END_TEST
+
+/* Tables first (classify.c, codegen.c): Dyck's bracket levels from the two counts in one table
+ * where gating them costs layers (6 layers from max-len 22 to 56 before), and at 56, where that
+ * table's float64 rounding is refused, the level read from its own arguments (5, not 6). */
+START_TEST(test_dyck_tables_first) {
+    static const struct { const char *file, *out, *vocab; size_t max_len, layers; } k[] = {
+        {"rasp_examples/dyck2.rasp", "dyck2", "(){}", 24, 4},
+        {"rasp_examples/dyck2.rasp", "dyck2", "(){}", 48, 4},
+        {"rasp_examples/dyck2.rasp", "dyck2", "(){}", 56, 5},
+        {"rasp_examples/dyck3.rasp", "dyck3", "(){}[]", 40, 4},
+    };
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+        Arena a;
+        arena_init(&a);
+        IrGraph g;
+        Model m;
+        IrNode *out = compile_example(k[i].file, k[i].out, k[i].vocab, k[i].max_len, &a, &g, &m);
+        size_t hidden = 0;
+        for (size_t l = 0; l < m.n_layers; l++) hidden += m.layers[l].mlp.w1.cols;
+        ck_assert_msg(m.n_layers == k[i].layers && hidden <= 16384, "%s at %zu: %zu layers, MLP hidden %zu", k[i].out,
+                      k[i].max_len, m.n_layers, hidden);
+        agrees_on_brackets(&m, &g, out, strlen(k[i].vocab), k[i].max_len, 200, &a);
+        model_free(&m);
+        arena_free(&a);
+    }
 }
 END_TEST
 
@@ -1545,6 +1579,7 @@ static Suite *suite(void) {
     tcase_add_test(u, test_real_product_bound);
     tcase_add_test(u, test_quotient_steep_end);
     tcase_add_test(u, test_dyck2_width);
+    tcase_add_test(u, test_dyck_tables_first);
     tcase_add_test(u, test_real_negative_log_product);
     tcase_add_test(u, test_real_range_end);
     tcase_add_test(u, test_large_quotient);
