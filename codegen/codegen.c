@@ -269,9 +269,10 @@ static size_t mlp_hidden(const Model *m) {
  *
  * Maps are tabulated first where gating them would cost a slot (the fewest layers), each table
  * checked for rounding by mlp.c; a map whose table it refuses takes the size rule on the next
- * attempt. Where that kept a table the size rule would gate, the size rule's model is built too
- * and kept unless it has more layers (it has fewer units); and it is the model when tables first
- * fails for any other reason, so no program the size rule compiles is refused. */
+ * attempt. Where some attempt kept a table the size rule would gate, or had one refused, the
+ * size rule's model is built too and kept unless it has more layers, or as many and more units;
+ * and where tables first fails it is the model (or the refusal reported), so no program the size
+ * rule compiles is refused. */
 static bool compile_at(const IrGraph *g, const IrNode *output, const char *output_name, const CodegenOptions *opt,
                        double tol, bool deep, Model *model, DiagList *diags, double *out_err, char **plan_text,
                        bool *has_reals) {
@@ -297,21 +298,26 @@ static bool compile_at(const IrGraph *g, const IrNode *output, const char *outpu
         model_init(model);
     }
     free(first.size_rule);
-    if (!model || (ok && !differs)) return ok; /* the size rule would build the same */
+    if (!model || !differs) return ok; /* the size rule would build the same, or refuse the same */
+    if (!ok) { /* the size rule's model, or its refusal (it names what the size rule cannot build) */
+        diag_truncate(diags, before);
+        model_free(model);
+        model_init(model);
+        return compile_once(g, output, output_name, opt, tol, deep, model, diags, out_err, plan_text, has_reals,
+                            &(TableRule){.tables_first = false});
+    }
     Model sized;
     model_init(&sized);
     Arena quiet_arena;
     arena_init(&quiet_arena);
     DiagList quiet;
     diag_init(&quiet, &quiet_arena);
-    TableRule size = {.tables_first = false};
     char *text = NULL;
-    bool sized_ok = compile_once(g, output, output_name, opt, tol, deep, &sized, ok ? &quiet : diags, NULL,
-                                 plan_text ? &text : NULL, NULL, &size);
+    bool sized_ok = compile_once(g, output, output_name, opt, tol, deep, &sized, &quiet, NULL, plan_text ? &text : NULL,
+                                 NULL, &(TableRule){.tables_first = false});
     arena_free(&quiet_arena);
-    if (sized_ok && (!ok || sized.n_layers < model->n_layers ||
+    if (sized_ok && (sized.n_layers < model->n_layers ||
                      (sized.n_layers == model->n_layers && mlp_hidden(&sized) <= mlp_hidden(model)))) {
-        if (!ok) diag_truncate(diags, before);
         model_free(model);
         *model = sized;
         if (plan_text) {
@@ -322,14 +328,7 @@ static bool compile_at(const IrGraph *g, const IrNode *output, const char *outpu
     }
     model_free(&sized);
     free(text);
-    if (!ok && !sized_ok) { /* the first refusal is the one to report */
-        diag_truncate(diags, before);
-        model_free(model);
-        model_init(model);
-        compile_once(g, output, output_name, opt, tol, deep, model, diags, out_err, plan_text, has_reals,
-                     &(TableRule){.tables_first = true});
-    }
-    return ok;
+    return true;
 }
 
 /* A real-valued output whose proven bound is above --tol is said, not hidden: no share of it
