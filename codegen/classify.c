@@ -775,7 +775,7 @@ static MapClass map_classify(Plan *p, const IrNode *n, const MapClass *cls) {
         if (nv == 3 && gated_cond_form(p, n, span, &gd)) c = MAP_GATED;
         if (c == MAP_GATED && !size_rule(p, n) && table_saves_slot(p, info, &gd, cls)) {
             c = MAP_MLP; /* tables first: a slot earlier than the gate; mlp.c checks its rounding */
-            p->table_over_gate = true;
+            p->table_over_gate = info->table_over_gate = true;
         }
         if (c == MAP_GATED) {
             info->gated = ARENA_NEW(p->arena, Gated);
@@ -797,6 +797,7 @@ static int classify_pass(Plan *p, const IrNode *out, MapClass *cls, const bool *
         info->may_fail = may_fail0[id];
         info->sw = NULL;
         info->gated = info->real && info->real->how == REAL_GATED ? info->gated : NULL;
+        info->table_over_gate = false;
     }
     for (size_t id = 0; id <= out->id; id++) {
         SopInfo *info = &p->info[id];

@@ -160,6 +160,12 @@ static void bos_off(ModelMlp *mlp, const HiddenBuf *hb, double *pre, const doubl
     free(need);
 }
 
+/* A layer's MLP past the limits: its largest map, if tables first tabulated it where the size
+ * rule gates it, takes the size rule on the next attempt (Plan.table_refused). */
+static void blame_map(Plan *p, const IrNode *largest) {
+    if (largest && largest->kind == IR_MAP && p->info[largest->id].table_over_gate) p->table_refused = largest->id + 1;
+}
+
 static bool emit_layer_mlp(Plan *p, Model *m, int layer, ModelMlp *mlp, double *bos_row) {
     size_t D = p->n_dims;
     HiddenBuf hb = {0};
@@ -176,6 +182,7 @@ static bool emit_layer_mlp(Plan *p, Model *m, int layer, ModelMlp *mlp, double *
             hb.largest = p->mlps[i].node;
         }
         if (hb.n > p->max_mlp) {
+            blame_map(p, hb.largest);
             char d[128];
             vs_describe(p->mlps[i].node, d, sizeof d);
             diag_error(p->diags, p->mlps[i].node->loc,
@@ -189,7 +196,10 @@ static bool emit_layer_mlp(Plan *p, Model *m, int layer, ModelMlp *mlp, double *
     char what[96];
     snprintf(what, sizeof what, "layer %d's MLP (%s%zu hidden units over a residual of %zu)", layer,
              H > hb.stop ? "more than " : "", H > hb.stop ? hb.stop : H, D);
-    if (H && !budget(p, hb.largest, (hb.gated ? 3.0 : 2.0) * (double)D * (double)H, what)) return false;
+    if (H && !budget(p, hb.largest, (hb.gated ? 3.0 : 2.0) * (double)D * (double)H, what)) {
+        blame_map(p, hb.largest);
+        return false;
+    }
     mlp->w1 = model_matrix(m, D, H);
     mlp->w2 = model_matrix(m, H, D);
     mlp->b1 = ARENA_ARRAY(&m->arena, double, H ? H : 1);

@@ -343,6 +343,7 @@ typedef struct SopInfo {
     const char *label;         /* its name in labels and messages where several s-ops share its name */
     RealInfo *real_fn;         /* a finite-valued function of a real s-op (a comparison, a round) */
     bool has_mlp_leaves;       /* a map tabulated by an MLP of its own (MAP_MLP), from `leaves` */
+    bool table_over_gate;      /* tabulated where the size rule gates it (Plan.tables_first) */
     const IrNode *cat_src;     /* MAP_UNARY_CAT: the one s-op it is a function of (through views of it) */
     bool count_known;          /* memo of agg_count_by_index */
     const int32_t *count_by_index;
@@ -499,12 +500,13 @@ typedef struct Plan {
     bool switches;             /* classify.c may compute maps as switches (switch.c) */
     /* Tables first (classify.c): a large or rounding-prone table is gated only where that costs
      * no slot; mlp.c's own rounding check decides the rest. A map it refuses goes back to the
-     * size rule (unfused leaves, gated when large) on the next attempt (codegen.c). */
+     * size rule (unfused leaves, gated when large) on the next attempt (codegen.c); so does the
+     * largest map of an MLP past --max-mlp or --max-bytes (emit.c), if it is such a table. */
     bool tables_first;
     const bool *size_rule;     /* per node id (n_size_rule of them): maps that take the size rule */
     size_t n_size_rule;
     bool table_over_gate;      /* a table was kept where the size rule gates (tables first differs) */
-    uint32_t table_refused;    /* 1 + id of the map whose table mlp.c refused for rounding; 0: none */
+    uint32_t table_refused;    /* 1 + id of the map whose table was refused (rounding, limits); 0: none */
     unsigned *kinds_possible;  /* per node id: the ValueKinds it can hold, as bits (valueset.c) */
     size_t max_mlp, max_bytes; /* the limits (CodegenOptions) */
     double weight_bytes;       /* dense bytes of the weights emitted so far */
