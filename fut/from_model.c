@@ -116,6 +116,11 @@ bool fut_target_from_model(Arena *a, const Model *m, double beta, FutTarget *out
                          m->d_model);
                 return false;
             }
+            if (mh && mh->bos_extra > 0) { /* a FUT head is plain softmax attention, with no sink */
+                snprintf(err, errsize, "layer %zu head %zu weighs BOS %g times (a heavy BOS); a FUT target's heads "
+                         "have none", l, h, 1 + mh->bos_extra);
+                return false;
+            }
             out->heads[l * H + h] = mh ? head_padded(a, m, mh, beta) : zero_head(a, m->d_model);
         }
     return fut_target_validate(out, err, errsize);

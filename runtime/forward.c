@@ -60,7 +60,8 @@ static void embed(const Model *m, const Workspace *ws, const size_t *ids, const 
 
 /* One sequence's attention for one head: rows [o, o + rows) of the panels Q, K (dk lines) and V
  * (dv lines); out_i = mean of V_j over the keys j whose score Q_i . K_j is at least the row's
- * maximum minus the head's absolute tie tolerance (j <= i when causal), written to A (dv lines).
+ * maximum minus the head's absolute tie tolerance (j <= i when causal), BOS weighing 1 + bos_extra,
+ * written to A (dv lines).
  * Scores come KERNEL_BLOCK queries at a time: each query a dense column of dk entries. */
 static void attention_sequence(const ModelHead *h, Workspace *ws, size_t o, size_t rows, double *A) {
     size_t dk = h->wq.cols, dv = h->wv.cols, ld = ws->ld, span = round_up(rows, 8);
@@ -83,11 +84,12 @@ static void attention_sequence(const ModelHead *h, Workspace *ws, size_t o, size
         for (size_t q = 0; q < nq; q++) {
             size_t i = i0 + q, last = h->causal ? i : rows - 1;
             size_t ties = kernel_select(ws->S + q * span, last + 1, tol, ws->selected);
+            double extra = ties && ws->selected[0] == 0 ? h->bos_extra : 0.0; /* BOS is key 0 */
             for (size_t c = 0; c < dv; c++) {
                 const double *v = ws->V + c * ld + o;
-                double sum = 0.0;
+                double sum = extra * v[0];
                 for (size_t t = 0; t < ties; t++) sum += v[ws->selected[t]];
-                A[c * ld + o + i] = sum / (double)ties;
+                A[c * ld + o + i] = sum / ((double)ties + extra);
             }
         }
     }

@@ -157,11 +157,12 @@ static void attention_sequence(const ModelHead *h, Workspace *ws, size_t o, size
         for (size_t q = 0; q < nq; q++) {
             size_t i = i0 + q, last = h->causal ? i : rows - 1;
             size_t ties = kernel32_select(f->S + q * span, last + 1, h->tie_tol, ws->selected);
+            float extra = ties && ws->selected[0] == 0 ? (float)h->bos_extra : 0.0f; /* BOS is key 0 */
             for (size_t c = 0; c < dv; c++) {
                 const float *v = f->V + c * ld + o;
-                float sum = 0.0f;
+                float sum = extra * v[0];
                 for (size_t t = 0; t < ties; t++) sum += v[ws->selected[t]];
-                A[c * ld + o + i] = sum / (float)ties;
+                A[c * ld + o + i] = sum / ((float)ties + extra);
             }
         }
     }

@@ -262,6 +262,9 @@ bool model_check_layers(const Model *m, char *err, size_t errsize) {
             if (!isfinite(H->tie_tol) || H->tie_tol < 0)
                 return out_fail(err, errsize, "layer %zu head %zu: tie tolerance %g is not a finite number >= 0", l, h,
                                 H->tie_tol);
+            if (!isfinite(H->bos_extra) || H->bos_extra < 0 || H->bos_extra > MODEL_MAX_BOS_EXTRA)
+                return out_fail(err, errsize, "layer %zu head %zu: BOS extra weight %g is not a number in [0, %g]", l, h,
+                                H->bos_extra, MODEL_MAX_BOS_EXTRA);
         }
         const ModelMlp *M = &L->mlp;
         size_t hidden = M->w1.cols;

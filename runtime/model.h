@@ -10,7 +10,7 @@
  *     two residual dims is exact with two gated units: ReLU(x) y - ReLU(-x) y.
  *   AHAT_h(X): S = (X Wq)(X Wk)^T; for query i, m_i = max_j S_ij over the allowed keys (j <= i
  *     when causal), and the keys j with S_ij >= m_i - tie_tol_h are averaged:
- *     out_i = mean_j (X Wv)_j; then out Wo. tie_tol_h is the head's ABSOLUTE tie tolerance
+ *     out_i = mean_j (X Wv)_j, BOS (j = 0) weighing 1 + bos_extra_h; then out Wo. tie_tol_h is the head's ABSOLUTE tie tolerance
  *     (ModelHead.tie_tol): the compiler knows each head's smallest gap between distinct scores
  *     and sets it below that, above the floating-point error of the scores.
  * The output s-op is read from the final X, row by row (position i is row i+1):
@@ -87,6 +87,11 @@ typedef struct ModelHead {
     /* Absolute tie tolerance (finite, >= 0): for query i the keys scoring >= max_i - tie_tol are
      * averaged. Every builder sets it per head; 0 averages exact ties only. */
     double tie_tol;
+    /* The BOS key's extra weight (finite, >= 0; 0 by default): in the mean over the tie set BOS
+     * counts as 1 + bos_extra keys. A width head with a heavy BOS outputs Lambda / (Lambda + w),
+     * nearly affine in w (docs/model-format.md, "A heavy BOS"); in softmax attention it is a sink
+     * logit, ln(1 + bos_extra) / beta added to BOS's score. */
+    double bos_extra;
     const char *label; /* what it computes, e.g. "aggregate reverse @ prog.rasp:3:11" */
 } ModelHead;
 
@@ -127,6 +132,9 @@ typedef enum ModelCheckKind {
  * increasing and < D (so n_terms <= D), coefs finite; 1 <= n_thresholds <= MODEL_MAX_THRESHOLDS,
  * thresholds finite and strictly increasing; m finite and > 0. */
 #define MODEL_MAX_THRESHOLDS ((size_t)1 << 20)
+/* The largest BOS extra weight a head may have (ModelHead.bos_extra): counts up to 2^20 keys read
+ * apart with one in float64 at 2^50. */
+#define MODEL_MAX_BOS_EXTRA 0x1p50
 
 typedef struct ModelMargin {
     size_t n_terms;

@@ -94,6 +94,10 @@ static bool write_config(const Model *m, JsonBuf *b) {
             jbuf_printf(b, "%s{\"dk\":%zu,\"dv\":%zu,\"causal\":%s,\"tie_tol\":", h ? "," : "", H->wq.cols,
                         H->wv.cols, H->causal ? "true" : "false");
             jbuf_double(b, H->tie_tol);
+            if (H->bos_extra != 0) { /* written only where used: files without it read as 0 */
+                jbuf_puts(b, ",\"bos_extra\":");
+                jbuf_double(b, H->bos_extra);
+            }
             jbuf_puts(b, ",\"label\":");
             jbuf_string(b, H->label ? H->label : "");
             jbuf_puts(b, "}");
@@ -675,6 +679,8 @@ static bool read_layers(Reader *r, const JsonValue *cfg) {
                 !get_bool(r, hj, "causal", where, &H->causal) || !get_nonneg(r, hj, "tie_tol", where, &H->tie_tol) ||
                 !get_string(r, hj, "label", where, &H->label))
                 return false;
+            H->bos_extra = 0;
+            if (json_get(hj, "bos_extra") && !get_nonneg(r, hj, "bos_extra", where, &H->bos_extra)) return false;
             snprintf(name, sizeof name, "layer.%zu.head.%zu.wq", l, h);
             if (!load_matrix(r, name, D, dk, &H->wq)) return false;
             snprintf(name, sizeof name, "layer.%zu.head.%zu.wk", l, h);

@@ -107,8 +107,11 @@ static void heads(Analysis *a, size_t l, Bounds *X) {
             double bv, ev;
             column(a, &H->wv, c, X, &bv, &ev);
             O.b[c] = bv;
-            /* a sum of at most N selected values, then the division */
-        O.e[c] = ev + (gamma_n(a->u, (double)N) + a->u * (1 + gamma_n(a->u, (double)N))) * (bv + ev);
+            /* a sum of at most N selected values (BOS's times 1 + bos_extra: a product, one more
+             * rounding, and a term as large as (1 + bos_extra) |v|), then the division by a rounded
+             * count; relative to the mean, as without the extra weight */
+            double k = H->bos_extra > 0 ? (double)N + 2 : (double)N;
+            O.e[c] = ev + (gamma_n(a->u, k) + a->u * (1 + gamma_n(a->u, k)) + (H->bos_extra > 0 ? 2 * a->u : 0)) * (bv + ev);
         }
         for (size_t d = 0; d < D; d++) {
             if (matrix_column(&H->wo, d).n == 0) continue;

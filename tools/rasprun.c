@@ -594,10 +594,13 @@ static void info(const Model *m, const Workspace *ws, const char *why_float64) {
         const ModelLayer *L = &m->layers[l];
         printf("  layer %zu: %zu head%s, MLP hidden %zu%s\n", l, L->n_heads, L->n_heads == 1 ? "" : "s", L->mlp.w1.cols,
                L->mlp.gated ? ", gated" : "");
-        for (size_t h = 0; h < L->n_heads; h++)
-            printf("    head %zu: dk %zu, dv %zu, tie tolerance %g%s  %s\n", h, L->heads[h].wq.cols,
-                   L->heads[h].wv.cols, L->heads[h].tie_tol, L->heads[h].causal ? ", causal" : "",
+        for (size_t h = 0; h < L->n_heads; h++) {
+            char bos[64] = "";
+            if (L->heads[h].bos_extra > 0) snprintf(bos, sizeof bos, ", BOS weight %.17g", 1 + L->heads[h].bos_extra);
+            printf("    head %zu: dk %zu, dv %zu, tie tolerance %g%s%s  %s\n", h, L->heads[h].wq.cols,
+                   L->heads[h].wv.cols, L->heads[h].tie_tol, bos, L->heads[h].causal ? ", causal" : "",
                    L->heads[h].label);
+        }
     }
     size_t margins = 0;
     for (size_t i = 0; i < m->n_checks; i++) margins += m->checks[i].kind == MODEL_CHECK_MARGIN;

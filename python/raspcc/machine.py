@@ -137,17 +137,28 @@ def head_plans(model: Model, l: int, h: int) -> tuple:
 def head_values(model: Model, l: int, h: int, X: np.ndarray, beta: Optional[float] = None,
                 scaled: bool = False) -> np.ndarray:
     """One head's attention output before Wo: the mean of X Wv over the selected keys (in key
-    order from 0.0, then divided by their count, as the runtime sums), or the softmax average."""
+    order from 0.0, BOS's row first times its extra weight, then divided by their count plus that
+    weight, as the runtime sums), or the softmax average (BOS's weight times 1 + bos_extra: a
+    sink logit)."""
     pq, pk, pv, _ = _plans(model).heads[l][h]
     spec = model.layers[l]["heads"][h]
+    extra = spec.get("bos_extra", 0.0)
     S = gemm(pq.project(X), pk.project(X).T)
     V = pv.project(X)
     W = attention_weights(S, spec["tie_tol"], spec["causal"], beta, scaled)
     if beta is not None:  # weights 0 and 1 add the selected rows in key order, as below
+        W[:, 0] *= 1.0 + extra
         return gemm(W, V) / W.sum(axis=1, keepdims=True)
     if V.shape[1] == 0:
         return V
-    return np.stack([0.0 + np.cumsum(V[w > 0], axis=0)[-1] / w.sum() for w in W])
+    rows = []
+    for w in W:
+        sel = V[w > 0]
+        bos = extra if w[0] > 0 else 0.0
+        if bos:
+            sel = np.vstack([bos * V[:1], sel])
+        rows.append(0.0 + np.cumsum(sel, axis=0)[-1] / (w.sum() + bos))
+    return np.stack(rows)
 
 
 def layer_forward(model: Model, l: int, X: np.ndarray, beta: Optional[float] = None,

@@ -42,10 +42,10 @@ def _param(a: np.ndarray) -> nn.Parameter:
 class Head(nn.Module):
     """One attention head: projections Wq, Wk [D, dk], Wv [D, dv], Wo [dv, D]."""
 
-    def __init__(self, wq, wk, wv, wo, causal: bool, tie_tol: float, beta: float):
+    def __init__(self, wq, wk, wv, wo, causal: bool, tie_tol: float, beta: float, bos_extra: float = 0.0):
         super().__init__()
         self.wq, self.wk, self.wv, self.wo = (_param(w) for w in (wq, wk, wv, wo))
-        self.causal, self.tie_tol, self.beta = causal, tie_tol, beta
+        self.causal, self.tie_tol, self.beta, self.bos_extra = causal, tie_tol, beta, bos_extra
 
     def forward(self, x: torch.Tensor, key_mask: torch.Tensor) -> torch.Tensor:
         S = (x @ self.wq) @ (x @ self.wk).transpose(-1, -2)
@@ -59,6 +59,8 @@ class Head(nn.Module):
             w = (S >= m - self.tie_tol).to(x.dtype)
         else:
             w = torch.exp(self.beta * (S - m))
+        if self.bos_extra:  # BOS (key 0) weighs 1 + bos_extra: in softmax terms, a sink logit
+            w = torch.cat([w[..., :1] * (1.0 + self.bos_extra), w[..., 1:]], dim=-1)
         return ((w @ (x @ self.wv)) / w.sum(dim=-1, keepdim=True)) @ self.wo
 
 
@@ -108,7 +110,7 @@ class CompiledTransformer(nn.Module):
             heads = []
             for h, spec in enumerate(layer["heads"]):
                 b = float(beta) if isinstance(beta, (int, float)) else float(betas[l][h])  # type: ignore[index]
-                heads.append(Head(*model.head(l, h), spec["causal"], spec["tie_tol"], b))
+                heads.append(Head(*model.head(l, h), spec["causal"], spec["tie_tol"], b, spec.get("bos_extra", 0.0)))
             blocks.append(Block(heads, Mlp(model.mlp(l), layer["gated"])))
         self.blocks = nn.ModuleList(blocks)
 
