@@ -76,6 +76,9 @@ static size_t width_terms(Plan *p, const IrNode *n) {
     return info->n_terms;
 }
 
+/* The inputs a table reads for width n: one through a heavy BOS (ops.c), else one per term. */
+static size_t width_axes(Plan *p, const IrNode *n) { return width_bos_weight(p, n) > 1 ? 1 : width_terms(p, n); }
+
 /* Whether some map between `n` and the leaves can raise for some argument values: then the
  * MLP's output is categorical and checked one-hot, so a raise becomes a runtime error. */
 bool map_subtree_may_fail(Plan *p, const IrNode *n, const IrNode *const *leaves, uint32_t n_leaves) {
@@ -151,7 +154,7 @@ static double grid_size(Plan *p, const IrNode *const *set, uint32_t n) {
                 const int32_t *c = agg_count_by_index(p, set[j]);
                 if (set[j]->kind == IR_INDICES) continue;
                 g *= c ? agg_values_with_count(p, set[j], c[i]) + 1
-                       : set[j]->kind == IR_SELECTOR_WIDTH ? pow((double)p->max_len + 1, width_terms(p, set[j]))
+                       : set[j]->kind == IR_SELECTOR_WIDTH ? pow((double)p->max_len + 1, width_axes(p, set[j]))
                                                            : (double)(p->info[set[j]->id].vs.n + 1);
             }
             total += g;
@@ -159,17 +162,22 @@ static double grid_size(Plan *p, const IrNode *const *set, uint32_t n) {
         return total;
     }
     for (uint32_t j = 0; j < n; j++)
-        grid *= set[j]->kind == IR_SELECTOR_WIDTH ? pow((double)p->max_len + 1, width_terms(p, set[j]))
+        grid *= set[j]->kind == IR_SELECTOR_WIDTH ? pow((double)p->max_len + 1, width_axes(p, set[j]))
                                                   : (double)(p->info[set[j]->id].vs.n + 1);
     return grid;
 }
 
 /* The span of the projection a table of these leaves steps along (mlp.c's p_max): per leaf its
- * range in units of its least gap (a width read through 1/(w+1), about (N+1)^2 per term). */
+ * range in units of its least gap (a width read through 1/(w+1), about (N+1)^2 per term; through
+ * a heavy BOS, N+1). */
 static double table_span(Plan *p, const IrNode *const *set, uint32_t n) {
     double span = 1, N1 = (double)p->max_len + 1;
     for (uint32_t j = 0; j < n; j++) {
         const ValueSet *vs = &p->info[set[j]->id].vs;
+        if (set[j]->kind == IR_SELECTOR_WIDTH && width_bos_weight(p, set[j]) > 1) {
+            span *= N1;
+            continue;
+        }
         if (set[j]->kind == IR_SELECTOR_WIDTH || set[j]->kind == IR_LENGTH) {
             span *= pow(N1 * N1, set[j]->kind == IR_LENGTH ? 1 : width_terms(p, set[j]));
             continue;

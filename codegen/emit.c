@@ -54,6 +54,7 @@ static bool emit_head(Plan *p, Model *m, const HeadOp *op, ModelHead *h, const d
     h->wo = model_matrix(m, dv, D);
     h->causal = false;
     h->tie_tol = op->tie_tol;
+    h->bos_extra = op->bos_extra;
     h->label = arena_strdup(&m->arena, op->label);
     for (size_t c = 0; c < op->n_cols; c++) {
         put_view(&h->wq, c, op->cols[c].q, 1);

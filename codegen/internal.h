@@ -325,9 +325,10 @@ typedef struct SopInfo {
     /* selector_width / length: the head's output u = 1/(width+1), which consumer MLPs read
      * directly (fusing the width's own discretisation into theirs saves a layer) */
     bool has_u;
-    uint32_t n_u;            /* width = sum_i u_coef[i] * (1/u_i - 1) */
+    uint32_t n_u;            /* width = sum_i u_coef[i] * lambda (1/u_i - 1) */
     uint32_t u_dims[CG_MAX_WIDTH_TERMS];
     double u_coef[CG_MAX_WIDTH_TERMS];
+    double u_lambda;         /* BOS's weight in the heads: u_i = lambda / (lambda + w_i) */
     int u_time;
     /* MAP_MLP: the s-ops the MLP reads. Chains of tabulated maps are fused: a leaf is a
      * non-map s-op, a map whose views are free, or a map that could not be fused further. */
@@ -369,6 +370,7 @@ typedef struct HeadOp {
     size_t n_cols;
     double bos_level;          /* score of the BOS key for non-BOS queries */
     LinView bos_q;             /* or, when not empty, that score as a view of the query row */
+    double bos_extra;          /* BOS counts as 1 + bos_extra keys in the mean (ModelHead) */
     /* value columns: column j reads vals[j] and writes out_dims[j] */
     LinView *vals;
     double *bos_value;         /* value the BOS position must contribute per column */
@@ -384,6 +386,9 @@ typedef struct GridArg {
     size_t n;
     double *scalar;
     const LinView *onehot; /* n exact one-hot views (embedding blocks), when the input can gate */
+    /* How far the view may lie from the listed value, beyond rounding (a width read through a
+     * heavy BOS: within 1/8); mlp.c puts such an input fastest, on steps 1 apart. */
+    double dev;
 } GridArg;
 
 /* How a leaf s-op's value is recovered from grid indices: directly (the leaf's value set is
@@ -712,6 +717,11 @@ bool selector_needs_joint(Plan *p, const IrNode *sel);
 /* Whether a selector_width over sel takes more heads than CG_MAX_WIDTH_TERMS as a signed sum
  * of terms: then one head reads the joint one-hots of its sides instead (joint.c). */
 bool selector_width_needs_joint(Plan *p, const IrNode *sel);
+/* The weight Lambda of BOS in the heads of selector_width `width` (1: plain). A width that is a
+ * signed sum of 2..CG_MAX_WIDTH_TERMS terms weighs BOS Lambda = 8 (sum |coef|) N^2 (a power of 2,
+ * N = max_len), so each head's u = Lambda / (Lambda + w_t) and the sum of coef_t Lambda (1 - u_t)
+ * is within 1/8 of the width: one number an MLP reads, not a grid of every term (ops.c). */
+double width_bos_weight(Plan *p, const IrNode *width);
 
 /* 4b. numeq.c: select(K, Q, ==) between numbers, scored through the numbers (2 q k - h(k), h the
  * chords of x^2 through knots) instead of one-hots, where that is smaller or the only way. */
@@ -824,6 +834,7 @@ typedef struct WidthHeads {
     uint32_t n_u;
     uint32_t u_dims[CG_MAX_WIDTH_TERMS];
     double u_coef[CG_MAX_WIDTH_TERMS];
+    double u_lambda; /* BOS's weight (width_bos_weight): u_t = lambda / (lambda + w_t) */
     int time;
 } WidthHeads;
 bool plan_width_heads(Plan *p, const IrNode *node, const IrNode *selector, WidthHeads *w);

@@ -516,6 +516,7 @@ static bool table_rounding_ok(const Tab *t, const HiddenBuf *hb, size_t first, d
         const Axis *a = &t->ax[j];
         double mag = fmax(fabs(a->min), fabs(a->uniq[a->n - 1])), scale = a->coef / a->gap;
         if (!op->grid[j].onehot) dp += scale * u * (N + 8) * mag; /* one-hot inputs are exact */
+        dp += scale * op->grid[j].dev;                              /* a view off its values by design */
         proj_mag += scale * (mag + fabs(a->min)) * (double)(op->grid[j].view.n + 2);
     }
     dp += u * proj_mag;
@@ -792,6 +793,13 @@ static bool tabulate_gated(Tab *t, int gate, bool by_size, HiddenBuf *hb, double
             t->order[r] = t->order[r - 1];
             t->order[r - 1] = tmp;
         }
+    for (size_t q = 1; q < na; q++) /* an input off its values (GridArg.dev) fastest: its steps are 1 apart */
+        if (op->grid[t->order[q]].dev > 0)
+            for (size_t r = q; r > 0; r--) {
+                size_t tmp = t->order[r];
+                t->order[r] = t->order[r - 1];
+                t->order[r - 1] = tmp;
+            }
     double total = 1, mult = 1;
     for (size_t q = 0; q < na; q++) {
         size_t j = t->order[q];

@@ -1,5 +1,6 @@
 /* The plan's toolkit: residual dims, heads, MLP ops and checks, and the encodings they give
  * s-ops (internal.h declares them). plan.c, kinds.c and the lowering passes build with these. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +156,8 @@ bool plan_add_grid(Plan *p, MlpOp *m, LinView view, size_t n, double **scalar, u
     g->view = view;
     g->n = n;
     g->scalar = *scalar = ARENA_ARRAY(p->arena, double, n ? n : 1);
+    g->onehot = NULL;
+    g->dev = 0;
     return true;
 }
 
@@ -208,6 +211,36 @@ bool plan_scalar_arg(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u) {
     return scalar_arg_value(p, m, j, a, via_u) && kind_axis(p, m, j, a);
 }
 
+/* Whether MLP m already reads an input off its listed values (GridArg.dev): mlp.c puts one such
+ * input fastest, so a second one takes the exact way. */
+static bool reads_deviating(const MlpOp *m) {
+    for (size_t j = 0; j < m->n_grid; j++)
+        if (m->grid[j].dev > 0) return true;
+    return false;
+}
+
+/* A width summed from heads with a heavy BOS (width_bos_weight): one input y = sum_t coef_t
+ * lambda (1 - u_t) = sum_t coef_t (w_t - w_t^2 / (lambda + w_t)), within sum |coef_t| N^2 / lambda
+ * <= 1/8 of the width itself, listed as 0..N; plus the rounding of u_t (a few ulps of 1) times
+ * lambda. The table's steps between consecutive widths are flat a quarter around each. */
+static bool heavy_width_axis(Plan *p, MlpOp *m, LeafMap *leaf, const SopInfo *a) {
+    double lambda = a->u_lambda, coefs = 0, N = (double)p->max_len;
+    LinView y = lv_empty();
+    for (uint32_t i = 0; i < a->n_u; i++) {
+        y = lv_combine(p->arena, 1, y, -a->u_coef[i] * lambda, lv_unit(p->arena, a->u_dims[i], 1));
+        y = lv_combine(p->arena, 1, y, a->u_coef[i] * lambda, lv_unit(p->arena, DIM_ONE, 1));
+        coefs += fabs(a->u_coef[i]);
+    }
+    double *sc = NULL;
+    if (!plan_add_grid(p, m, y, p->max_len + 1, &sc, &leaf->args[0])) return false;
+    for (size_t w = 0; w <= p->max_len; w++) sc[w] = (double)w;
+    m->grid[leaf->args[0]].dev = coefs * (N * N / lambda + 8 * lambda * DBL_EPSILON);
+    leaf->n_u = 1;
+    leaf->coef[0] = 1;
+    leaf->base[0] = 0;
+    return true;
+}
+
 static bool scalar_arg_value(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u) {
     if (a->vs.unbounded) return plan_error(p, a->node, "has too many possible values to tabulate in an MLP");
     LeafMap *leaf = &m->leaf[j];
@@ -221,12 +254,14 @@ static bool scalar_arg_value(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u
     if (a->has_u && via_u) {
         leaf->width = true;
         leaf->vs = &a->vs;
-        leaf->n_u = a->n_u;
         size_t base = a->node->kind == IR_LENGTH ? 1 : 0;
+        double lambda = a->u_lambda > 1 ? a->u_lambda : 1;
+        if (lambda > 1 && !reads_deviating(m)) return heavy_width_axis(p, m, leaf, a);
+        leaf->n_u = a->n_u;
         for (uint32_t i = 0; i < a->n_u; i++) {
             if (!plan_add_grid(p, m, lv_unit(p->arena, a->u_dims[i], -1), p->max_len + 1 - base, &sc, &leaf->args[i]))
                 return false;
-            for (size_t w = base; w <= p->max_len; w++) sc[w - base] = -1.0 / ((double)w + 1.0);
+            for (size_t w = base; w <= p->max_len; w++) sc[w - base] = -lambda / (lambda + (double)w);
             leaf->coef[i] = a->u_coef[i];
             leaf->base[i] = (double)base;
         }

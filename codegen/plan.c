@@ -126,14 +126,16 @@ static bool plan_width(Plan *p, SopInfo *info, const IrNode *out) {
     info->u_time = info->time = slot;
     memcpy(info->u_dims, w.u_dims, sizeof w.u_dims);
     memcpy(info->u_coef, w.u_coef, sizeof w.u_coef);
+    info->u_lambda = w.u_lambda;
     if (!info->want_cat && !info->want_num && n != out) return true; /* only read through u */
     if (info->n_u == 0 && !info->want_cat && n != out) { /* a selector that never selects: 0 */
         info->num = lv_empty();
         info->has_num = true;
         return true;
     }
-    bool joint = pow((double)p->max_len + 1, (double)info->n_u) <= CG_MAX_WIDTH_JOINT;
-    if ((!info->want_cat && info->want_num) || (info->want_cat && !joint)) {
+    /* through a heavy BOS the terms' sum is one input (ops.c): tabulated along it, not a grid */
+    bool joint = info->u_lambda > 1 || pow((double)p->max_len + 1, (double)info->n_u) <= CG_MAX_WIDTH_JOINT;
+    if (((!info->want_cat && info->want_num) || (info->want_cat && !joint)) && info->u_lambda == 1) {
         /* numerical: sum_i coef_i * w_i, one small MLP per term into one dim (tabulating the
          * terms jointly would cost a hidden pair per grid point of all the u's) */
         uint32_t dim = plan_alloc_dims(p, 1, plan_node_name(p, n), NULL);
@@ -152,7 +154,7 @@ static bool plan_width(Plan *p, SopInfo *info, const IrNode *out) {
             size_t base = (size_t)leaf->base[0];
             if (!plan_add_grid(p, m, lv_unit(p->arena, info->u_dims[t], -1), p->max_len + 1 - base, &sc, &leaf->args[0]))
                 return false;
-            for (size_t w = base; w <= p->max_len; w++) sc[w - base] = -1.0 / ((double)w + 1.0);
+            for (size_t w = base; w <= p->max_len; w++) sc[w - base] = -1.0 / ((double)w + 1.0); /* lambda 1 */
             m->out_cat = false;
             m->out_vs = &info->vs;
             m->out_dim = dim;

@@ -176,16 +176,20 @@ bool plan_width_heads(Plan *p, const IrNode *node, const IrNode *selector, Width
     }
     w->n_u = (uint32_t)n_terms;
     w->time = slot;
+    w->u_lambda = n_terms > 1 ? width_bos_weight(p, node) : 1;
     for (size_t t = 0; t < n_terms; t++) {
         HeadOp *h = plan_new_head(p);
         h->tie_tol = 0.5; /* selected keys and BOS score m, the others at most m - 1 */
         h->cols = cols[t];
         h->n_cols = n_cols[t];
         h->bos_level = bos_level[t];
+        h->bos_extra = w->u_lambda - 1;
         h->layer = slot_layer(slot);
         h->node = node;
-        h->label = arena_printf(p->arena, "%s: 1/(%s+1)%s", plan_node_name(p, node),
-                                node->kind == IR_AGGREGATE ? "keys" : "width",
+        const char *of = node->kind == IR_AGGREGATE ? "keys" : "width";
+        h->label = arena_printf(p->arena, "%s: %s%s", plan_node_name(p, node),
+                                w->u_lambda > 1 ? arena_printf(p->arena, "%.0f/(%.0f+%s)", w->u_lambda, w->u_lambda, of)
+                                                : arena_printf(p->arena, "1/(%s+1)", of),
                                 n_terms > 1 ? arena_printf(p->arena, " term %zu", t + 1) : "");
         uint32_t u = plan_alloc_dims(p, 1, h->label, NULL);
         h->n_vals = 1;
