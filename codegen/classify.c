@@ -79,6 +79,87 @@ static size_t width_terms(Plan *p, const IrNode *n) {
 /* The inputs a table reads for width n: one through a heavy BOS (ops.c), else one per term. */
 static size_t width_axes(Plan *p, const IrNode *n) { return width_bos_weight(p, n) > 1 ? 1 : width_terms(p, n); }
 
+/* Whether some affine map of two s-ops adds width w to (or takes it from) another count: a width,
+ * or an affine map that reads one (Dyck's depth, openers minus closers). */
+static bool counted_with_another(Plan *p, const IrNode *w) {
+    for (size_t id = w->id + 1; id < p->g->count; id++) {
+        const IrNode *m = p->g->nodes[id];
+        if (!p->info[id].reachable || m->kind != IR_MAP || !affine_op(m) || m->u.map.nargs != 2) continue;
+        const IrNode *a = m->u.map.args[0], *b = m->u.map.args[1];
+        if (a != w && b != w) continue;
+        const IrNode *other = a == w ? b : a;
+        if (other->kind == IR_SELECTOR_WIDTH) return true;
+        if (other->kind == IR_MAP && affine_op(other))
+            for (uint32_t j = 0; j < other->u.map.nargs; j++)
+                if (other->u.map.args[j]->kind == IR_SELECTOR_WIDTH) return true;
+    }
+    return false;
+}
+
+/* The sum of |coef| of width w's terms (0: no heavy BOS for it). */
+static double width_coefs(Plan *p, const IrNode *w) {
+    SelTerm *terms;
+    size_t n;
+    if (!selector_terms(p, w->u.width.selector, &terms, &n) || n == 0 || n > CG_MAX_WIDTH_TERMS) return 0;
+    if (n == 1 && !counted_with_another(p, w)) return 0;
+    double coefs = 0;
+    for (size_t t = 0; t < n; t++) coefs += fabs(terms[t].coef);
+    return coefs;
+}
+
+double width_bos_weight(Plan *p, const IrNode *w) {
+    if (w->kind != IR_SELECTOR_WIDTH) return 1;
+    SopInfo *info = &p->info[w->id];
+    if (info->bos_weight == 0) {
+        double coefs = width_coefs(p, w), N = (double)p->max_len;
+        info->bos_weight = coefs > 0 ? exp2(ceil(log2(64 * coefs * N * N))) : 1;
+    }
+    return info->bos_weight;
+}
+
+/* Whether every value of x is an integer (a heavy view lists them 1 or more apart). */
+static bool integral(const ValueSet *vs) {
+    if (vs->unbounded || !vs->numeric || vs->n == 0 || vs_inexact_as_numbers(vs)) return false;
+    for (size_t i = 0; i < vs->n; i++) {
+        double v = value_as_double(vs->vals[i]);
+        if (v != floor(v) || fabs(v) > 0x1p40) return false;
+    }
+    return true;
+}
+
+double heavy_dev(Plan *p, const IrNode *x, const MapClass *cls) {
+    const SopInfo *info = &p->info[x->id];
+    if (x->kind == IR_SELECTOR_WIDTH) {
+        double lambda = width_bos_weight(p, x), coefs = lambda > 1 ? width_coefs(p, x) : 0, N = (double)p->max_len;
+        /* w^2 / (lambda + w) per term, and lambda times u's rounding (a few ulps of 1) */
+        return lambda > 1 ? coefs * (N * N / lambda + 8 * lambda * DBL_EPSILON) : INFINITY;
+    }
+    if (x->kind != IR_MAP || !affine_op(x) || cls[x->id] != MAP_AFFINE || info->may_fail || !integral(&info->vs))
+        return INFINITY;
+    double dev = 0, scale = 1;
+    bool heavy = false;
+    if (x->u.map.kind == IR_MAP_BINARY && x->u.map.op == VOP_MUL) { /* by an integer constant */
+        const IrNode *k = x->u.map.args[0]->kind == IR_CONST ? x->u.map.args[0] : x->u.map.args[1];
+        double c = value_is_number(k->u.constant) ? value_as_double(k->u.constant) : NAN;
+        if (!(c == floor(c))) return INFINITY;
+        scale = fabs(c);
+    } else if (x->u.map.kind == IR_MAP_BINARY && x->u.map.op == VOP_DIV) {
+        return INFINITY;
+    }
+    for (uint32_t j = 0; j < x->u.map.nargs; j++) {
+        const IrNode *a = x->u.map.args[j];
+        if (a->kind == IR_CONST) continue;
+        double d = heavy_dev(p, a, cls);
+        if (d < INFINITY) {
+            dev += scale * d;
+            heavy = true;
+        } else if (!(a->kind == IR_MAP && cls[a->id] == MAP_UNARY_CAT) && !p->info[a->id].pos_free) {
+            return INFINITY; /* neither heavy nor a free view of the embedding */
+        }
+    }
+    return heavy && dev <= 0.125 ? dev : INFINITY;
+}
+
 /* Whether some map between `n` and the leaves can raise for some argument values: then the
  * MLP's output is categorical and checked one-hot, so a raise becomes a runtime error. */
 bool map_subtree_may_fail(Plan *p, const IrNode *n, const IrNode *const *leaves, uint32_t n_leaves) {
@@ -271,7 +352,8 @@ static int est_selector_time(Plan *p, const IrNode *sel, const MapClass *cls) {
 static int est_time(Plan *p, const IrNode *x, const MapClass *cls, bool as_leaf) {
     SopInfo *info = &p->info[x->id];
     if (info->pos_free) return 0;
-    int leaf = as_leaf && (x->kind == IR_LENGTH || x->kind == IR_SELECTOR_WIDTH);
+    int leaf = as_leaf && (x->kind == IR_LENGTH || x->kind == IR_SELECTOR_WIDTH ||
+                           (x->kind == IR_MAP && heavy_dev(p, x, cls) < INFINITY)); /* its heavy view */
     if (info->est_known[leaf]) return info->est[leaf];
     int t = 0;
     switch (x->kind) {
@@ -283,7 +365,12 @@ static int est_time(Plan *p, const IrNode *x, const MapClass *cls, bool as_leaf)
         break;
     }
     case IR_MAP:
-        if (cls[x->id] == MAP_SWITCH) { /* it reads widths by value, or by u (Switch.x_u) */
+        if (leaf) { /* a heavy view: from its arguments' heavy and free views */
+            for (uint32_t j = 0; j < x->u.map.nargs; j++) {
+                int a = x->u.map.args[j]->kind == IR_CONST ? 0 : est_time(p, x->u.map.args[j], cls, true);
+                if (a > t) t = a;
+            }
+        } else if (cls[x->id] == MAP_SWITCH) { /* it reads widths by value, or by u (Switch.x_u) */
             for (uint32_t k = 0; k < info->sw->n_gates + info->sw->n_xs; k++) {
                 bool gate = k < info->sw->n_gates;
                 const IrNode *l = gate ? info->sw->gates[k] : info->sw->xs[k - info->sw->n_gates];
@@ -323,6 +410,9 @@ typedef struct LeafCost {
 
 static bool leaf_cost(Plan *p, const IrNode *const *set, uint32_t n, const MapClass *cls, LeafCost *c) {
     if (n > CG_MAX_LEAVES) return false;
+    uint32_t heavy_maps = 0; /* a table reads one input off its values (ops.c): one heavy map at most */
+    for (uint32_t k = 0; k < n; k++) heavy_maps += set[k]->kind == IR_MAP && heavy_dev(p, set[k], cls) < INFINITY;
+    if (heavy_maps > 1) return false;
     c->grid = grid_size(p, set, n);
     if (c->grid > fused_budget(n)) return false;
     int t = 0;

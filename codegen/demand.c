@@ -220,7 +220,7 @@ void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
             if (cls[id] == MAP_MLP || (cls[id] == MAP_AFFINE && info->want_cat))
                 for (uint32_t k = 0; k < info->n_leaves; k++) p->info[info->leaves[k]->id].needed = true;
             if (cls[id] == MAP_UNARY_CAT) p->info[info->cat_src->id].needed = true;
-            if (cls[id] == MAP_AFFINE && (info->want_num || n == out))
+            if (cls[id] == MAP_AFFINE && (info->want_num || info->want_heavy || n == out))
                 for (uint32_t j = 0; j < n->u.map.nargs; j++) p->info[n->u.map.args[j]->id].needed = true;
             if (cls[id] == MAP_GATED) {
                 SopInfo *g = &p->info[info->gated->gate->id], *y = &p->info[info->gated->y->id];
@@ -251,6 +251,10 @@ void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
                     SopInfo *a = &p->info[info->leaves[k]->id];
                     if (vs_kind_collisions(&a->vs)) a->want_kind = true; /* 1 and 1.0 may map differently */
                     if (a->node->kind == IR_LENGTH || a->node->kind == IR_SELECTOR_WIDTH) continue; /* read via u */
+                    if (a->node->kind == IR_MAP && heavy_dev(p, a->node, cls) < INFINITY) { /* its heavy view */
+                        a->want_heavy = true;
+                        continue;
+                    }
                     /* rounding twins (length * mean: 3.0 and 2.9999999999999996) only by rank */
                     if (a->vs.numeric && !vs_inexact_as_numbers(&a->vs)) a->want_num = true;
                     else a->want_cat = true;
@@ -259,6 +263,12 @@ void plan_demand(Plan *p, const IrNode *out, const MapClass *cls) {
             if (cls[id] == MAP_UNARY_CAT) p->info[info->cat_src->id].want_cat = true;
             for (uint32_t j = 0; j < n->u.map.nargs && cls[id] == MAP_AFFINE && (info->want_num || n == out); j++)
                 p->info[n->u.map.args[j]->id].want_num = true;
+            for (uint32_t j = 0; j < n->u.map.nargs && cls[id] == MAP_AFFINE && info->want_heavy; j++) {
+                SopInfo *a = &p->info[n->u.map.args[j]->id]; /* heavy from heavy and free views */
+                if (a->node->kind == IR_SELECTOR_WIDTH || a->node->kind == IR_CONST) continue; /* via u */
+                if (a->node->kind == IR_MAP && heavy_dev(p, a->node, cls) < INFINITY) a->want_heavy = true;
+                else a->want_num = true;
+            }
             break;
         default: break;
         }

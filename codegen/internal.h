@@ -338,6 +338,15 @@ typedef struct SopInfo {
     bool est_known[2];         /* memo of classify.c est_time() (as a value, as an MLP leaf) */
     int est[2];
     size_t n_terms;            /* memo of classify.c width_terms() */
+    double bos_weight;         /* memo of width_bos_weight() (0: not yet) */
+    /* A heavy view (selector_width through a heavy BOS, or an affine map of such widths and free
+     * views, MAP_AFFINE): `heavy` is within heavy_dev of the value, from heavy_time on; tables
+     * read it as one input (GridArg.dev) where they would read the width's terms or the map's
+     * arguments jointly. want_heavy: some table reads the map so (demand.c). */
+    bool want_heavy, has_heavy;
+    LinView heavy;
+    double heavy_dev;
+    int heavy_time;
     Gated *gated;              /* MAP_GATED */
     struct Switch *sw;         /* MAP_SWITCH */
     RealInfo *real;            /* a real-valued s-op (reals.c), else NULL */
@@ -717,11 +726,6 @@ bool selector_needs_joint(Plan *p, const IrNode *sel);
 /* Whether a selector_width over sel takes more heads than CG_MAX_WIDTH_TERMS as a signed sum
  * of terms: then one head reads the joint one-hots of its sides instead (joint.c). */
 bool selector_width_needs_joint(Plan *p, const IrNode *sel);
-/* The weight Lambda of BOS in the heads of selector_width `width` (1: plain). A width that is a
- * signed sum of 2..CG_MAX_WIDTH_TERMS terms weighs BOS Lambda = 8 (sum |coef|) N^2 (a power of 2,
- * N = max_len), so each head's u = Lambda / (Lambda + w_t) and the sum of coef_t Lambda (1 - u_t)
- * is within 1/8 of the width: one number an MLP reads, not a grid of every term (ops.c). */
-double width_bos_weight(Plan *p, const IrNode *width);
 
 /* 4b. numeq.c: select(K, Q, ==) between numbers, scored through the numbers (2 q k - h(k), h the
  * chords of x^2 through knots) instead of one-hots, where that is smaller or the only way. */
@@ -737,6 +741,15 @@ enum { NUMEQ_MAX_COLUMNS = 5 };
 bool numeq_columns(Plan *p, const IrNode *select, ScoreColumn *cols, size_t *n, int *time);
 
 /* 5. classify.c: map classes, fusion (the leaves an MLP reads), and evaluation of fused maps */
+/* The weight Lambda of BOS in the heads of selector_width `width` (1: plain). A width that is a
+ * signed sum of 2..CG_MAX_WIDTH_TERMS terms, or that an affine map adds to another count, weighs
+ * BOS Lambda = 64 (sum |coef|) N^2 (a power of 2, N = max_len): each head's u = Lambda /
+ * (Lambda + w_t), and the sum of coef_t Lambda (1 - u_t) is within 1/64 of the width, a heavy view
+ * (SopInfo.heavy): one number an MLP reads, not a grid of every term or count (ops.c). */
+double width_bos_weight(Plan *p, const IrNode *width);
+/* The deviation of s-op x's heavy view from its value (INFINITY: it has none): a heavy width's,
+ * or an affine map's with integer coefficients over heavy views and free views, at most 1/8. */
+double heavy_dev(Plan *p, const IrNode *x, const MapClass *cls);
 const IrNode *map_single_varying_arg(const IrNode *n);
 bool aggregate_averages(Plan *p, const IrNode *agg);
 bool map_subtree_may_fail(Plan *p, const IrNode *n, const IrNode *const *leaves, uint32_t n_leaves);

@@ -198,7 +198,7 @@ bool plan_kind_leaf(Plan *p, MlpOp *m, size_t j, SopInfo *a) {
 }
 
 int plan_leaf_time(const SopInfo *a) {
-    int t = a->has_u ? a->u_time : a->time;
+    int t = a->has_u ? a->u_time : a->has_heavy ? a->heavy_time : a->time;
     return a->want_kind && a->has_kind && a->kind_time > t ? a->kind_time : t;
 }
 
@@ -219,22 +219,24 @@ static bool reads_deviating(const MlpOp *m) {
     return false;
 }
 
-/* A width summed from heads with a heavy BOS (width_bos_weight): one input y = sum_t coef_t
- * lambda (1 - u_t) = sum_t coef_t (w_t - w_t^2 / (lambda + w_t)), within sum |coef_t| N^2 / lambda
- * <= 1/8 of the width itself, listed as 0..N; plus the rounding of u_t (a few ulps of 1) times
- * lambda. The table's steps between consecutive widths are flat a quarter around each. */
-static bool heavy_width_axis(Plan *p, MlpOp *m, LeafMap *leaf, const SopInfo *a) {
-    double lambda = a->u_lambda, coefs = 0, N = (double)p->max_len;
-    LinView y = lv_empty();
-    for (uint32_t i = 0; i < a->n_u; i++) {
-        y = lv_combine(p->arena, 1, y, -a->u_coef[i] * lambda, lv_unit(p->arena, a->u_dims[i], 1));
-        y = lv_combine(p->arena, 1, y, a->u_coef[i] * lambda, lv_unit(p->arena, DIM_ONE, 1));
-        coefs += fabs(a->u_coef[i]);
-    }
+/* s-op a read through its heavy view (SopInfo.heavy: a width through a heavy BOS, or an affine
+ * map of such widths): one input listing its values (a width's 0..N), off them by heavy_dev
+ * (<= 1/8) besides rounding; mlp.c steps between consecutive values, flat a quarter around each. */
+static bool heavy_axis(Plan *p, MlpOp *m, LeafMap *leaf, const SopInfo *a) {
     double *sc = NULL;
-    if (!plan_add_grid(p, m, y, p->max_len + 1, &sc, &leaf->args[0])) return false;
-    for (size_t w = 0; w <= p->max_len; w++) sc[w] = (double)w;
-    m->grid[leaf->args[0]].dev = coefs * (N * N / lambda + 8 * lambda * DBL_EPSILON);
+    uint32_t arg;
+    bool width = a->node->kind == IR_SELECTOR_WIDTH;
+    size_t n = width ? p->max_len + 1 : a->vs.n;
+    if (!plan_add_grid(p, m, a->heavy, n, &sc, &arg)) return false;
+    for (size_t i = 0; i < n; i++) sc[i] = width ? (double)i : value_as_double(a->vs.vals[i]);
+    m->grid[arg].dev = a->heavy_dev;
+    leaf->vs = &a->vs;
+    if (!width) {
+        leaf->arg = arg;
+        return true;
+    }
+    leaf->width = true;
+    leaf->args[0] = arg;
     leaf->n_u = 1;
     leaf->coef[0] = 1;
     leaf->base[0] = 0;
@@ -256,7 +258,7 @@ static bool scalar_arg_value(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u
         leaf->vs = &a->vs;
         size_t base = a->node->kind == IR_LENGTH ? 1 : 0;
         double lambda = a->u_lambda > 1 ? a->u_lambda : 1;
-        if (lambda > 1 && !reads_deviating(m)) return heavy_width_axis(p, m, leaf, a);
+        if (a->has_heavy && !reads_deviating(m)) return heavy_axis(p, m, leaf, a);
         leaf->n_u = a->n_u;
         for (uint32_t i = 0; i < a->n_u; i++) {
             if (!plan_add_grid(p, m, lv_unit(p->arena, a->u_dims[i], -1), p->max_len + 1 - base, &sc, &leaf->args[i]))
@@ -267,6 +269,7 @@ static bool scalar_arg_value(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u
         }
         return true;
     }
+    if (via_u && a->has_heavy && !reads_deviating(m)) return heavy_axis(p, m, leaf, a);
     leaf->vs = &a->vs;
     /* a number through its numerical view, unless that view cannot tell members apart (1 and
      * 1.0, -0.0 and 0.0, rounding twins) and the rank of a one-hot can */

@@ -127,6 +127,17 @@ static bool plan_width(Plan *p, SopInfo *info, const IrNode *out) {
     memcpy(info->u_dims, w.u_dims, sizeof w.u_dims);
     memcpy(info->u_coef, w.u_coef, sizeof w.u_coef);
     info->u_lambda = w.u_lambda;
+    if (w.u_lambda > 1) { /* sum_t coef_t lambda (1 - u_t), within heavy_dev of the width */
+        LinView y = lv_empty();
+        for (uint32_t t = 0; t < w.n_u; t++) {
+            y = lv_combine(p->arena, 1, y, -w.u_coef[t] * w.u_lambda, lv_unit(p->arena, w.u_dims[t], 1));
+            y = lv_combine(p->arena, 1, y, w.u_coef[t] * w.u_lambda, lv_unit(p->arena, DIM_ONE, 1));
+        }
+        info->heavy = y;
+        info->heavy_dev = heavy_dev(p, n, NULL);
+        info->heavy_time = slot;
+        info->has_heavy = true;
+    }
     if (!info->want_cat && !info->want_num && n != out) return true; /* only read through u */
     if (info->n_u == 0 && !info->want_cat && n != out) { /* a selector that never selects: 0 */
         info->num = lv_empty();
@@ -297,6 +308,54 @@ static bool plan_aggregate(Plan *p, SopInfo *info, const IrNode *out) {
     return true;
 }
 
+/* The heavy view of an affine map (SopInfo.heavy): the same combination of its arguments' heavy
+ * views (widths through a heavy BOS, heavy maps) and exact free views, off by their deviations. */
+static bool plan_heavy_affine(Plan *p, SopInfo *info) {
+    const IrNode *n = info->node;
+    LinView v[2] = {lv_empty(), lv_empty()};
+    double c[2] = {0, 0}, dev[2] = {0, 0};
+    int t = 0;
+    for (uint32_t j = 0; j < n->u.map.nargs; j++) {
+        const SopInfo *a = &p->info[n->u.map.args[j]->id];
+        if (a->node->kind == IR_CONST) {
+            c[j] = value_as_double(a->node->u.constant);
+            continue;
+        }
+        if (a->has_heavy) {
+            v[j] = a->heavy;
+            dev[j] = a->heavy_dev;
+            if (a->heavy_time > t) t = a->heavy_time;
+        } else if (a->has_num) {
+            v[j] = a->num;
+            if (a->time > t) t = a->time;
+        } else {
+            return plan_error(p, a->node, "has no heavy or free numerical view (internal compiler error)");
+        }
+    }
+    switch (n->u.map.op) {
+    case VOP_NEG: info->heavy = lv_combine(p->arena, -1, v[0], 0, lv_empty()); info->heavy_dev = dev[0]; break;
+    case VOP_POS: info->heavy = v[0]; info->heavy_dev = dev[0]; break;
+    case VOP_ADD: /* a constant argument's view is empty: add it */
+    case VOP_SUB: {
+        double s = n->u.map.op == VOP_SUB ? -1 : 1;
+        info->heavy = lv_combine(p->arena, 1, v[0], s, v[1]);
+        info->heavy = lv_combine(p->arena, 1, info->heavy, c[0] + s * c[1], lv_unit(p->arena, DIM_ONE, 1));
+        info->heavy_dev = dev[0] + dev[1];
+        break;
+    }
+    case VOP_MUL: {
+        int k = n->u.map.args[1]->kind == IR_CONST ? 1 : 0;
+        info->heavy = lv_combine(p->arena, c[k], v[1 - k], 0, lv_empty());
+        info->heavy_dev = fabs(c[k]) * dev[1 - k];
+        break;
+    }
+    default: return plan_error(p, n, "has no heavy view (internal compiler error)");
+    }
+    info->heavy_time = t;
+    info->has_heavy = true;
+    return true;
+}
+
 /* A map computed by an MLP from its leaves (see choose_leaves). */
 static bool tabulate(Plan *p, SopInfo *info, bool out_cat) {
     const IrNode *n = info->node;
@@ -313,8 +372,12 @@ static bool tabulate(Plan *p, SopInfo *info, bool out_cat) {
     m->node = n;
     m->fn = MLP_FN_MAP;
     m->leaves = info->leaves;
-    for (uint32_t k = 0; k < info->n_leaves; k++)
-        if (!plan_scalar_arg(p, m, k, &p->info[info->leaves[k]->id], true)) return false;
+    for (int heavy_first = 1; heavy_first >= 0; heavy_first--) /* a heavy map's view off its values first */
+        for (uint32_t k = 0; k < info->n_leaves; k++) {
+            SopInfo *a = &p->info[info->leaves[k]->id];
+            if ((a->has_heavy && a->node->kind == IR_MAP) == heavy_first && !plan_scalar_arg(p, m, k, a, true))
+                return false;
+        }
     LinView keep = info->num;
     bool had_num = info->has_num;
     /* the tabulated subtree may raise even where this map itself cannot (x % y - 5) */
@@ -703,6 +766,7 @@ static bool plan_map(Plan *p, SopInfo *info, MapClass cls, const IrNode *out) {
         return true;
     }
     if (cls == MAP_AFFINE) {
+        if (info->want_heavy && !plan_heavy_affine(p, info)) return false;
         if (info->want_num || n == out) {
             LinView v[2];
             double c[2] = {0, 0};

@@ -176,7 +176,7 @@ bool plan_width_heads(Plan *p, const IrNode *node, const IrNode *selector, Width
     }
     w->n_u = (uint32_t)n_terms;
     w->time = slot;
-    w->u_lambda = n_terms > 1 ? width_bos_weight(p, node) : 1;
+    w->u_lambda = selector ? width_bos_weight(p, node) : 1;
     for (size_t t = 0; t < n_terms; t++) {
         HeadOp *h = plan_new_head(p);
         h->tie_tol = 0.5; /* selected keys and BOS score m, the others at most m - 1 */

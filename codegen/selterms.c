@@ -237,17 +237,6 @@ bool selector_width_needs_joint(Plan *p, const IrNode *sel) {
     return selector_terms(p, sel, &terms, &n) && n > CG_MAX_WIDTH_TERMS;
 }
 
-double width_bos_weight(Plan *p, const IrNode *width) {
-    SelTerm *terms;
-    size_t n;
-    if (width->kind != IR_SELECTOR_WIDTH || !selector_terms(p, width->u.width.selector, &terms, &n) || n < 2 ||
-        n > CG_MAX_WIDTH_TERMS)
-        return 1;
-    double coefs = 0, N = (double)p->max_len;
-    for (size_t t = 0; t < n; t++) coefs += fabs(terms[t].coef);
-    return exp2(ceil(log2(8 * coefs * N * N)));
-}
-
 /* The distinct non-constant s-ops the comparisons of `sel` read on one side. */
 void selector_side(const IrNode *sel, bool keys, Joint *j) {
     if (sel->kind != IR_SELECT) {
