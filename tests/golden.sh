@@ -357,7 +357,7 @@ golden_pictures() {
     # --trace: a section per stage, '+' on what each wrote, the output last
     "$bin/rasprun" "$d/s.bin" --trace '[3, 1, 2]' >"$d/t.txt" 2>"$d/err"
     check "--trace: exit" 0 "$?"
-    check "--trace: sections" "embedding|layer 0 (attention: 2 heads; MLP: 26 hidden units)|layer 1 (attention: 1 head; MLP: 0 hidden units)" \
+    check "--trace: sections" "embedding|layer 0 (attention: 2 heads; MLP: 8 hidden units)|layer 1 (attention: 1 head; MLP: 0 hidden units)" \
         "$(grep -E '^(embedding|layer)' "$d/t.txt" | tr '\n' '|' | sed 's/|$//')"
     check "--trace: sorted in layer 1" "  + sorted 0 1 2 3" "$(grep '+ sorted' "$d/t.txt" | tr -s ' ' | sed 's/^ /  /')"
     check "--trace: output" "output: [1, 2, 3]" "$(tail -n 1 "$d/t.txt")"
