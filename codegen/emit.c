@@ -52,7 +52,7 @@ static bool emit_head(Plan *p, Model *m, const HeadOp *op, ModelHead *h, const d
     h->wk = model_matrix(m, D, dk);
     h->wv = model_matrix(m, D, dv);
     h->wo = model_matrix(m, dv, D);
-    h->causal = false;
+    h->causal = op->causal;
     h->tie_tol = op->tie_tol;
     h->bos_extra = op->bos_extra;
     h->label = arena_strdup(&m->arena, op->label);

@@ -380,6 +380,7 @@ typedef struct HeadOp {
     double bos_level;          /* score of the BOS key for non-BOS queries */
     LinView bos_q;             /* or, when not empty, that score as a view of the query row */
     double bos_extra;          /* BOS counts as 1 + bos_extra keys in the mean (ModelHead) */
+    bool causal;               /* keys after the query are masked (ModelHead.causal) */
     /* value columns: column j reads vals[j] and writes out_dims[j] */
     LinView *vals;
     double *bos_value;         /* value the BOS position must contribute per column */
@@ -834,12 +835,14 @@ bool plan_convert_to_cat(Plan *p, SopInfo *info);
 void plan_dump(Plan *p, const IrNode *out, FILE *f);
 
 /* selector.c: score columns of a term and of an aggregate's selector; the heads of widths */
+/* *causal: the head must mask keys after the query (a conjunct select(indices, indices, <) or
+ * <=, scored through that mask: HeadOp.causal). */
 bool selector_lower_term(Plan *p, const SelTerm *t, bool for_width, ScoreColumn **cols, size_t *n,
-                         double *bos_level, int *time);
+                         double *bos_level, int *time, bool *causal);
 /* The columns of an aggregate's selector (one head). bos_q: a query-dependent BOS score (a view
  * of the query row), or empty for bos_level. */
 bool selector_lower(Plan *p, const IrNode *sel, ScoreColumn **cols, size_t *n, double *bos_level, LinView *bos_q,
-                    int *time);
+                    int *time, bool *causal);
 /* The heads of a width: one per inclusion-exclusion term of `selector` (NULL: every key, which
  * is length), each averaging the BOS flag over its selected keys and BOS: u = 1/(w_t + 1), and
  * width = sum_t coef_t (1/u_t - 1). They sit in the first attention slot after the selector. */

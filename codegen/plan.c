@@ -247,7 +247,8 @@ static bool plan_aggregate(Plan *p, SopInfo *info, const IrNode *out) {
     HeadOp *h = plan_new_head(p);
     h->tie_tol = 0.25; /* scores m (selected), m - 1/2 (BOS), at most m - 1 (others); index match: gaps 1 */
     int t_sel;
-    if (!selector_lower(p, n->u.aggregate.selector, &h->cols, &h->n_cols, &h->bos_level, &h->bos_q, &t_sel)) return false;
+    if (!selector_lower(p, n->u.aggregate.selector, &h->cols, &h->n_cols, &h->bos_level, &h->bos_q, &t_sel, &h->causal))
+        return false;
     bool one = selector_at_most_one(p, n->u.aggregate.selector);
     bool copy = !aggregate_averages(p, n) || (one && (info->want_cat || n == out) && src->has_cat);
     int slot = next_slot(t_sel > src->time ? t_sel : src->time, true);

@@ -49,7 +49,10 @@ static bool table_columns(Plan *p, const IrNode *conj, const IrNode *keys, const
         diag_error(p->diags, conj->loc, "select compares values that cannot be ordered (a string with a number)");
         return false;
     }
-    if (nk <= nq) { /* one column per key value */
+    /* one column per key value where keys have fewer values; with as many (indices against
+     * indices), one per query value: each query row then has one entry, and the scores, which
+     * cost 2 x keys per entry of a query row, are n^2 a sequence instead of n^3 / 2 */
+    if (nk < nq) { /* one column per key value */
         for (size_t ki = 0; ki < nk; ki++) {
             LvBuild b = {0};
             for (size_t qi = 0; qi < nq; qi++)
@@ -73,9 +76,28 @@ static bool table_columns(Plan *p, const IrNode *conj, const IrNode *keys, const
     return true;
 }
 
+/* Whether conjunct `conj` compares positions, key before query (select(indices, indices, <)
+ * or <=): a causal head's mask (keys after the query never score) reads it, and the scores only
+ * need the diagonal (*strict) instead of a triangle of the index one-hots. */
+static bool causal_conjunct(const Plan *p, const IrNode *conj, bool *strict) {
+    if (conj->kind != IR_SELECT || conj->u.select.keys != p->indices || conj->u.select.queries != p->indices) return false;
+    *strict = conj->u.select.cmp == IR_CMP_LT;
+    return conj->u.select.cmp == IR_CMP_LT || conj->u.select.cmp == IR_CMP_LE;
+}
+
+/* The columns of a causal conjunct: 1 for every key the mask allows, 0 at the query's own
+ * position when strict (-1 there: one column per position). */
+static void causal_columns(Plan *p, bool strict, ScoreColumn *cols, size_t *n) {
+    cols[(*n)++] = (ScoreColumn){lv_unit(p->arena, DIM_ONE, 1), lv_unit(p->arena, DIM_ONE, 1)};
+    const SopInfo *ix = &p->info[p->indices->id];
+    for (size_t i = 0; strict && i < p->max_len; i++)
+        cols[(*n)++] = (ScoreColumn){ix->cat[i], lv_combine(p->arena, -1, ix->cat[i], 0, lv_empty())};
+}
+
 bool selector_lower_term(Plan *p, const SelTerm *t, bool for_width, ScoreColumn **cols_out, size_t *n_out,
-                         double *bos_level, int *time) {
+                         double *bos_level, int *time, bool *causal) {
     *time = 0;
+    *causal = false;
     if (t->n_conj == 0) { /* the full selector: every key scores 1 */
         ScoreColumn *c = ARENA_NEW(p->arena, ScoreColumn);
         c->q = lv_unit(p->arena, DIM_ONE, 1);
@@ -90,13 +112,19 @@ bool selector_lower_term(Plan *p, const SelTerm *t, bool for_width, ScoreColumn 
         const IrNode *keys = NULL, *queries = NULL;
         selector_single_pair(t->conj[c], &keys, &queries);
         size_t nk = p->info[keys->id].vs.n, nq = p->info[queries->id].vs.n;
-        cap += numeq_of(p, t->conj[c]) ? NUMEQ_MAX_COLUMNS : nk < nq ? nk : nq;
+        cap += numeq_of(p, t->conj[c]) ? NUMEQ_MAX_COLUMNS : (nk < nq ? nk : nq) + 1;
     }
     ScoreColumn *cols = ARENA_ARRAY(p->arena, ScoreColumn, cap ? cap : 1);
     size_t n = 0;
     for (size_t c = 0; c < t->n_conj; c++) {
         const IrNode *keys = NULL, *queries = NULL;
         selector_single_pair(t->conj[c], &keys, &queries);
+        bool strict;
+        if (causal_conjunct(p, t->conj[c], &strict)) {
+            causal_columns(p, strict, cols, &n);
+            *causal = true;
+            continue;
+        }
         bool ok = numeq_of(p, t->conj[c]) ? numeq_columns(p, t->conj[c], cols, &n, time)
                                           : table_columns(p, t->conj[c], keys, queries, cols, &n, time);
         if (!ok) return false;
@@ -109,9 +137,10 @@ bool selector_lower_term(Plan *p, const SelTerm *t, bool for_width, ScoreColumn 
 }
 
 bool selector_lower(Plan *p, const IrNode *sel, ScoreColumn **cols_out, size_t *n_out, double *bos_level, LinView *bos_q,
-                    int *time) {
+                    int *time, bool *causal) {
     *time = 0;
     *bos_q = lv_empty();
+    *causal = false;
     if (selector_index_match(p, sel, false) == IM_POSITIONAL) {
         /* keys score 2 t j - j^2 (t^2 at j = t, at most t^2 - 1 elsewhere); BOS scores
          * t^2 - 1/2 where t is a valid index and 1/2 (above every key's -j^2, t = 0) where not */
@@ -141,7 +170,8 @@ bool selector_lower(Plan *p, const IrNode *sel, ScoreColumn **cols_out, size_t *
     SelTerm *terms;
     size_t n;
     if (!selector_terms(p, sel, &terms, &n)) return false;
-    if (n == 1 && terms[0].coef == 1) return selector_lower_term(p, &terms[0], false, cols_out, n_out, bos_level, time);
+    if (n == 1 && terms[0].coef == 1)
+        return selector_lower_term(p, &terms[0], false, cols_out, n_out, bos_level, time, causal);
     if (n == 0) { /* provably never selects: every query gets the default */
         *cols_out = NULL;
         *n_out = 0;
@@ -160,6 +190,7 @@ bool plan_width_heads(Plan *p, const IrNode *node, const IrNode *selector, Width
     ScoreColumn *cols[CG_MAX_WIDTH_TERMS];
     size_t n_cols[CG_MAX_WIDTH_TERMS];
     double bos_level[CG_MAX_WIDTH_TERMS];
+    bool causal[CG_MAX_WIDTH_TERMS] = {false};
     if (n_terms > CG_MAX_WIDTH_TERMS) { /* one head: selected keys score 1 through the joint one-hots, as BOS does */
         int t_sel;
         if (!joint_columns(p, selector, &cols[0], &n_cols[0], &bos_level[0], &t_sel)) return false;
@@ -170,7 +201,8 @@ bool plan_width_heads(Plan *p, const IrNode *node, const IrNode *selector, Width
     } else {
         for (size_t t = 0; t < n_terms; t++) {
             int t_sel;
-            if (!selector_lower_term(p, &terms[t], true, &cols[t], &n_cols[t], &bos_level[t], &t_sel)) return false;
+            if (!selector_lower_term(p, &terms[t], true, &cols[t], &n_cols[t], &bos_level[t], &t_sel, &causal[t]))
+                return false;
             if (next_slot(t_sel, true) > slot) slot = next_slot(t_sel, true);
         }
     }
@@ -184,6 +216,7 @@ bool plan_width_heads(Plan *p, const IrNode *node, const IrNode *selector, Width
         h->n_cols = n_cols[t];
         h->bos_level = bos_level[t];
         h->bos_extra = w->u_lambda - 1;
+        h->causal = causal[t];
         h->layer = slot_layer(slot);
         h->node = node;
         const char *of = node->kind == IR_AGGREGATE ? "keys" : "width";
