@@ -68,17 +68,22 @@ static void attention_sequence(const ModelHead *h, Workspace *ws, size_t o, size
     double tol = h->tie_tol;
     for (size_t i0 = 0; i0 < rows; i0 += KERNEL_BLOCK) {
         size_t nq = rows - i0 < KERNEL_BLOCK ? rows - i0 : KERNEL_BLOCK;
-        for (size_t q = 0; q < nq; q++) { /* a zero query entry leaves every chain as it is: skipped */
-            double *qv = ws->qcol + q * dk;
-            uint32_t *qr = ws->qrow + q * dk, used = 0;
-            for (size_t c = 0; c < dk; c++) {
-                double x = ws->Q[c * ld + o + i0 + q];
+        /* a zero query entry leaves every chain as it is: skipped. Each score column's line of the
+         * panel is read once for the block's queries (a query's column down the panel would touch
+         * a cache line per entry); each query's entries stay in column order. */
+        uint32_t used[KERNEL_BLOCK] = {0};
+        for (size_t c = 0; c < dk; c++) {
+            const double *line = ws->Q + c * ld + o + i0;
+            for (size_t q = 0; q < nq; q++) {
+                double x = line[q];
                 if (x == 0.0) continue;
-                qv[used] = x;
-                qr[used++] = (uint32_t)c;
+                ws->qcol[q * dk + used[q]] = x;
+                ws->qrow[q * dk + used[q]++] = (uint32_t)c;
             }
-            ws->qcols[q] = (MatrixColumn){used, used, qr, qv};
-            ws->score_flops += 2.0 * (double)used * (double)rows;
+        }
+        for (size_t q = 0; q < nq; q++) {
+            ws->qcols[q] = (MatrixColumn){used[q], used[q], ws->qrow + q * dk, ws->qcol + q * dk};
+            ws->score_flops += 2.0 * (double)used[q] * (double)rows;
         }
         kernel_columns(ws->qcols, NULL, nq, ws->K + o, 0, ld, span, KERNEL_STORE, NULL, ws->S, span);
         for (size_t q = 0; q < nq; q++) {

@@ -141,17 +141,19 @@ static void attention_sequence(const ModelHead *h, Workspace *ws, size_t o, size
     size_t dk = h->wq.cols, dv = h->wv.cols, ld = ws->ld, span = round_up(rows, 8);
     for (size_t i0 = 0; i0 < rows; i0 += KERNEL_BLOCK) {
         size_t nq = rows - i0 < KERNEL_BLOCK ? rows - i0 : KERNEL_BLOCK;
-        for (size_t q = 0; q < nq; q++) { /* a zero query entry leaves every chain as it is: skipped */
-            float *qv = f->qcol + q * dk;
-            uint32_t *qr = ws->qrow + q * dk, used = 0;
-            for (size_t c = 0; c < dk; c++) {
-                float x = f->Q[c * ld + o + i0 + q];
+        uint32_t used[KERNEL_BLOCK] = {0}; /* zero query entries skipped; the panel read line by line */
+        for (size_t c = 0; c < dk; c++) {
+            const float *line = f->Q + c * ld + o + i0;
+            for (size_t q = 0; q < nq; q++) {
+                float x = line[q];
                 if (x == 0.0f) continue;
-                qv[used] = x;
-                qr[used++] = (uint32_t)c;
+                f->qcol[q * dk + used[q]] = x;
+                ws->qrow[q * dk + used[q]++] = (uint32_t)c;
             }
-            f->qcols[q] = (MatrixColumn32){used, qr, qv};
-            ws->score_flops += 2.0 * (double)used * (double)rows;
+        }
+        for (size_t q = 0; q < nq; q++) {
+            f->qcols[q] = (MatrixColumn32){used[q], ws->qrow + q * dk, f->qcol + q * dk};
+            ws->score_flops += 2.0 * (double)used[q] * (double)rows;
         }
         kernel32_columns(f->qcols, NULL, nq, f->K + o, 0, ld, span, KERNEL_STORE, NULL, NULL, 0, f->S, span);
         for (size_t q = 0; q < nq; q++) {
