@@ -58,6 +58,14 @@ static void embed(const Model *m, const Workspace *ws, const size_t *ids, const 
     }
 }
 
+/* Whether 8 doubles are all +0.0 (bit patterns; a -0.0 is left to the exact test). */
+static inline bool all_zero_bits(const double *x) {
+    uint64_t b[8], any = 0;
+    memcpy(b, x, sizeof b);
+    for (int k = 0; k < 8; k++) any |= b[k];
+    return any == 0;
+}
+
 /* One sequence's attention for one head: rows [o, o + rows) of the panels Q, K (dk lines) and V
  * (dv lines); out_i = mean of V_j over the keys j whose score Q_i . K_j is at least the row's
  * maximum minus the head's absolute tie tolerance (j <= i when causal), BOS weighing 1 + bos_extra,
@@ -75,6 +83,10 @@ static void attention_sequence(const ModelHead *h, Workspace *ws, size_t o, size
         for (size_t c = 0; c < dk; c++) {
             const double *line = ws->Q + c * ld + o + i0;
             for (size_t q = 0; q < nq; q++) {
+                if (q % 8 == 0 && q + 8 <= nq && all_zero_bits(line + q)) { /* most lines are one-hot */
+                    q += 7;
+                    continue;
+                }
                 double x = line[q];
                 if (x == 0.0) continue;
                 ws->qcol[q * dk + used[q]] = x;
