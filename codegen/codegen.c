@@ -156,14 +156,16 @@ static bool selects_compare(Plan *p, const IrNode *out) {
     return true;
 }
 
-/* How compile_once classifies maps (Plan.tables_first, size_rule); what it found (table_over_gate,
- * table_refused). */
+/* How compile_once classifies maps (Plan.tables_first, size_rule) and reads counts
+ * (Plan.plain_widths); what it found (table_over_gate, table_refused, used_heavy). */
 typedef struct TableRule {
     bool tables_first;
+    bool plain_widths;
     bool *size_rule;
     size_t n_size_rule;
     bool table_over_gate;
     uint32_t table_refused;
+    bool used_heavy;
 } TableRule;
 
 static bool compile_once(const IrGraph *g, const IrNode *output, const char *output_name, const CodegenOptions *opt,
@@ -187,6 +189,7 @@ static bool compile_once(const IrGraph *g, const IrNode *output, const char *out
     p.win_lo = 1;
     p.win_hi = p.max_len;
     p.tables_first = rule->tables_first;
+    p.plain_widths = rule->plain_widths;
     p.size_rule = rule->size_rule;
     p.n_size_rule = rule->n_size_rule;
     bool reads_tokens, ok = find_token_type(g, output, &p.token_type, &reads_tokens, diags);
@@ -250,6 +253,7 @@ static bool compile_once(const IrGraph *g, const IrNode *output, const char *out
     }
     rule->table_over_gate = p.table_over_gate;
     rule->table_refused = p.table_refused;
+    rule->used_heavy = p.used_heavy;
     arena_free(&scratch);
     return ok;
 }
@@ -258,6 +262,25 @@ static size_t mlp_hidden(const Model *m) {
     size_t h = 0;
     for (size_t l = 0; l < m->n_layers; l++) h += m->layers[l].mlp.w1.cols;
     return h;
+}
+
+/* Keeps in *a the better of models a (ok_a) and b (ok_b, freed if not kept): built, then fewer
+ * layers, then fewer MLP units; a on ties. Moves b's plan text in with it. */
+static bool keep_better(Model *a, bool ok_a, Model *b, bool ok_b, char **plan_text, char *text_b) {
+    bool take_b = ok_b && (!ok_a || b->n_layers < a->n_layers ||
+                           (b->n_layers == a->n_layers && mlp_hidden(b) < mlp_hidden(a)));
+    if (take_b) {
+        model_free(a);
+        *a = *b;
+        if (plan_text) {
+            free(*plan_text);
+            *plan_text = text_b;
+        }
+        return true;
+    }
+    model_free(b);
+    free(text_b);
+    return ok_a;
 }
 
 /* One compilation with `tol` the error allowed to each approximated function of reals, and
@@ -272,17 +295,19 @@ static size_t mlp_hidden(const Model *m) {
  * attempt. Where some attempt kept a table the size rule would gate, or had one refused, the
  * size rule's model is built too and kept unless it has more layers, or as many and more units;
  * and where tables first fails it is the model (or the refusal reported), so no program the size
- * rule compiles is refused. */
-static bool compile_at(const IrGraph *g, const IrNode *output, const char *output_name, const CodegenOptions *opt,
-                       double tol, bool deep, Model *model, DiagList *diags, double *out_err, char **plan_text,
-                       bool *has_reals) {
-    TableRule first = {.tables_first = true};
+ * rule compiles is refused. With plain_widths, no head weighs BOS heavily; *used_heavy: some did. */
+static bool compile_tables(const IrGraph *g, const IrNode *output, const char *output_name, const CodegenOptions *opt,
+                           double tol, bool deep, Model *model, DiagList *diags, double *out_err, char **plan_text,
+                           bool *has_reals, bool plain_widths, bool *used_heavy) {
+    TableRule first = {.tables_first = true, .plain_widths = plain_widths};
+    *used_heavy = false;
     size_t before = diags->count;
     bool ok = false, differs = false; /* from the size rule, in some attempt */
     for (int attempt = 0; attempt <= CG_TABLE_RETRIES; attempt++) {
         first.table_refused = 0;
         first.table_over_gate = false;
         ok = compile_once(g, output, output_name, opt, tol, deep, model, diags, out_err, plan_text, has_reals, &first);
+        *used_heavy = *used_heavy || first.used_heavy;
         uint32_t r = first.table_refused;
         differs = differs || first.table_over_gate || r;
         if (ok || !r || !model || (r - 1 < first.n_size_rule && first.size_rule[r - 1])) break;
@@ -304,7 +329,7 @@ static bool compile_at(const IrGraph *g, const IrNode *output, const char *outpu
         model_free(model);
         model_init(model);
         return compile_once(g, output, output_name, opt, tol, deep, model, diags, out_err, plan_text, has_reals,
-                            &(TableRule){.tables_first = false});
+                            &(TableRule){.tables_first = false, .plain_widths = plain_widths});
     }
     Model sized;
     model_init(&sized);
@@ -314,21 +339,43 @@ static bool compile_at(const IrGraph *g, const IrNode *output, const char *outpu
     diag_init(&quiet, &quiet_arena);
     char *text = NULL;
     bool sized_ok = compile_once(g, output, output_name, opt, tol, deep, &sized, &quiet, NULL, plan_text ? &text : NULL,
-                                 NULL, &(TableRule){.tables_first = false});
+                                 NULL, &(TableRule){.tables_first = false, .plain_widths = plain_widths});
     arena_free(&quiet_arena);
-    if (sized_ok && (sized.n_layers < model->n_layers ||
-                     (sized.n_layers == model->n_layers && mlp_hidden(&sized) <= mlp_hidden(model)))) {
+    return keep_better(model, true, &sized, sized_ok, plan_text, text);
+}
+
+/* compile_tables with counts through heavy heads (classify.c width_bos_weight) and, where some
+ * were, without them too: reading a sum of counts as one number saves the joint tables of sort
+ * and Dyck, but a table that reads a heavy count beside other counts can round past its check
+ * (out24b-001, -002) or take more units than the counts' own tables (out24b-003). The model with
+ * fewer layers, then fewer units, is kept, and where the heavy one is refused the plain one is
+ * the model (or its refusal the error): no program the plain way compiles is refused. */
+static bool compile_at(const IrGraph *g, const IrNode *output, const char *output_name, const CodegenOptions *opt,
+                       double tol, bool deep, Model *model, DiagList *diags, double *out_err, char **plan_text,
+                       bool *has_reals) {
+    size_t before = diags->count;
+    bool used_heavy;
+    bool ok = compile_tables(g, output, output_name, opt, tol, deep, model, diags, out_err, plan_text, has_reals, false,
+                             &used_heavy);
+    if (!model || !used_heavy) return ok;
+    if (!ok) {
+        diag_truncate(diags, before);
         model_free(model);
-        *model = sized;
-        if (plan_text) {
-            free(*plan_text);
-            *plan_text = text;
-        }
-        return true;
+        model_init(model);
+        return compile_tables(g, output, output_name, opt, tol, deep, model, diags, out_err, plan_text, has_reals, true,
+                              &used_heavy);
     }
-    model_free(&sized);
-    free(text);
-    return true;
+    Model plain;
+    model_init(&plain);
+    Arena quiet_arena;
+    arena_init(&quiet_arena);
+    DiagList quiet;
+    diag_init(&quiet, &quiet_arena);
+    char *text = NULL;
+    bool plain_ok = compile_tables(g, output, output_name, opt, tol, deep, &plain, &quiet, NULL, plan_text ? &text : NULL,
+                                   NULL, true, &used_heavy);
+    arena_free(&quiet_arena);
+    return keep_better(model, ok, &plain, plain_ok, plan_text, text);
 }
 
 /* A real-valued output whose proven bound is above --tol is said, not hidden: no share of it

@@ -518,6 +518,8 @@ typedef struct Plan {
      * size rule (unfused leaves, gated when large) on the next attempt (codegen.c); so does the
      * largest map of an MLP past --max-mlp or --max-bytes (emit.c), if it is such a table. */
     bool tables_first;
+    bool plain_widths;         /* no heavy BOS (width_bos_weight 1 everywhere); */
+    bool used_heavy;           /* some width weighed BOS heavily (codegen.c compares without) */
     const bool *size_rule;     /* per node id (n_size_rule of them): maps that take the size rule */
     size_t n_size_rule;
     bool table_over_gate;      /* a table was kept where the size rule gates (tables first differs) */

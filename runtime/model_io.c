@@ -681,6 +681,8 @@ static bool read_layers(Reader *r, const JsonValue *cfg) {
                 return false;
             H->bos_extra = 0;
             if (json_get(hj, "bos_extra") && !get_nonneg(r, hj, "bos_extra", where, &H->bos_extra)) return false;
+            if (H->bos_extra > MODEL_MAX_BOS_EXTRA) /* out24b-004: 1e39 is inf in float32 */
+                return fail(r->err, r->errsize, "model: config: %s: bos_extra %.17g is above 2^50", where, H->bos_extra);
             snprintf(name, sizeof name, "layer.%zu.head.%zu.wq", l, h);
             if (!load_matrix(r, name, D, dk, &H->wq)) return false;
             snprintf(name, sizeof name, "layer.%zu.head.%zu.wk", l, h);

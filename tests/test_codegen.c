@@ -703,6 +703,44 @@ START_TEST(test_paper_layers) {
 }
 END_TEST
 
+/* Counts through a heavy BOS beside other counts (outsider out24b-001..003): a table reading two
+ * heavy widths, or one and a plain width or the length, rounded past its check or took far more
+ * units; the plain way is built too and the better kept. Layers and units at most the previous
+ * build's, and agreeing with the reference. */
+START_TEST(test_heavy_or_plain) {
+    static const struct { const char *src; size_t max_len, layers, hidden; } k[] = {
+        {"w1 = selector_width(select(tokens_int, tokens_int, <) or select(indices, indices, <));\n"
+         "w2 = selector_width(select(tokens_int, tokens_int, >) or select(indices, indices, >));\n"
+         "y = w1 * w2;", 16, 2, 6684},
+        {"w1 = selector_width(select(tokens_int, tokens_int, <) or select(indices, indices, <));\n"
+         "w2 = selector_width(select(tokens_int, tokens_int, ==) and not select(indices, indices, ==));\n"
+         "y = w1 if w2 > 2 else 0;", 32, 2, 2000},
+        {"w = selector_width(select(tokens_int, tokens_int, <) or select(indices, indices, <));\n"
+         "h = selector_width(select(tokens_int, tokens_int, ==));\n"
+         "y = w * h;", 64, 3, 768},
+        {"w = selector_width(select(tokens_int, tokens_int, <) or select(indices, indices, <));\n"
+         "y = w / (length + 0.0);", 64, 2, 638},
+        {"w = selector_width(select(tokens_int, tokens_int, <) or select(indices, indices, <));\n"
+         "y = w / (length + 0.0);", 128, 2, 1278},
+    };
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+        Compiled *c = compile_src(k[i].src, "y", "0..9", k[i].max_len);
+        ck_assert_msg(c->ok, "%zu: %s", i, compiled_first_error(c));
+        size_t hidden = 0;
+        for (size_t l = 0; l < c->model.n_layers; l++) hidden += c->model.layers[l].mlp.w1.cols;
+        ck_assert_msg(c->model.n_layers <= k[i].layers && hidden <= k[i].hidden, "%zu: %zu layers, MLP hidden %zu", i,
+                      c->model.n_layers, hidden);
+        ck_assert_uint_gt(verify_all(c, 3), 0);
+        Arena a;
+        arena_init(&a);
+        Value vocab[64];
+        agrees_on_random(&c->model, &c->g, c->out, vocab, vocab_values("0..9", vocab, &a), k[i].max_len, 100, &a);
+        arena_free(&a);
+        compiled_free(c);
+    }
+}
+END_TEST
+
 START_TEST(test_vocab_specs) {
     Arena a;
     arena_init(&a);
@@ -1600,6 +1638,7 @@ static Suite *suite(void) {
     tcase_add_test(u, test_quotient_steep_end);
     tcase_add_test(u, test_dyck2_width);
     tcase_add_test(u, test_paper_layers);
+    tcase_add_test(u, test_heavy_or_plain);
     tcase_add_test(u, test_real_negative_log_product);
     tcase_add_test(u, test_real_range_end);
     tcase_add_test(u, test_large_quotient);

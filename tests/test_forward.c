@@ -444,10 +444,11 @@ static void reference_forward(const Model *m, const size_t *ids, size_t n, doubl
                 best = s[0];
                 for (size_t j = 1; j <= last; j++) if (s[j] > best) best = s[j];
                 for (size_t j = 0; j <= last; j++) ties += s[j] >= best - H->tie_tol;
+                double extra = s[0] >= best - H->tie_tol ? H->bos_extra : 0.0; /* BOS weighs 1 + bos_extra */
                 for (size_t c = 0; c < dv; c++) {
-                    double sum = 0.0;
+                    double sum = extra * V[c];
                     for (size_t j = 0; j <= last; j++) if (s[j] >= best - H->tie_tol) sum += V[j * dv + c];
-                    A[i * width + at + c] = sum / (double)ties;
+                    A[i * width + at + c] = sum / ((double)ties + extra);
                 }
                 free(s);
             }
@@ -500,6 +501,7 @@ START_TEST(test_forward_matches_reference) {
         for (size_t h = 0; h < heads[l]; h++) {
             ModelHead *H = &m->layers[l].heads[h];
             fx_head(m, H, 3, 4, h % 2 == 1, "r");
+            if (h == 0) H->bos_extra = l == 0 ? 7 : 1023; /* a heavy BOS, where BOS ties */
             Matrix *w[4] = {&H->wq, &H->wk, &H->wv, &H->wo};
             for (int k = 0; k < 4; k++)
                 for (size_t i = 0; i < w[k]->rows * w[k]->cols; i++)

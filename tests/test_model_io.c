@@ -49,6 +49,7 @@ static void same_model(const Model *a, const Model *b) {
             same_matrix(&x->heads[h].wo, &y->heads[h].wo);
             ck_assert_int_eq(x->heads[h].causal, y->heads[h].causal);
             ck_assert(x->heads[h].tie_tol == y->heads[h].tie_tol);
+            ck_assert(x->heads[h].bos_extra == y->heads[h].bos_extra);
             ck_assert_str_eq(x->heads[h].label, y->heads[h].label);
         }
         same_matrix(&x->mlp.w1, &y->mlp.w1);
@@ -142,6 +143,7 @@ START_TEST(test_round_trip) {
         a.out_error_bound = 1e-9;
     }
     if (_i == 0) a.layers[0].heads[0].tie_tol = 0.25;
+    if (_i == 2) a.layers[0].heads[0].bos_extra = 0x1p20 - 1; /* a heavy BOS survives */
     if (_i == 2) matrix_set(&a.token_embed, 3 / a.token_embed.cols, 3 % a.token_embed.cols, -0.0); /* kept bit for bit */
     uint8_t *buf;
     size_t len;
@@ -348,6 +350,9 @@ START_TEST(test_rejections) {
         {"\"tie_tol\":9.9999999999999995e-07", "\"tie_tol\":-1.0", "'tie_tol' must be a finite number >= 0"},
         {"\"tie_tol\":9.9999999999999995e-07,", "", "'tie_tol' must be"},
         {"\"causal\":false", "\"causal\":0", "causal"},
+        {"\"causal\":false", "\"causal\":false,\"bos_extra\":-1", "'bos_extra' must be a finite number >= 0"},
+        {"\"causal\":false", "\"causal\":false,\"bos_extra\":1e39", "bos_extra 9.9999999999999994e+38 is above 2^50"},
+        {"\"causal\":false", "\"causal\":false,\"bos_extra\":\"x\"", "'bos_extra' must be"},
         {"\"vocab\":[\"a\"", "\"vocab\":[null", "not an atom"},
         {"\"checks\":[]", "\"checks\":[{\"kind\":\"one_hot\",\"after_layer\":1,\"dim\":0,\"count\":1,\"what\":\"x\"}]", "outside the model"},
         {"\"checks\":[]", "\"checks\":[{\"kind\":\"sideways\",\"after_layer\":0,\"dim\":0,\"count\":1,\"what\":\"x\"}]", "unknown kind"},

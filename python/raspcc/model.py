@@ -263,8 +263,8 @@ def _config(config: Any, labels: Any) -> None:
         for h, head in enumerate(layer["heads"]):
             hw = "layer %d head %d" % (l, h)
             _size(head, "dk", hw), _size(head, "dv", hw), _nonneg(head, "tie_tol", hw)
-            if "bos_extra" in head:  # a heavy BOS (absent: 0)
-                _nonneg(head, "bos_extra", hw)
+            if "bos_extra" in head and _nonneg(head, "bos_extra", hw) > 2.0 ** 50:  # a heavy BOS (absent: 0)
+                _fail("%s 'bos_extra' must be at most 2^50", hw)
             if not isinstance(head.get("causal"), bool):
                 _fail("%s 'causal' must be true or false", hw)
         _size(layer, "mlp_hidden", where)
