@@ -283,6 +283,53 @@ static bool keep_better(Model *a, bool ok_a, Model *b, bool ok_b, char **plan_te
     return ok_a;
 }
 
+/* A way to build the model: tables first with its retries (compile_tables), or the size rule
+ * (compile_once); counts through heavy heads or plain. */
+typedef struct Way {
+    bool tables;
+    bool plain_widths;
+} Way;
+
+static bool compile_tables(const IrGraph *g, const IrNode *output, const char *output_name, const CodegenOptions *opt,
+                           double tol, bool deep, Model *model, DiagList *diags, double *out_err, char **plan_text,
+                           bool *has_reals, bool plain_widths, bool *used_heavy);
+
+static bool compile_way(const IrGraph *g, const IrNode *output, const char *output_name, const CodegenOptions *opt,
+                        double tol, bool deep, Model *model, DiagList *diags, double *out_err, char **plan_text,
+                        bool *has_reals, const Way *way) {
+    bool used_heavy;
+    if (way->tables)
+        return compile_tables(g, output, output_name, opt, tol, deep, model, diags, out_err, plan_text, has_reals,
+                              way->plain_widths, &used_heavy);
+    return compile_once(g, output, output_name, opt, tol, deep, model, diags, out_err, plan_text, has_reals,
+                        &(TableRule){.tables_first = false, .plain_widths = way->plain_widths});
+}
+
+/* After a first way built *model (ok) with diagnostics from `before` on: where it failed, `way`'s
+ * model, or its refusal as the error; else `way`'s model too, quietly, and the better kept
+ * (keep_better). */
+static bool alternative(const IrGraph *g, const IrNode *output, const char *output_name, const CodegenOptions *opt,
+                        double tol, bool deep, Model *model, DiagList *diags, double *out_err, char **plan_text,
+                        bool *has_reals, bool ok, size_t before, const Way *way) {
+    if (!ok) {
+        diag_truncate(diags, before);
+        model_free(model);
+        model_init(model);
+        return compile_way(g, output, output_name, opt, tol, deep, model, diags, out_err, plan_text, has_reals, way);
+    }
+    Model alt;
+    model_init(&alt);
+    Arena quiet_arena;
+    arena_init(&quiet_arena);
+    DiagList quiet;
+    diag_init(&quiet, &quiet_arena);
+    char *text = NULL;
+    bool alt_ok = compile_way(g, output, output_name, opt, tol, deep, &alt, &quiet, NULL, plan_text ? &text : NULL, NULL,
+                              way);
+    arena_free(&quiet_arena);
+    return keep_better(model, true, &alt, alt_ok, plan_text, text);
+}
+
 /* One compilation with `tol` the error allowed to each approximated function of reals, and
  * products' squares by depth where one MLP would take more than SQ_ONE_LAYER_STEPS knots (`deep`;
  * else in one MLP). With model NULL it stops after the analysis and gives the output's error
@@ -324,24 +371,8 @@ static bool compile_tables(const IrGraph *g, const IrNode *output, const char *o
     }
     free(first.size_rule);
     if (!model || !differs) return ok; /* the size rule would build the same, or refuse the same */
-    if (!ok) { /* the size rule's model, or its refusal (it names what the size rule cannot build) */
-        diag_truncate(diags, before);
-        model_free(model);
-        model_init(model);
-        return compile_once(g, output, output_name, opt, tol, deep, model, diags, out_err, plan_text, has_reals,
-                            &(TableRule){.tables_first = false, .plain_widths = plain_widths});
-    }
-    Model sized;
-    model_init(&sized);
-    Arena quiet_arena;
-    arena_init(&quiet_arena);
-    DiagList quiet;
-    diag_init(&quiet, &quiet_arena);
-    char *text = NULL;
-    bool sized_ok = compile_once(g, output, output_name, opt, tol, deep, &sized, &quiet, NULL, plan_text ? &text : NULL,
-                                 NULL, &(TableRule){.tables_first = false, .plain_widths = plain_widths});
-    arena_free(&quiet_arena);
-    return keep_better(model, true, &sized, sized_ok, plan_text, text);
+    return alternative(g, output, output_name, opt, tol, deep, model, diags, out_err, plan_text, has_reals, ok, before,
+                       &(Way){.tables = false, .plain_widths = plain_widths});
 }
 
 /* compile_tables with counts through heavy heads (classify.c width_bos_weight) and, where some
@@ -358,24 +389,8 @@ static bool compile_at(const IrGraph *g, const IrNode *output, const char *outpu
     bool ok = compile_tables(g, output, output_name, opt, tol, deep, model, diags, out_err, plan_text, has_reals, false,
                              &used_heavy);
     if (!model || !used_heavy) return ok;
-    if (!ok) {
-        diag_truncate(diags, before);
-        model_free(model);
-        model_init(model);
-        return compile_tables(g, output, output_name, opt, tol, deep, model, diags, out_err, plan_text, has_reals, true,
-                              &used_heavy);
-    }
-    Model plain;
-    model_init(&plain);
-    Arena quiet_arena;
-    arena_init(&quiet_arena);
-    DiagList quiet;
-    diag_init(&quiet, &quiet_arena);
-    char *text = NULL;
-    bool plain_ok = compile_tables(g, output, output_name, opt, tol, deep, &plain, &quiet, NULL, plan_text ? &text : NULL,
-                                   NULL, true, &used_heavy);
-    arena_free(&quiet_arena);
-    return keep_better(model, ok, &plain, plain_ok, plan_text, text);
+    return alternative(g, output, output_name, opt, tol, deep, model, diags, out_err, plan_text, has_reals, ok, before,
+                       &(Way){.tables = true, .plain_widths = true});
 }
 
 /* A real-valued output whose proven bound is above --tol is said, not hidden: no share of it
