@@ -111,7 +111,7 @@ double width_bos_weight(Plan *p, const IrNode *w) {
     if (w->kind != IR_SELECTOR_WIDTH) return 1;
     SopInfo *info = &p->info[w->id];
     if (info->bos_weight == 0) {
-        double coefs = p->plain_widths ? 0 : width_coefs(p, w), N = (double)p->max_len;
+        double coefs = p->plain_widths || p->plain_heads ? 0 : width_coefs(p, w), N = (double)p->max_len;
         info->bos_weight = coefs > 0 ? exp2(ceil(log2(64 * coefs * N * N))) : 1;
     }
     p->used_heavy = p->used_heavy || info->bos_weight > 1;

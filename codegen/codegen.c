@@ -180,6 +180,7 @@ static bool compile_once(const IrGraph *g, const IrNode *output, const char *out
     p.diags = diags;
     p.max_len = opt->max_len ? opt->max_len : 8;
     p.numbers_only = opt->numbers_only;
+    p.plain_heads = opt->plain_heads;
     p.real_tol = tol;
     p.deep_squares = deep;
     p.real_margin = opt->real_margin > 0 ? opt->real_margin : 1e-6;

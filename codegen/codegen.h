@@ -42,6 +42,9 @@ typedef struct CodegenOptions {
      * For exporting the attention computation (raspcc --fut-target); a model compiled so
      * prints a representative kind where the program's kinds collide. */
     bool numbers_only;
+    /* Every head plain attention: no causal mask, no heavy BOS (a FUT target's heads; raspcc
+     * --fut-target). Costs layers or units where those would save them. */
+    bool plain_heads;
     /* Limits that keep a compile bounded (0: the defaults below); exceeding one is a located
      * error naming the figure. */
     size_t max_mlp;          /* hidden units of one layer's MLP (default CODEGEN_DEFAULT_MAX_MLP) */

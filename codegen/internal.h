@@ -507,6 +507,7 @@ typedef struct Plan {
     const IrNode *indices, *length; /* always in the graph (rewrite.c), always reachable */
     bool have_pos;             /* positional tables were computed (positional.c) */
     bool numbers_only;         /* CodegenOptions.numbers_only */
+    bool plain_heads;          /* CodegenOptions.plain_heads: no causal head, no heavy BOS */
     bool values_again;         /* reals.c marked an s-op as_real: valueset.c runs its pass again */
     double real_tol;           /* --tol: error of one approximated real function */
     double real_margin;        /* --margin: around a jump of a function of reals, no exact answer */

@@ -80,7 +80,7 @@ static bool table_columns(Plan *p, const IrNode *conj, const IrNode *keys, const
  * or <=): a causal head's mask (keys after the query never score) reads it, and the scores only
  * need the diagonal (*strict) instead of a triangle of the index one-hots. */
 static bool causal_conjunct(const Plan *p, const IrNode *conj, bool *strict) {
-    if (conj->kind != IR_SELECT || conj->u.select.keys != p->indices || conj->u.select.queries != p->indices) return false;
+    if (p->plain_heads || conj->kind != IR_SELECT || conj->u.select.keys != p->indices || conj->u.select.queries != p->indices) return false;
     *strict = conj->u.select.cmp == IR_CMP_LT;
     return conj->u.select.cmp == IR_CMP_LT || conj->u.select.cmp == IR_CMP_LE;
 }

@@ -29,7 +29,8 @@ static bool loosely_same(Value a, Value b) {
 
 /* FUT targets carry numbers: compile without kind blocks (raspcc --fut-target does the same). */
 static Compiled *compile_numbers(const char *src, const char *output, const char *vocab, size_t max_len) {
-    return compile_with(src, output, (CodegenOptions){.vocab_spec = vocab, .max_len = max_len, .numbers_only = true});
+    return compile_with(src, output,
+                        (CodegenOptions){.vocab_spec = vocab, .max_len = max_len, .numbers_only = true, .plain_heads = true});
 }
 
 /* Next input of length n over n_vocab tokens (an odometer); false after the last. */

@@ -507,6 +507,7 @@ static int compile_mode(CompileJob *j, const Options *o, CompileRequest *r) {
         model_init(&f);
         CodegenOptions co = j->options;
         co.numbers_only = true;
+        co.plain_heads = true; /* a FUT target's heads have no causal mask or heavy BOS */
         co.plan_out = NULL;
         DiagList fd;
         diag_init(&fd, &j->arena);
