@@ -58,57 +58,27 @@ static void embed(const Model *m, const Workspace *ws, const size_t *ids, const 
     }
 }
 
-/* Whether 8 doubles are all +0.0 (bit patterns; a -0.0 is left to the exact test). */
-static inline bool all_zero_bits(const double *x) {
-    uint64_t b[8], any = 0;
-    memcpy(b, x, sizeof b);
-    for (int k = 0; k < 8; k++) any |= b[k];
-    return any == 0;
-}
-
 /* One sequence's attention for one head: rows [o, o + rows) of the panels Q, K (dk lines) and V
  * (dv lines); out_i = mean of V_j over the keys j whose score Q_i . K_j is at least the row's
  * maximum minus the head's absolute tie tolerance (j <= i when causal), BOS weighing 1 + bos_extra,
  * written to A (dv lines).
- * Scores come KERNEL_BLOCK queries at a time: each query a dense column of dk entries. */
+ * The keys' non-zero entries are gathered once (one pass over K, line by line); then each block of
+ * KERNEL_BLOCK queries, one query per lane, gets its scores key by key (kernel_scores: a chain over
+ * the key's entries, a zero query entry skipped) and its means (kernel_attend), both vectorised
+ * over the queries. */
 static void attention_sequence(const ModelHead *h, Workspace *ws, size_t o, size_t rows, double *A) {
-    size_t dk = h->wq.cols, dv = h->wv.cols, ld = ws->ld, span = round_up(rows, 8);
-    double tol = h->tie_tol;
+    size_t dk = h->wq.cols, dv = h->wv.cols, ld = ws->ld;
+    KeyEntries keys = {dk, ws->key_count, ws->key_dim, ws->key_val};
+    kernel_gather_keys(ws->K + o, ld, rows, &keys);
     for (size_t i0 = 0; i0 < rows; i0 += KERNEL_BLOCK) {
         size_t nq = rows - i0 < KERNEL_BLOCK ? rows - i0 : KERNEL_BLOCK;
-        /* a zero query entry leaves every chain as it is: skipped. Each score column's line of the
-         * panel is read once for the block's queries (a query's column down the panel would touch
-         * a cache line per entry); each query's entries stay in column order. */
-        uint32_t used[KERNEL_BLOCK] = {0};
-        for (size_t c = 0; c < dk; c++) {
-            const double *line = ws->Q + c * ld + o + i0;
-            for (size_t q = 0; q < nq; q++) {
-                if (q % 8 == 0 && q + 8 <= nq && all_zero_bits(line + q)) { /* most lines are one-hot */
-                    q += 7;
-                    continue;
-                }
-                double x = line[q];
-                if (x == 0.0) continue;
-                ws->qcol[q * dk + used[q]] = x;
-                ws->qrow[q * dk + used[q]++] = (uint32_t)c;
-            }
+        AttendKeys seen = {h->causal ? i0 + nq : rows, h->causal, i0, h->tie_tol, h->bos_extra};
+        kernel_scores(&keys, seen.n, ws->Q + o + i0, ld, nq, ws->S);
+        for (size_t j = 0; j < seen.n; j++) { /* 2 per entry of key j and query that sees it */
+            size_t seeing = h->causal && j > i0 ? i0 + nq - j : nq;
+            ws->score_flops += 2.0 * (double)keys.count[j] * (double)seeing;
         }
-        for (size_t q = 0; q < nq; q++) {
-            ws->qcols[q] = (MatrixColumn){used[q], used[q], ws->qrow + q * dk, ws->qcol + q * dk};
-            ws->score_flops += 2.0 * (double)used[q] * (double)rows;
-        }
-        kernel_columns(ws->qcols, NULL, nq, ws->K + o, 0, ld, span, KERNEL_STORE, NULL, ws->S, span);
-        for (size_t q = 0; q < nq; q++) {
-            size_t i = i0 + q, last = h->causal ? i : rows - 1;
-            size_t ties = kernel_select(ws->S + q * span, last + 1, tol, ws->selected);
-            double extra = ties && ws->selected[0] == 0 ? h->bos_extra : 0.0; /* BOS is key 0 */
-            for (size_t c = 0; c < dv; c++) {
-                const double *v = ws->V + c * ld + o;
-                double sum = extra * v[0];
-                for (size_t t = 0; t < ties; t++) sum += v[ws->selected[t]];
-                A[c * ld + o + i] = sum / ((double)ties + extra);
-            }
-        }
+        kernel_attend(ws->S, &seen, nq, ws->V + o, ld, dv, A + o + i0, ld, ws->key_mask, ws->selected);
     }
 }
 
@@ -309,7 +279,7 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     }
     /* panels of ld doubles per line, blocks of KERNEL_BLOCK, and rows of D */
     size_t sizes[] = {D * ld, dk * ld, dk * ld, dv * ld, layer_dv * ld, KERNEL_BLOCK * (round_up(seq, 8) + 8),
-                      HIDDEN_CHUNK * KERNEL_BLOCK, writes * KERNEL_BLOCK, seq * D, seq, ld, KERNEL_BLOCK * dk};
+                      HIDDEN_CHUNK * KERNEL_BLOCK, writes * KERNEL_BLOCK, seq * D, seq, ld, seq * dk};
     size_t total = 0;
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
         size_t w = sizes[i] ? sizes[i] : 1;
@@ -328,7 +298,7 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     }
     double *p = ws->block;
     double **bufs[] = {&ws->F, &ws->Q, &ws->K, &ws->V, &ws->A, &ws->S, &ws->H, &ws->Y, &ws->X,
-                       &ws->token_values, &ws->row_values, &ws->qcol};
+                       &ws->token_values, &ws->row_values, &ws->key_val};
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
         *bufs[i] = p;
         p += sizes[i] ? sizes[i] : 1;
@@ -337,8 +307,10 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     ws->ld = ld;
     ws->ids = ARENA_ARRAY(&ws->arena, size_t, ld);
     ws->pos = ARENA_ARRAY(&ws->arena, size_t, ld);
-    ws->selected = ARENA_ARRAY(&ws->arena, uint32_t, seq);
-    ws->qcols = ARENA_ARRAY(&ws->arena, MatrixColumn, KERNEL_BLOCK);
+    ws->selected = ARENA_ARRAY(&ws->arena, uint32_t, KERNEL_BLOCK / 8 * seq);
+    ws->key_dim = ARENA_ARRAY(&ws->arena, uint32_t, seq * (dk ? dk : 1));
+    ws->key_count = ARENA_ARRAY(&ws->arena, uint32_t, seq);
+    ws->key_mask = ARENA_ARRAY(&ws->arena, uint8_t, KERNEL_BLOCK / 8 * seq);
     ws->qrow = ARENA_ARRAY(&ws->arena, uint32_t, KERNEL_BLOCK * (dk ? dk : 1));
     ws->token_rows = matrix_rows(&ws->arena, &m->token_embed);
     ws->pos_rows = matrix_rows(&ws->arena, &m->pos_embed);

@@ -89,12 +89,14 @@ typedef struct Workspace {
     double *token_values; /* max_len + 1: one input's real-valued tokens (model_tokenize) */
     double *row_values;   /* ld: the real-valued token of each row of a batch */
     size_t *ids, *pos;    /* ld: the token id and position of each row of a batch */
-    uint32_t *selected;   /* max_len + 1: the keys a query selects */
-    double *qcol;         /* KERNEL_BLOCK queries' score columns (dk each) */
-    MatrixColumn *qcols;  /* KERNEL_BLOCK: those queries as columns over the keys' panel */
-    uint32_t *qrow;       /* KERNEL_BLOCK x dk: their non-zero score columns */
-    double score_flops;   /* 2 x keys per non-zero query entry, summed over every query run
-                             (callers reset it to measure) */
+    uint32_t *selected;   /* KERNEL_BLOCK / 8 x (max_len + 1): the keys eight queries select ... */
+    uint8_t *key_mask;    /* ... and which of the eight select each (kernel_attend) */
+    uint32_t *qrow;       /* KERNEL_BLOCK x dk: float32 queries' non-zero score columns */
+    uint32_t *key_count;  /* max_len + 1: a sequence's keys' non-zero entries, key j's count ... */
+    uint32_t *key_dim;    /* (max_len + 1) x dk: ... its dims (ascending) from j * dk on ... */
+    double *key_val;      /* (max_len + 1) x dk: ... and their values */
+    double score_flops;   /* 2 x queries that see the key per non-zero key entry, summed over
+                             every head run (callers reset it to measure) */
     WritePlan **heads;    /* heads[l][h]: the dims Wo writes */
     WritePlan *mlps;      /* mlps[l]: the dims W2 writes */
     ChunkSegments *segments; /* segments[l]: W2's entries by chunk of hidden units */
@@ -163,9 +165,10 @@ void model_run_batch(const Model *m, Workspace *ws, const Value *const *inputs, 
  * scores: 2 per stored non-zero weight and residual row (n + 1 rows) of every weight product,
  * one per query and value column for the mean (one key per query: the fewest), (n + 1) per
  * hidden unit for its bias (three when gated: both biases and the product). The scores depend
- * on the input: 2 (n + 1) per non-zero entry of a query, which the forward pass adds up in
- * Workspace.score_flops as it computes them (a zero query entry is skipped: it leaves every
- * chain as it is). */
+ * on the input: 2 per non-zero entry of a key and query that sees the key (float64; in float32,
+ * 2 (n + 1) per non-zero entry of a query), which the forward pass adds up in
+ * Workspace.score_flops as it computes them (a product with a zero factor is skipped: it leaves
+ * the chain as it is). */
 double model_forward_flops(const Model *m, size_t n);
 
 /* Reads the output atom of one final residual row x (position pos, 0-based, BOS excluded, of an

@@ -277,55 +277,245 @@ void kernel_columns_isa_scalar(const MatrixColumn *cols, const uint32_t *which, 
     columns_scalar(cols, which, n_cols, in, base, ld, len, e, bias, out, out_ld);
 }
 
-/* ---- average-hard selection ---- */
+/* ---- attention, one query per lane ---- */
 
-static size_t select_scalar(const double *S, size_t n, double tol, uint32_t *sel) {
-    double best = S[0];
-    for (size_t j = 1; j < n; j++)
-        if (S[j] > best) best = S[j];
-    double threshold = best - tol;
-    size_t ties = 0;
-    for (size_t j = 0; j < n; j++)
-        if (!(S[j] < threshold)) sel[ties++] = (uint32_t)j;
-    return ties;
-}
-
-#ifdef KERNEL_X86
-/* The same selection: the maximum of finite scores does not depend on the order of comparison
- * (a -0.0 or +0.0 maximum gives the same threshold); any NaN takes the scalar path. */
-__attribute__((target("avx512f"))) static size_t select_avx512(const double *S, size_t n, double tol,
-                                                               uint32_t *sel) {
-    __m512d best = _mm512_set1_pd(-INFINITY);
-    for (size_t j = 0; j < n; j += 8) {
-        __mmask8 live = n - j >= 8 ? 0xff : (__mmask8)((1u << (n - j)) - 1);
-        __m512d x = _mm512_mask_loadu_pd(best, live, S + j);
-        if (_mm512_cmp_pd_mask(x, x, _CMP_UNORD_Q)) return select_scalar(S, n, tol, sel);
-        best = _mm512_max_pd(best, x);
-    }
-    __m512d threshold = _mm512_set1_pd(_mm512_reduce_max_pd(best) - tol);
-    size_t ties = 0;
-    for (size_t j = 0; j < n; j += 8) {
-        __mmask8 live = n - j >= 8 ? 0xff : (__mmask8)((1u << (n - j)) - 1);
-        unsigned bits = _mm512_mask_cmp_pd_mask(live, _mm512_mask_loadu_pd(threshold, live, S + j), threshold,
-                                                _CMP_NLT_UQ);
-        while (bits) {
-            sel[ties++] = (uint32_t)(j + (size_t)__builtin_ctz(bits));
-            bits &= bits - 1;
+static void scores_scalar(const KeyEntries *e, size_t n_keys, const double *Q, size_t ld, size_t lanes, double *S) {
+    for (size_t j = 0; j < n_keys; j++) {
+        const uint32_t *dim = e->dim + j * e->stride;
+        const double *val = e->val + j * e->stride;
+        for (size_t i = 0; i < lanes; i++) {
+            double acc = 0.0;
+            for (size_t k = 0; k < e->count[j]; k++) {
+                double q = Q[(size_t)dim[k] * ld + i];
+                if (q != 0.0) acc = fma(val[k], q, acc);
+            }
+            S[j * KERNEL_BLOCK + i] = acc;
         }
     }
-    return ties;
 }
-#endif
 
-size_t kernel_select(const double *S, size_t n, double tol, uint32_t *sel) {
 #ifdef KERNEL_X86
-    if (kernel_isa() == KERNEL_AVX512) return select_avx512(S, n, tol, sel);
+/* mask3_fmadd keeps acc where q is zero: the skipped product. */
+#define SCORE_STEP(a, off)                                                                                         \
+    do {                                                                                                           \
+        __m512d q = _mm512_loadu_pd(x + (off));                                                                     \
+        a = _mm512_mask3_fmadd_pd(w, q, a, _mm512_cmp_pd_mask(q, zero, _CMP_NEQ_UQ));                              \
+    } while (0)
+
+__attribute__((target("avx512f"))) static void scores_avx512(const KeyEntries *e, size_t n_keys, const double *Q,
+                                                              size_t ld, size_t lanes, double *S) {
+    const __m512d zero = _mm512_setzero_pd();
+    for (size_t j = 0; j < n_keys; j++) {
+        const uint32_t *dim = e->dim + j * e->stride;
+        const double *val = e->val + j * e->stride;
+        double *out = S + j * KERNEL_BLOCK;
+        size_t n = e->count[j];
+        if (lanes == KERNEL_BLOCK) { /* the whole block in 8 registers */
+            __m512d a0 = zero, a1 = zero, a2 = zero, a3 = zero, a4 = zero, a5 = zero, a6 = zero, a7 = zero;
+            for (size_t k = 0; k < n; k++) {
+                __m512d w = _mm512_set1_pd(val[k]);
+                const double *x = Q + (size_t)dim[k] * ld;
+                SCORE_STEP(a0, 0);
+                SCORE_STEP(a1, 8);
+                SCORE_STEP(a2, 16);
+                SCORE_STEP(a3, 24);
+                SCORE_STEP(a4, 32);
+                SCORE_STEP(a5, 40);
+                SCORE_STEP(a6, 48);
+                SCORE_STEP(a7, 56);
+            }
+            _mm512_storeu_pd(out, a0), _mm512_storeu_pd(out + 8, a1), _mm512_storeu_pd(out + 16, a2);
+            _mm512_storeu_pd(out + 24, a3), _mm512_storeu_pd(out + 32, a4), _mm512_storeu_pd(out + 40, a5);
+            _mm512_storeu_pd(out + 48, a6), _mm512_storeu_pd(out + 56, a7);
+            continue;
+        }
+        for (size_t i = 0; i < lanes; i += 8) {
+            __mmask8 live = lanes - i >= 8 ? 0xff : (__mmask8)((1u << (lanes - i)) - 1);
+            __m512d a = zero;
+            for (size_t k = 0; k < n; k++) {
+                __m512d q = _mm512_maskz_loadu_pd(live, Q + (size_t)dim[k] * ld + i);
+                a = _mm512_mask3_fmadd_pd(_mm512_set1_pd(val[k]), q, a, _mm512_cmp_pd_mask(q, zero, _CMP_NEQ_UQ));
+            }
+            _mm512_mask_storeu_pd(out + i, live, a);
+        }
+    }
+}
+#undef SCORE_STEP
 #endif
-    return select_scalar(S, n, tol, sel);
+
+void kernel_scores(const KeyEntries *e, size_t n_keys, const double *Q, size_t ld, size_t lanes, double *S) {
+#ifdef KERNEL_X86
+    if (kernel_isa() == KERNEL_AVX512) {
+        scores_avx512(e, n_keys, Q, ld, lanes, S);
+        return;
+    }
+#endif
+    scores_scalar(e, n_keys, Q, ld, lanes, S);
 }
 
-size_t kernel_select_scalar(const double *S, size_t n, double tol, uint32_t *sel) {
-    return select_scalar(S, n, tol, sel);
+void kernel_scores_scalar(const KeyEntries *e, size_t n_keys, const double *Q, size_t ld, size_t lanes, double *S) {
+    scores_scalar(e, n_keys, Q, ld, lanes, S);
+}
+
+static void gather_keys_scalar(const double *K, size_t ld, size_t rows, const KeyEntries *e) {
+    for (size_t c = 0; c < e->stride; c++) {
+        const double *line = K + c * ld;
+        for (size_t j = 0; j < rows; j++) {
+            if (line[j] == 0.0) continue;
+            e->dim[j * e->stride + e->count[j]] = (uint32_t)c;
+            e->val[j * e->stride + e->count[j]++] = line[j];
+        }
+    }
+}
+
+#ifdef KERNEL_X86
+/* Eight entries of a line compared with zero at once; the non-zero ones' keys are compressed into
+ * a list (no branch per entry), then appended key by key. */
+__attribute__((target("avx512f"))) static void gather_keys_avx512(const double *K, size_t ld, size_t rows,
+                                                                   const KeyEntries *e) {
+    const __m512d zero = _mm512_setzero_pd();
+    const __m512i step = _mm512_set1_epi64(8);
+    int64_t at[8];
+    for (size_t c = 0; c < e->stride; c++) {
+        const double *line = K + c * ld;
+        __m512i j = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+        for (size_t j0 = 0; j0 < rows; j0 += 8, j = _mm512_add_epi64(j, step)) {
+            __mmask8 live = rows - j0 >= 8 ? 0xff : (__mmask8)((1u << (rows - j0)) - 1);
+            __mmask8 nz = _mm512_mask_cmp_pd_mask(live, _mm512_maskz_loadu_pd(live, line + j0), zero, _CMP_NEQ_UQ);
+            if (!nz) continue;
+            _mm512_storeu_si512(at, _mm512_maskz_compress_epi64(nz, j));
+            for (int t = 0, n = __builtin_popcount(nz); t < n; t++) {
+                size_t k = (size_t)at[t];
+                e->dim[k * e->stride + e->count[k]] = (uint32_t)c;
+                e->val[k * e->stride + e->count[k]++] = line[k];
+            }
+        }
+    }
+}
+#endif
+
+void kernel_gather_keys(const double *K, size_t ld, size_t rows, const KeyEntries *e) {
+    for (size_t j = 0; j < rows; j++) e->count[j] = 0;
+#ifdef KERNEL_X86
+    if (kernel_isa() == KERNEL_AVX512) {
+        gather_keys_avx512(K, ld, rows, e);
+        return;
+    }
+#endif
+    gather_keys_scalar(K, ld, rows, e);
+}
+
+/* The keys lane q sees: [0, last]. */
+static size_t lane_last(const AttendKeys *k, size_t q) {
+    return k->causal && k->first + q < k->n - 1 ? k->first + q : k->n - 1;
+}
+
+static void attend_scalar(const double *S, const AttendKeys *k, size_t lanes, const double *V, size_t v_ld,
+                          size_t dv, double *out, size_t out_ld) {
+    for (size_t q = 0; q < lanes; q++) {
+        size_t last = lane_last(k, q), ties = 0;
+        double best = S[q];
+        for (size_t j = 1; j <= last; j++)
+            if (S[j * KERNEL_BLOCK + q] > best) best = S[j * KERNEL_BLOCK + q];
+        double threshold = best - k->tol;
+        for (size_t j = 0; j <= last; j++) ties += !(S[j * KERNEL_BLOCK + q] < threshold);
+        double extra = !(S[q] < threshold) ? k->bos_extra : 0.0;
+        for (size_t c = 0; c < dv; c++) {
+            const double *v = V + c * v_ld;
+            double sum = extra * v[0];
+            for (size_t j = 0; j <= last; j++)
+                if (!(S[j * KERNEL_BLOCK + q] < threshold)) sum += v[j];
+            out[c * out_ld + q] = sum / ((double)ties + extra);
+        }
+    }
+}
+
+#ifdef KERNEL_X86
+/* The lanes q0 + t (t < 8) that see key j. */
+static inline __mmask8 lanes_seeing(const AttendKeys *k, size_t j, size_t q0) {
+    if (!k->causal || j <= k->first + q0) return 0xff;
+    size_t d = j - k->first - q0;
+    return d >= 8 ? 0 : (__mmask8)(0xffu << d);
+}
+
+/* All lanes at once, eight per register: the maxima (max_pd(x, best) is x > best ? x : best, so
+ * a NaN is never taken and a NaN best stays), then each register's selected keys with their lane
+ * masks (appended without a branch), then each value column summed over just those keys. With
+ * regs a constant (a full block), the loops over registers unroll and their arrays stay in
+ * registers. */
+__attribute__((target("avx512f"), always_inline)) static inline void
+attend_regs(const double *S, const AttendKeys *k, size_t lanes, size_t regs, const double *V, size_t v_ld, size_t dv,
+            double *out, size_t out_ld, uint8_t *masks, uint32_t *keys) {
+    const __m512d one = _mm512_set1_pd(1.0);
+    size_t end = lane_last(k, lanes - 1) + 1, n_sel[KERNEL_BLOCK / 8];
+    __m512d best[KERNEL_BLOCK / 8], threshold[KERNEL_BLOCK / 8];
+#pragma GCC unroll 8
+    for (size_t r = 0; r < KERNEL_BLOCK / 8; r++) /* registers past regs are never read */
+        best[r] = threshold[r] = _mm512_setzero_pd(), n_sel[r] = 0;
+#pragma GCC unroll 8
+    for (size_t r = 0; r < regs; r++) best[r] = _mm512_loadu_pd(S + 8 * r);
+    for (size_t j = 1; j < end; j++) {
+        const double *s = S + j * KERNEL_BLOCK;
+#pragma GCC unroll 8
+        for (size_t r = 0; r < regs; r++)
+            best[r] = _mm512_mask_max_pd(best[r], lanes_seeing(k, j, 8 * r), _mm512_loadu_pd(s + 8 * r), best[r]);
+    }
+#pragma GCC unroll 8
+    for (size_t r = 0; r < regs; r++) threshold[r] = _mm512_sub_pd(best[r], _mm512_set1_pd(k->tol));
+    /* register r's list: keys[r * end + t], masks[r * end + t] for t < n_sel[r] */
+    for (size_t j = 0; j < end; j++) {
+        const double *s = S + j * KERNEL_BLOCK;
+#pragma GCC unroll 8
+        for (size_t r = 0; r < regs; r++) {
+            __mmask8 live = lanes - 8 * r >= 8 ? 0xff : (__mmask8)((1u << (lanes - 8 * r)) - 1);
+            __mmask8 sel = _mm512_mask_cmp_pd_mask(lanes_seeing(k, j, 8 * r) & live, _mm512_loadu_pd(s + 8 * r),
+                                                   threshold[r], _CMP_NLT_UQ);
+            keys[r * end + n_sel[r]] = (uint32_t)j;
+            masks[r * end + n_sel[r]] = sel;
+            n_sel[r] += sel != 0;
+        }
+    }
+    for (size_t r = 0; r < regs; r++) {
+        const uint32_t *key = keys + r * end;
+        const uint8_t *mask = masks + r * end;
+        __mmask8 live = lanes - 8 * r >= 8 ? 0xff : (__mmask8)((1u << (lanes - 8 * r)) - 1);
+        __m512d ties = _mm512_setzero_pd();
+        for (size_t t = 0; t < n_sel[r]; t++) ties = _mm512_mask_add_pd(ties, mask[t], ties, one);
+        __mmask8 bos = n_sel[r] && key[0] == 0 ? mask[0] : 0;
+        __m512d extra = _mm512_maskz_mov_pd(bos, _mm512_set1_pd(k->bos_extra));
+        __m512d denominator = _mm512_add_pd(ties, extra);
+        for (size_t c = 0; c < dv; c++) {
+            const double *v = V + c * v_ld;
+            __m512d sum = _mm512_mul_pd(extra, _mm512_set1_pd(v[0]));
+            for (size_t t = 0; t < n_sel[r]; t++) sum = _mm512_mask_add_pd(sum, mask[t], sum, _mm512_set1_pd(v[key[t]]));
+            _mm512_mask_storeu_pd(out + c * out_ld + 8 * r, live, _mm512_div_pd(sum, denominator));
+        }
+    }
+}
+
+__attribute__((target("avx512f"))) static void attend_avx512(const double *S, const AttendKeys *k, size_t lanes,
+                                                              const double *V, size_t v_ld, size_t dv, double *out,
+                                                              size_t out_ld, uint8_t *masks, uint32_t *keys) {
+    if (lanes == KERNEL_BLOCK) attend_regs(S, k, lanes, KERNEL_BLOCK / 8, V, v_ld, dv, out, out_ld, masks, keys);
+    else attend_regs(S, k, lanes, (lanes + 7) / 8, V, v_ld, dv, out, out_ld, masks, keys);
+}
+#endif
+
+void kernel_attend(const double *S, const AttendKeys *k, size_t lanes, const double *V, size_t v_ld, size_t dv,
+                   double *out, size_t out_ld, uint8_t *mask_scratch, uint32_t *key_scratch) {
+#ifdef KERNEL_X86
+    if (kernel_isa() == KERNEL_AVX512) {
+        attend_avx512(S, k, lanes, V, v_ld, dv, out, out_ld, mask_scratch, key_scratch);
+        return;
+    }
+#endif
+    (void)mask_scratch, (void)key_scratch;
+    attend_scalar(S, k, lanes, V, v_ld, dv, out, out_ld);
+}
+
+void kernel_attend_scalar(const double *S, const AttendKeys *k, size_t lanes, const double *V, size_t v_ld,
+                          size_t dv, double *out, size_t out_ld) {
+    attend_scalar(S, k, lanes, V, v_ld, dv, out, out_ld);
 }
 
 KernelIsa kernel_isa(void) {

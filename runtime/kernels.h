@@ -14,6 +14,7 @@
 #ifndef RASPCC_RUNTIME_KERNELS_H
 #define RASPCC_RUNTIME_KERNELS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,11 +55,48 @@ void kernel_columns_isa_scalar(const MatrixColumn *cols, const uint32_t *which, 
                                size_t base, size_t ld, size_t len, KernelEpilogue e, const double *bias, double *out,
                                size_t out_ld);
 
-/* Average-hard selection over one query's scores S[0..n) (n >= 1): the keys j with
- * !(S[j] < max - tol), ascending, into sel; returns how many (at least the maximum's). */
-size_t kernel_select(const double *S, size_t n, double tol, uint32_t *sel);
-/* Its one-at-a-time reference, for tests. */
-size_t kernel_select_scalar(const double *S, size_t n, double tol, uint32_t *sel);
+/* A sequence's keys by their non-zero entries: key j has count[j] entries, dims dim[j * stride ..]
+ * (ascending) and values val[j * stride ..]. */
+typedef struct KeyEntries {
+    size_t stride;
+    uint32_t *count, *dim;
+    double *val;
+} KeyEntries;
+
+/* The non-zero entries of `rows` keys from a panel K (e->stride lines of ld doubles, element j of
+ * line c = key j's entry c). */
+void kernel_gather_keys(const double *K, size_t ld, size_t rows, const KeyEntries *e);
+
+/* Scores of keys [0, n_keys) for `lanes` (<= KERNEL_BLOCK) queries, one query per lane:
+ * S[j * KERNEL_BLOCK + q] = +0.0, then acc = fma(val, Q[dim * ld + q], acc) over key j's entries
+ * in order, skipping a zero query entry: a product with a zero factor is skipped, so the score is
+ * the dense chain over every dim for finite numbers, whichever side is stored. Q is read only at
+ * lanes < lanes. */
+void kernel_scores(const KeyEntries *e, size_t n_keys, const double *Q, size_t ld, size_t lanes, double *S);
+/* Its one-lane-at-a-time reference, for tests. */
+void kernel_scores_scalar(const KeyEntries *e, size_t n_keys, const double *Q, size_t ld, size_t lanes, double *S);
+
+/* The keys and causal limit of kernel_attend's queries. */
+typedef struct AttendKeys {
+    size_t n;      /* keys 0 .. n-1; key 0 is BOS */
+    bool causal;   /* lane q sees keys j <= first + q only */
+    size_t first;  /* the row of lane 0 (causal) */
+    double tol;    /* absolute tie tolerance */
+    double bos_extra; /* BOS weighs 1 + bos_extra keys in the mean when selected */
+} AttendKeys;
+
+/* Average-hard attention for `lanes` (<= KERNEL_BLOCK) queries at once, one per lane:
+ * S[j * KERNEL_BLOCK + q] is lane q's score of key j. Lane q takes the greatest score it sees
+ * (the first of the greatest, key order; a NaN is never greater), selects the keys j it sees with
+ * !(S < max - tol), and writes out[c * out_ld + q] = (extra * V[c][0] + V[c][j1] + V[c][j2] ...) /
+ * (ties + extra), the selected keys ascending, one rounding per operation in that order,
+ * extra = bos_extra where BOS is selected and 0.0 otherwise; V[c][j] = V[c * v_ld + j], c < dv.
+ * Only lanes < lanes of out are written. Scratch: KERNEL_BLOCK / 8 x n bytes and as many uint32. */
+void kernel_attend(const double *S, const AttendKeys *k, size_t lanes, const double *V, size_t v_ld, size_t dv,
+                   double *out, size_t out_ld, uint8_t *mask_scratch, uint32_t *key_scratch);
+/* Its one-lane-at-a-time reference, for tests. */
+void kernel_attend_scalar(const double *S, const AttendKeys *k, size_t lanes, const double *V, size_t v_ld,
+                          size_t dv, double *out, size_t out_ld);
 
 typedef enum KernelIsa { KERNEL_SCALAR, KERNEL_AVX2, KERNEL_AVX512 } KernelIsa;
 /* The best instruction set this processor has (what kernel_chain uses), and its name. */

@@ -1,6 +1,7 @@
 /* runtime/kernels.h: every instruction set computes the stated chains bit for bit. */
 #include <check.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,22 +103,93 @@ START_TEST(test_relu_edges) {
 }
 END_TEST
 
-/* kernel_select equals the one-at-a-time selection: random scores with ties, signed zeros, a
- * NaN, every length up to 70. */
-START_TEST(test_select) {
-    srand(9);
-    double S[70];
-    uint32_t a[70], b[70];
-    for (int round = 0; round < 300; round++)
-        for (size_t n = 1; n <= 70; n += 1 + (size_t)(round % 3)) {
-            for (size_t j = 0; j < n; j++) S[j] = (double)(rand() % 7) - 3.0 + (rand() % 5 == 0 ? 1e-9 : 0.0);
-            if (round % 10 == 1) S[rand() % n] = -0.0;
-            if (round % 50 == 2) S[rand() % n] = NAN;
-            double tol = round % 4 == 0 ? 0.0 : 0.25;
-            size_t x = kernel_select(S, n, tol, a), y = kernel_select_scalar(S, n, tol, b);
-            ck_assert_uint_eq(x, y);
-            ck_assert(x >= 1 && memcmp(a, b, x * sizeof *a) == 0);
+/* kernel_gather_keys lists each key's non-zero entries in dim order, -0.0 counted as zero. */
+START_TEST(test_gather_keys) {
+    srand(11);
+    enum { DK = 13, ROWS = 77 };
+    static double K[DK * LD];
+    uint32_t count[ROWS], dim[ROWS * DK];
+    double val[ROWS * DK];
+    KeyEntries e = {DK, count, dim, val};
+    for (size_t rows = 1; rows <= ROWS; rows += 4) {
+        for (size_t i = 0; i < DK * LD; i++) K[i] = rand() % 3 ? 0.0 : rand() % 9 ? rnd() : -0.0;
+        kernel_gather_keys(K, LD, rows, &e);
+        for (size_t j = 0; j < rows; j++) {
+            size_t n = 0;
+            for (size_t c = 0; c < DK; c++) {
+                if (K[c * LD + j] == 0.0) continue;
+                ck_assert_uint_lt(n, count[j]);
+                ck_assert_uint_eq(dim[j * DK + n], c);
+                ck_assert(val[j * DK + n] == K[c * LD + j]);
+                n++;
+            }
+            ck_assert_uint_eq(n, count[j]);
         }
+    }
+}
+END_TEST
+
+/* kernel_scores equals its one-lane reference bit for bit (zeros of both signs, a NaN query
+ * entry, every lane count up to a block), and for finite numbers the dense chain over every dim:
+ * skipping a product with a zero factor changes nothing. */
+START_TEST(test_scores) {
+    srand(12);
+    enum { DK = 9, KEYS = 20 };
+    static double Q[DK * LD], a[KEYS * KERNEL_BLOCK], b[KEYS * KERNEL_BLOCK], Kd[KEYS * DK];
+    uint32_t count[KEYS], dim[KEYS * DK];
+    double val[KEYS * DK];
+    KeyEntries e = {DK, count, dim, val};
+    for (int round = 0; round < 40; round++)
+        for (size_t lanes = 1; lanes <= KERNEL_BLOCK; lanes += 1 + (size_t)(round % 5)) {
+            for (size_t i = 0; i < DK * LD; i++) Q[i] = rand() % 3 ? 0.0 : rand() % 7 ? rnd() : -0.0;
+            bool nan = round % 10 == 3;
+            if (nan) Q[(size_t)(rand() % DK) * LD + (size_t)rand() % lanes] = NAN;
+            for (size_t j = 0; j < KEYS; j++) {
+                count[j] = 0;
+                for (size_t c = 0; c < DK; c++) {
+                    Kd[j * DK + c] = rand() % 2 ? 0.0 : rnd();
+                    if (Kd[j * DK + c] != 0.0) dim[j * DK + count[j]] = (uint32_t)c, val[j * DK + count[j]++] = Kd[j * DK + c];
+                }
+            }
+            kernel_scores(&e, KEYS, Q, LD, lanes, a);
+            kernel_scores_scalar(&e, KEYS, Q, LD, lanes, b);
+            for (size_t j = 0; j < KEYS; j++) {
+                ck_assert(memcmp(a + j * KERNEL_BLOCK, b + j * KERNEL_BLOCK, lanes * sizeof *a) == 0);
+                for (size_t q = 0; q < lanes && !nan; q++) {
+                    double acc = 0.0;
+                    for (size_t c = 0; c < DK; c++) acc = fma(Kd[j * DK + c], Q[c * LD + q], acc);
+                    ck_assert(memcmp(&acc, &b[j * KERNEL_BLOCK + q], sizeof acc) == 0);
+                }
+            }
+        }
+}
+END_TEST
+
+/* kernel_attend equals its one-lane reference bit for bit: random scores with ties, signed zeros
+ * and NaNs, causal or not, BOS light or heavy, every lane count up to a block. */
+START_TEST(test_attend) {
+    srand(13);
+    enum { KEYS = 70, DV = 3 };
+    static double S[KEYS * KERNEL_BLOCK], V[DV * LD], a[DV * LD], b[DV * LD];
+    uint8_t masks[KERNEL_BLOCK / 8 * KEYS];
+    uint32_t keys[KERNEL_BLOCK / 8 * KEYS];
+    for (int round = 0; round < 200; round++) {
+        size_t lanes = 1 + (size_t)rand() % KERNEL_BLOCK, n = 1 + (size_t)rand() % KEYS;
+        AttendKeys k = {n, round % 2 == 1, (size_t)rand() % n, round % 4 < 2 ? 0.25 : 0.0,
+                        round % 3 == 0 ? 0.0 : 1023.0};
+        if (k.causal) /* as forward.c runs them: the keys up to the last query's row */
+            k.first = (size_t)rand() % (KEYS - lanes + 1), k.n = k.first + lanes;
+        for (size_t i = 0; i < KEYS * KERNEL_BLOCK; i++) S[i] = (double)(rand() % 5) - 2.0 + (rand() % 7 ? 0.0 : 1e-9);
+        if (round % 10 == 1) S[(size_t)rand() % (n * KERNEL_BLOCK)] = -0.0;
+        if (round % 10 == 2) S[(size_t)rand() % (n * KERNEL_BLOCK)] = NAN;
+        if (round % 20 == 5) S[(size_t)rand() % lanes] = NAN; /* BOS's score */
+        for (size_t i = 0; i < DV * LD; i++) V[i] = rand() % 4 ? rnd() : -0.0;
+        size_t dv = (size_t)round % (DV + 1);
+        for (size_t i = 0; i < DV * LD; i++) a[i] = b[i] = 42.0;
+        kernel_attend(S, &k, lanes, V, LD, dv, a, LD, masks, keys);
+        kernel_attend_scalar(S, &k, lanes, V, LD, dv, b, LD);
+        ck_assert(memcmp(a, b, sizeof a) == 0);
+    }
 }
 END_TEST
 
@@ -126,7 +198,9 @@ int main(void) {
     TCase *tc = tcase_create("kernels");
     tcase_add_test(tc, test_isas_agree);
     tcase_add_test(tc, test_relu_edges);
-    tcase_add_test(tc, test_select);
+    tcase_add_test(tc, test_gather_keys);
+    tcase_add_test(tc, test_scores);
+    tcase_add_test(tc, test_attend);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
