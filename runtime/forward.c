@@ -230,6 +230,26 @@ static void plan_segments(Arena *a, const Matrix *W2, const WritePlan *plan, Chu
     }
 }
 
+/* The dims the checks, the readout and the error flag read (runtime/model.h), ascending. */
+static void plan_reads(Workspace *ws, const Model *m) {
+    size_t D = m->d_model;
+    bool *read = ARENA_ARRAY(&ws->arena, bool, D ? D : 1);
+    if (m->output_kind == MODEL_OUT_NUMERICAL)
+        for (size_t d = 0; d < D; d++) read[d] = true;
+    for (size_t j = 0; j < m->out_count && m->output_kind == MODEL_OUT_CATEGORICAL; j++) read[m->out_dim + j] = true;
+    for (size_t c = 0; c < m->n_checks; c++) {
+        const ModelCheck *k = &m->checks[c];
+        if (k->kind == MODEL_CHECK_MARGIN)
+            for (size_t t = 0; t < m->margins[k->dim].n_terms; t++) read[m->margins[k->dim].dims[t]] = true;
+        else
+            for (size_t j = 0; j < k->count; j++) read[k->dim + j] = true;
+    }
+    if (m->has_error_flag) read[m->error_flag_dim] = true;
+    ws->read_dims = ARENA_ARRAY(&ws->arena, uint32_t, D ? D : 1);
+    for (size_t d = 0; d < D; d++)
+        if (read[d]) ws->read_dims[ws->n_read++] = (uint32_t)d;
+}
+
 static void plan_writes(Arena *a, const Matrix *W, WritePlan *p) {
     p->dims = ARENA_ARRAY(a, uint32_t, W->cols ? W->cols : 1);
     for (size_t c = 0; c < W->cols; c++)
@@ -314,6 +334,7 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     ws->qrow = ARENA_ARRAY(&ws->arena, uint32_t, KERNEL_BLOCK * (dk ? dk : 1));
     ws->token_rows = matrix_rows(&ws->arena, &m->token_embed);
     ws->pos_rows = matrix_rows(&ws->arena, &m->pos_embed);
+    plan_reads(ws, m);
     return true;
 }
 
@@ -608,10 +629,17 @@ static void compare_flag(const Model *m, const double *X, size_t n, ModelOutcome
     o->flag = flag;
 }
 
-/* Rows [o, o + rows) of the batch's residual, in float64, into X (row-major). */
+/* Rows [o, o + rows) of the batch's residual, in float64, into X (row-major): the dims the checks
+ * and the readout read. */
 static void batch_rows(const Workspace *ws, size_t D, size_t o, size_t rows, double *X) {
-    if (ws->f32) forward32_rows(ws, D, o, rows, X);
-    else panel_to_rows(ws, D, o, rows, X);
+    if (ws->f32) {
+        forward32_rows(ws, D, o, rows, X);
+        return;
+    }
+    for (size_t t = 0; t < ws->n_read; t++) {
+        size_t d = ws->read_dims[t];
+        for (size_t r = 0; r < rows; r++) X[r * D + d] = ws->F[d * ws->ld + o + r];
+    }
 }
 
 /* Runs the sequences already tokenized into the workspace (rows [starts[s], starts[s+1]) hold

@@ -86,6 +86,9 @@ typedef struct Workspace {
     double *Y;            /* (widest write plan) x KERNEL_BLOCK: chains of a write-back */
     double *X;            /* (max_len + 1) x D: one sequence row-major (checks, readout; a buffer
                              callers of model_forward may use, as model_run does) */
+    uint32_t *read_dims;  /* the dims the checks, the readout and the error flag read, ascending: */
+    size_t n_read;        /* a batch copies only these into X (every dim for a numerical output,
+                             whose readout is a dot product over the whole row) */
     double *token_values; /* max_len + 1: one input's real-valued tokens (model_tokenize) */
     double *row_values;   /* ld: the real-valued token of each row of a batch */
     size_t *ids, *pos;    /* ld: the token id and position of each row of a batch */

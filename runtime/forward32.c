@@ -235,6 +235,8 @@ void forward32_layer(const Model *m, size_t l, Workspace *ws, const size_t *star
 }
 
 void forward32_rows(const Workspace *ws, size_t D, size_t o, size_t rows, double *X) {
-    for (size_t d = 0; d < D; d++)
+    for (size_t t = 0; t < ws->n_read; t++) {
+        size_t d = ws->read_dims[t];
         for (size_t r = 0; r < rows; r++) X[r * D + d] = (double)ws->f32->F[d * ws->ld + o + r];
+    }
 }

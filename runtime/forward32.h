@@ -29,7 +29,8 @@ void forward32_free(Forward32 *f);
 void forward32_embed(const Model *m, Workspace *ws, size_t rows, size_t padded);
 /* Layer l on the batch (as layer() of runtime/forward.c; ws->score_flops counts the scores). */
 void forward32_layer(const Model *m, size_t l, Workspace *ws, const size_t *starts, size_t count, size_t padded);
-/* Rows [o, o + rows) of the float32 residual into X ((rows) x D, row-major, float64). */
+/* Rows [o, o + rows) of the float32 residual into X ((rows) x D, row-major, float64): the dims
+ * the checks and the readout read (Workspace.read_dims); X's other entries are left as they are. */
 void forward32_rows(const Workspace *ws, size_t D, size_t o, size_t rows, double *X);
 
 #endif
