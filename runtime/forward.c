@@ -58,6 +58,26 @@ static void embed(const Model *m, const Workspace *ws, const size_t *ids, const 
     }
 }
 
+/* A block's scores from the queries' side, where their entries are far fewer than the keys': each
+ * query's non-zero entries gathered, its scores a chain over them across 64 keys at a time (the
+ * same chain kernel_scores runs: a product with a zero factor skipped, so the same numbers), then
+ * turned key-major for kernel_attend. */
+static void scores_by_query(const ModelHead *h, Workspace *ws, size_t o, size_t i0, size_t nq, size_t n_keys) {
+    size_t dk = h->wq.cols, ld = ws->ld;
+    KeyEntries queries = {dk, ws->query_count, ws->query_dim, ws->query_val};
+    kernel_gather_keys(ws->Q + o + i0, ld, nq, &queries);
+    for (size_t k0 = 0; k0 < n_keys; k0 += KERNEL_BLOCK) {
+        size_t len = n_keys - k0 < KERNEL_BLOCK ? n_keys - k0 : KERNEL_BLOCK;
+        kernel_scores(&queries, nq, ws->K + o + k0, ld, len, ws->T);
+        for (size_t q = 0; q < nq; q++)
+            for (size_t j = 0; j < len; j++) ws->S[(k0 + j) * KERNEL_BLOCK + q] = ws->T[q * KERNEL_BLOCK + j];
+        for (size_t q = 0; q < nq; q++) { /* 2 per entry of query q and key it sees */
+            size_t last = h->causal ? i0 + q : n_keys - 1, seen = last < k0 ? 0 : last - k0 + 1;
+            ws->score_flops += 2.0 * (double)queries.count[q] * (double)(seen < len ? seen : len);
+        }
+    }
+}
+
 /* One sequence's attention for one head: rows [o, o + rows) of the panels Q, K (dk lines) and V
  * (dv lines); out_i = mean of V_j over the keys j whose score Q_i . K_j is at least the row's
  * maximum minus the head's absolute tie tolerance (j <= i when causal), BOS weighing 1 + bos_extra,
@@ -65,18 +85,24 @@ static void embed(const Model *m, const Workspace *ws, const size_t *ids, const 
  * The keys' non-zero entries are gathered once (one pass over K, line by line); then each block of
  * KERNEL_BLOCK queries, one query per lane, gets its scores key by key (kernel_scores: a chain over
  * the key's entries, a zero query entry skipped) and its means (kernel_attend), both vectorised
- * over the queries. */
+ * over the queries. Where the keys have far more entries than the queries (8 more per row: the
+ * cost of turning the scores key-major), the scores come from the queries' side instead. */
 static void attention_sequence(const ModelHead *h, Workspace *ws, size_t o, size_t rows, double *A) {
     size_t dk = h->wq.cols, dv = h->wv.cols, ld = ws->ld;
+    bool by_query = kernel_count_nonzero(ws->K + o, ld, dk, rows) > kernel_count_nonzero(ws->Q + o, ld, dk, rows) + 8 * rows;
     KeyEntries keys = {dk, ws->key_count, ws->key_dim, ws->key_val};
-    kernel_gather_keys(ws->K + o, ld, rows, &keys);
+    if (!by_query) kernel_gather_keys(ws->K + o, ld, rows, &keys);
     for (size_t i0 = 0; i0 < rows; i0 += KERNEL_BLOCK) {
         size_t nq = rows - i0 < KERNEL_BLOCK ? rows - i0 : KERNEL_BLOCK;
         AttendKeys seen = {h->causal ? i0 + nq : rows, h->causal, i0, h->tie_tol, h->bos_extra};
-        kernel_scores(&keys, seen.n, ws->Q + o + i0, ld, nq, ws->S);
-        for (size_t j = 0; j < seen.n; j++) { /* 2 per entry of key j and query that sees it */
-            size_t seeing = h->causal && j > i0 ? i0 + nq - j : nq;
-            ws->score_flops += 2.0 * (double)keys.count[j] * (double)seeing;
+        if (by_query) {
+            scores_by_query(h, ws, o, i0, nq, seen.n);
+        } else {
+            kernel_scores(&keys, seen.n, ws->Q + o + i0, ld, nq, ws->S);
+            for (size_t j = 0; j < seen.n; j++) { /* 2 per entry of key j and query that sees it */
+                size_t seeing = h->causal && j > i0 ? i0 + nq - j : nq;
+                ws->score_flops += 2.0 * (double)keys.count[j] * (double)seeing;
+            }
         }
         kernel_attend(ws->S, &seen, nq, ws->V + o, ld, dv, A + o + i0, ld, ws->key_mask, ws->selected);
     }
@@ -299,7 +325,8 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     }
     /* panels of ld doubles per line, blocks of KERNEL_BLOCK, and rows of D */
     size_t sizes[] = {D * ld, dk * ld, dk * ld, dv * ld, layer_dv * ld, KERNEL_BLOCK * (round_up(seq, 8) + 8),
-                      HIDDEN_CHUNK * KERNEL_BLOCK, writes * KERNEL_BLOCK, seq * D, seq, ld, seq * dk};
+                      HIDDEN_CHUNK * KERNEL_BLOCK, writes * KERNEL_BLOCK, seq * D, seq, ld, seq * dk,
+                      KERNEL_BLOCK * dk, KERNEL_BLOCK * KERNEL_BLOCK};
     size_t total = 0;
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
         size_t w = sizes[i] ? sizes[i] : 1;
@@ -318,7 +345,7 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     }
     double *p = ws->block;
     double **bufs[] = {&ws->F, &ws->Q, &ws->K, &ws->V, &ws->A, &ws->S, &ws->H, &ws->Y, &ws->X,
-                       &ws->token_values, &ws->row_values, &ws->key_val};
+                       &ws->token_values, &ws->row_values, &ws->key_val, &ws->query_val, &ws->T};
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
         *bufs[i] = p;
         p += sizes[i] ? sizes[i] : 1;
@@ -330,6 +357,8 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     ws->selected = ARENA_ARRAY(&ws->arena, uint32_t, KERNEL_BLOCK / 8 * seq);
     ws->key_dim = ARENA_ARRAY(&ws->arena, uint32_t, seq * (dk ? dk : 1));
     ws->key_count = ARENA_ARRAY(&ws->arena, uint32_t, seq);
+    ws->query_dim = ARENA_ARRAY(&ws->arena, uint32_t, KERNEL_BLOCK * (dk ? dk : 1));
+    ws->query_count = ARENA_ARRAY(&ws->arena, uint32_t, KERNEL_BLOCK);
     ws->key_mask = ARENA_ARRAY(&ws->arena, uint8_t, KERNEL_BLOCK / 8 * seq);
     ws->qrow = ARENA_ARRAY(&ws->arena, uint32_t, KERNEL_BLOCK * (dk ? dk : 1));
     ws->token_rows = matrix_rows(&ws->arena, &m->token_embed);

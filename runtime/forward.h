@@ -98,6 +98,9 @@ typedef struct Workspace {
     uint32_t *key_count;  /* max_len + 1: a sequence's keys' non-zero entries, key j's count ... */
     uint32_t *key_dim;    /* (max_len + 1) x dk: ... its dims (ascending) from j * dk on ... */
     double *key_val;      /* (max_len + 1) x dk: ... and their values */
+    uint32_t *query_count, *query_dim; /* the same for KERNEL_BLOCK queries ... */
+    double *query_val;    /* ... (scores from the queries' side) */
+    double *T;            /* KERNEL_BLOCK x KERNEL_BLOCK: those scores query-major */
     double score_flops;   /* 2 x queries that see the key per non-zero key entry, summed over
                              every head run (callers reset it to measure) */
     WritePlan **heads;    /* heads[l][h]: the dims Wo writes */

@@ -357,6 +357,35 @@ void kernel_scores_scalar(const KeyEntries *e, size_t n_keys, const double *Q, s
     scores_scalar(e, n_keys, Q, ld, lanes, S);
 }
 
+static size_t count_nonzero_scalar(const double *panel, size_t ld, size_t lines, size_t rows) {
+    size_t n = 0;
+    for (size_t c = 0; c < lines; c++)
+        for (size_t j = 0; j < rows; j++) n += panel[c * ld + j] != 0.0;
+    return n;
+}
+
+#ifdef KERNEL_X86
+__attribute__((target("avx512f"))) static size_t count_nonzero_avx512(const double *panel, size_t ld, size_t lines,
+                                                                       size_t rows) {
+    const __m512d zero = _mm512_setzero_pd();
+    size_t n = 0;
+    for (size_t c = 0; c < lines; c++)
+        for (size_t j = 0; j < rows; j += 8) {
+            __mmask8 live = rows - j >= 8 ? 0xff : (__mmask8)((1u << (rows - j)) - 1);
+            n += (size_t)__builtin_popcount(
+                _mm512_mask_cmp_pd_mask(live, _mm512_maskz_loadu_pd(live, panel + c * ld + j), zero, _CMP_NEQ_UQ));
+        }
+    return n;
+}
+#endif
+
+size_t kernel_count_nonzero(const double *panel, size_t ld, size_t lines, size_t rows) {
+#ifdef KERNEL_X86
+    if (kernel_isa() == KERNEL_AVX512) return count_nonzero_avx512(panel, ld, lines, rows);
+#endif
+    return count_nonzero_scalar(panel, ld, lines, rows);
+}
+
 static void gather_keys_scalar(const double *K, size_t ld, size_t rows, const KeyEntries *e) {
     for (size_t c = 0; c < e->stride; c++) {
         const double *line = K + c * ld;

@@ -67,6 +67,10 @@ typedef struct KeyEntries {
  * line c = key j's entry c). */
 void kernel_gather_keys(const double *K, size_t ld, size_t rows, const KeyEntries *e);
 
+/* The entries of lines [0, lines) of a panel (lines of ld doubles) at [0, rows) that are not
+ * zero. */
+size_t kernel_count_nonzero(const double *panel, size_t ld, size_t lines, size_t rows);
+
 /* Scores of keys [0, n_keys) for `lanes` (<= KERNEL_BLOCK) queries, one query per lane:
  * S[j * KERNEL_BLOCK + q] = +0.0, then acc = fma(val, Q[dim * ld + q], acc) over key j's entries
  * in order, skipping a zero query entry: a product with a zero factor is skipped, so the score is

@@ -480,6 +480,51 @@ static void reference_forward(const Model *m, const size_t *ids, size_t n, doubl
     }
 }
 
+/* Attention of long inputs (three blocks of queries, keys in chunks of 64) scored from either side:
+ * heads whose keys have far more entries than their queries (scored from the queries' side), the
+ * other way round, causal or not, with ties, each equal to reference_forward bit for bit. */
+START_TEST(test_attention_both_sides) {
+    Model *m = &model;
+    srand(8);
+    enum { D = 30, N = 150, DK = 24 };
+    m->d_model = D;
+    m->max_len = N;
+    m->n_vocab = 4;
+    m->vocab = ARENA_ARRAY(&m->arena, Value, 4);
+    for (int v = 0; v < 4; v++) m->vocab[v] = value_int(v);
+    m->token_type = IR_TOKENS_INT;
+    m->token_embed = model_matrix(m, 5, D);
+    m->pos_embed = model_matrix(m, N + 1, D);
+    for (size_t i = 0; i < 5 * D; i++) matrix_set(&m->token_embed, i / D, i % D, rand() % 4 == 0 ? rand() % 3 : 0);
+    for (size_t i = 0; i < (N + 1) * D; i++) matrix_set(&m->pos_embed, i / D, i % D, rand() % 6 == 0 ? rand() % 3 : 0);
+    size_t heads[1] = {4}, hidden[1] = {0};
+    fx_layers(m, 1, heads, hidden);
+    for (size_t h = 0; h < 4; h++) {
+        ModelHead *H = &m->layers[0].heads[h];
+        fx_head(m, H, DK, 2, h >= 2, "r");
+        H->bos_extra = h == 1 ? 31 : 0;
+        bool dense_keys = h % 2 == 0; /* heads 0, 2: keys dense, queries sparse; 1, 3: the reverse */
+        for (size_t i = 0; i < D * DK; i++) {
+            double q = rand() % 2 ? 1.0 : -1.0, k = rand() % 3 ? 0.5 : 1.0;
+            matrix_set(&H->wq, i / DK, i % DK, rand() % (dense_keys ? 25 : 2) == 0 ? q : 0.0);
+            matrix_set(&H->wk, i / DK, i % DK, rand() % (dense_keys ? 2 : 25) == 0 ? k : 0.0);
+        }
+        for (size_t i = 0; i < D * 2; i++) matrix_set(&H->wv, i / 2, i % 2, rand() % 5 == 0 ? rand() % 5 - 2 : 0);
+        for (size_t i = 0; i < 2 * D; i++) matrix_set(&H->wo, i / D, i % D, rand() % 4 == 0 ? 1 : 0);
+    }
+    size_t ids[N];
+    for (size_t i = 0; i < N; i++) ids[i] = (size_t)rand() % 4;
+    double *want = calloc((N + 1) * D, sizeof(double)), *got = calloc((N + 1) * D, sizeof(double));
+    reference_forward(m, ids, N, want);
+    ready(false);
+    model_forward(m, ids, N, 0, 1, got, &ws);
+    for (size_t i = 0; i < (N + 1) * D; i++)
+        ck_assert_msg(memcmp(&want[i], &got[i], sizeof(double)) == 0, "entry %zu: %.17g vs %.17g", i, want[i], got[i]);
+    free(want);
+    free(got);
+}
+END_TEST
+
 /* A random sparse model: the forward pass equals reference_forward bit for bit, and running the
  * layers one range at a time equals running them all at once. */
 START_TEST(test_forward_matches_reference) {
@@ -674,6 +719,7 @@ int main(void) {
     tcase_add_test(tc, test_values_by_length_rules);
     tcase_add_loop_test(tc, test_input_errors, 0, 2);
     tcase_add_test(tc, test_forward_matches_reference);
+    tcase_add_test(tc, test_attention_both_sides);
     tcase_add_loop_test(tc, test_gated_product, 0, 2);
     tcase_add_loop_test(tc, test_margin_check, 0, 2);
     tcase_add_test(tc, test_param_counts);
