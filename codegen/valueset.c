@@ -145,6 +145,14 @@ static bool reaches_2_53(const ValueSet *vs) {
     return false;
 }
 
+/* Whether every number of the set is finite and below 2^26 in magnitude: sums, differences and
+ * products of two such numbers are exact in float64 where both are integers. */
+static bool small_finite(const ValueSet *vs) {
+    for (size_t i = 0; i < vs->n; i++)
+        if (value_is_number(vs->vals[i]) && !(fabs(value_as_double(vs->vals[i])) < 0x1p26)) return false;
+    return true;
+}
+
 /* The same number as an atom of kind k, if it has one (1.5 is no int, 2 is no bool, -0.0 neither). */
 static bool as_kind(Value v, ValueKind k, Value *out) {
     double x = value_as_double(v);
@@ -201,6 +209,19 @@ static bool kinds_decide_value(Plan *p, const SopInfo *info) {
         total *= sets[j] ? (double)sets[j]->n : 1;
     }
     if (!any) return false;
+    /* x + y, x - y, x * y of small numbers: an int and the float of the same value give the same
+     * number (exact either way), and without zero signs nothing else can differ: no argument's
+     * kind decides, and the grid need not be tried (millions of pairs of means, seconds). */
+    ValueOp op = unary ? VOP_NEG : n->u.map.op;
+    if ((op == VOP_ADD || op == VOP_SUB || op == VOP_MUL) && !info->zero_sign_matters) {
+        bool small = true;
+        for (uint32_t j = 0; j < nargs && small; j++) {
+            const IrNode *a = n->u.map.args[j];
+            Value c = a->kind == IR_CONST ? a->u.constant : value_int(0);
+            small = sets[j] ? small_finite(sets[j]) : !value_is_number(c) || fabs(value_as_double(c)) < 0x1p26;
+        }
+        if (small) return false;
+    }
     bool decides[2] = {false, false};
     if (total > CG_MAX_GRID) {
         bool past = reaches_2_53(&info->vs);
