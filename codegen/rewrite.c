@@ -10,7 +10,17 @@
  * simulator paper route values this way; as maps they need no attention head.
  *
  * The BOS idiom. aggregate(s or select(indices, 0, ==), indicator(indices == 0)) is how the RASP
- * paper counts with a beginning-of-sequence token; it is a map of a selector width (bos_idiom). */
+ * paper counts with a beginning-of-sequence token; it is a map of a selector width (bos_idiom).
+ *
+ * Signs of prefix counts. A prefix mean of a 0/1 indicator, m = aggregate(select(indices,
+ * indices, <=), indicator(x)), is a / w for the count a of ones among the w keys; the sum or
+ * difference of two such means, or either times indices + 1 (w itself), compared with 0 is the
+ * same comparison of the counts a + b or a - b, and a mean times indices + 1 that of the mean
+ * (prefix_sign): a mean as float64 gives it is 0 only for a = 0 and its rounding keeps order, so
+ * the sign is exact although the product (a / w - b / w) * w is not always a - b. Two counts are
+ * read as one number through a heavy BOS; the product they replace needs a table of every pair
+ * (or a real with a margin at 0, which refuses every balanced prefix), and the pair of means a
+ * value set of every pair of fractions. */
 #include <string.h>
 
 #include "codegen/internal.h"
@@ -131,6 +141,83 @@ static IrNode *bos_idiom(Rewriter *r, const IrNode *n) {
     return ir_map_cond(g, ir_map_binary(g, VOP_EQ, w, zero, loc), cc, mean, loc);
 }
 
+/* ---- signs of prefix counts ---- */
+
+/* Whether s is select(indices, indices, <=): query i selects the i + 1 keys up to it. */
+static bool prefix_selector(const IrNode *s) {
+    return s->kind == IR_SELECT && s->u.select.cmp == IR_CMP_LE && s->u.select.keys->kind == IR_INDICES &&
+           s->u.select.queries->kind == IR_INDICES;
+}
+
+static bool const_number(const IrNode *n, double v) {
+    return n->kind == IR_CONST && value_is_number(n->u.constant) && value_as_double(n->u.constant) == v;
+}
+
+/* Whether n is indices + 1: a positive number at every position. */
+static bool indices_plus_one(const IrNode *n) {
+    if (n->kind != IR_MAP || n->u.map.kind != IR_MAP_BINARY || n->u.map.op != VOP_ADD) return false;
+    const IrNode *a = n->u.map.args[0], *b = n->u.map.args[1];
+    return (a->kind == IR_INDICES && const_number(b, 1)) || (b->kind == IR_INDICES && const_number(a, 1));
+}
+
+/* The 0/1 s-op v of n = aggregate(select(indices, indices, <=), v) with v = indicator(x) or
+ * 1 if x else 0; NULL for anything else. Every query selects a key, so the mean is never the
+ * default. */
+static const IrNode *prefix_indicator(const IrNode *n) {
+    if (n->kind != IR_AGGREGATE || !prefix_selector(n->u.aggregate.selector)) return NULL;
+    const IrNode *v = n->u.aggregate.sop;
+    if (v->kind != IR_MAP) return NULL;
+    if (v->u.map.kind == IR_MAP_UNARY && v->u.map.op == VOP_INDICATOR) return v;
+    if (v->u.map.kind == IR_MAP_COND && const_number(v->u.map.args[1], 1) && const_number(v->u.map.args[2], 0) &&
+        v->u.map.args[1]->u.constant.kind != VAL_BOOL && v->u.map.args[2]->u.constant.kind != VAL_BOOL)
+        return v; /* (bools would make the aggregate a non-numeric one) */
+    return NULL;
+}
+
+/* The count at each position of the keys up to it where v is 1: the width of
+ * select(indices, indices, <=) and select(v, 1, ==). */
+static IrNode *prefix_width(Rewriter *r, const IrNode *v, SrcLoc loc) {
+    IrGraph *g = r->dst;
+    IrNode *upto = ir_select(g, ir_indices(g, loc), ir_indices(g, loc), IR_CMP_LE, loc);
+    IrNode *ones = ir_select(g, arg(r, v), ir_const(g, value_int(1), loc), IR_CMP_EQ, loc);
+    return ir_selector_width(g, ir_select_and(g, upto, ones, loc), loc);
+}
+
+/* What has the sign of m and is cheaper to compare: the sum or difference of the counts of two
+ * prefix means of indicators for their sum or difference, the mean for a mean, either times
+ * indices + 1 (either order); NULL for anything else, and for a mean alone (already so). */
+static IrNode *sign_counts(Rewriter *r, const IrNode *m, SrcLoc loc) {
+    bool product = m->kind == IR_MAP && m->u.map.kind == IR_MAP_BINARY && m->u.map.op == VOP_MUL;
+    if (product) {
+        if (indices_plus_one(m->u.map.args[1])) m = m->u.map.args[0];
+        else if (indices_plus_one(m->u.map.args[0])) m = m->u.map.args[1];
+        else return NULL;
+    }
+    /* one mean: its own sign, one ramp at 0 (a width would be decoded value by value) */
+    if (prefix_indicator(m)) return product ? arg(r, m) : NULL;
+    if (m->kind != IR_MAP || m->u.map.kind != IR_MAP_BINARY || (m->u.map.op != VOP_ADD && m->u.map.op != VOP_SUB))
+        return NULL;
+    const IrNode *a = prefix_indicator(m->u.map.args[0]), *b = prefix_indicator(m->u.map.args[1]);
+    if (!a || !b) return NULL;
+    return ir_map_binary(r->dst, m->u.map.op, prefix_width(r, a, loc), prefix_width(r, b, loc), loc);
+}
+
+/* x CMP 0 or 0 CMP x where x has the sign of counts (sign_counts): the counts CMP 0. */
+static IrNode *prefix_sign(Rewriter *r, const IrNode *n) {
+    if (n->kind != IR_MAP || n->u.map.kind != IR_MAP_BINARY) return NULL;
+    switch (n->u.map.op) {
+    case VOP_EQ: case VOP_NE: case VOP_LT: case VOP_GT: case VOP_LE: case VOP_GE: break;
+    default: return NULL;
+    }
+    const IrNode *a = n->u.map.args[0], *b = n->u.map.args[1];
+    bool zero_right = const_number(b, 0);
+    if (!zero_right && !const_number(a, 0)) return NULL;
+    IrNode *counts = sign_counts(r, zero_right ? a : b, n->loc);
+    if (!counts) return NULL;
+    IrNode *zero = ir_const(r->dst, value_int(0), n->loc);
+    return ir_map_binary(r->dst, n->u.map.op, zero_right ? counts : zero, zero_right ? zero : counts, n->loc);
+}
+
 static IrNode *copy_node(Rewriter *r, const IrNode *n) {
     IrGraph *g = r->dst;
     IrNode *c = NULL;
@@ -140,6 +227,7 @@ static IrNode *copy_node(Rewriter *r, const IrNode *n) {
     case IR_LENGTH: c = ir_length(g, n->loc); break;
     case IR_CONST: c = ir_const(g, n->u.constant, n->loc); break;
     case IR_MAP: {
+        if ((c = prefix_sign(r, n))) break;
         IrNode *a[3] = {0};
         for (uint32_t j = 0; j < n->u.map.nargs; j++) a[j] = arg(r, n->u.map.args[j]);
         switch (n->u.map.kind) {

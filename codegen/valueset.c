@@ -611,6 +611,28 @@ static bool comparison_codomain(Plan *p, const IrNode *n, ValueSet *out) {
 }
 
 /* Tabulates a map over the product of its arguments' value sets. */
+/* The lowest and highest of a set that holds every int between them and nothing else (no bool,
+ * no float), below 2^60 in magnitude. */
+static bool int_range(const IrNode *a, const ValueSet *vs, int64_t *lo, int64_t *hi) {
+    if (a->kind == IR_CONST || vs->unbounded || vs->n == 0) return false;
+    for (size_t i = 0; i < vs->n; i++)
+        if (vs->vals[i].kind != VAL_INT) return false;
+    *lo = vs->vals[0].as.i, *hi = vs->vals[vs->n - 1].as.i;
+    return *hi - *lo + 1 == (int64_t)vs->n && *lo > -((int64_t)1 << 60) && *hi < ((int64_t)1 << 60);
+}
+
+/* x + y or x - y of two such ranges of ints: the range between the extremes, every int of it
+ * reached (a width minus a width: not a grid of every pair, sorted, at every length). */
+static bool int_range_sum(Plan *p, const IrNode *n, const ValueSet *const *args, ValueSet *out) {
+    if (n->u.map.kind != IR_MAP_BINARY || (n->u.map.op != VOP_ADD && n->u.map.op != VOP_SUB)) return false;
+    int64_t lo[2], hi[2];
+    for (int j = 0; j < 2; j++)
+        if (!int_range(n->u.map.args[j], args[j], &lo[j], &hi[j])) return false;
+    bool add = n->u.map.op == VOP_ADD;
+    *out = range_set(p->arena, add ? lo[0] + lo[1] : lo[0] - hi[1], add ? hi[0] + hi[1] : hi[0] - lo[1]);
+    return true;
+}
+
 static ValueSet map_values(Plan *p, SopInfo *info) {
     const IrNode *n = info->node;
     size_t nargs = n->u.map.nargs, total = 1;
@@ -624,6 +646,8 @@ static ValueSet map_values(Plan *p, SopInfo *info) {
         args[j] = &p->info[n->u.map.args[j]->id].vs;
         if (args[j]->n == 0 && !args[j]->unbounded) return vs_from_values(NULL, 0);
     }
+    ValueSet range;
+    if (int_range_sum(p, n, args, &range)) return range;
     for (size_t j = 0; j < nargs; j++) {
         if (args[j]->unbounded || total > CG_MAX_GRID / args[j]->n)
             return comparison_codomain(p, n, &by_cell) ? by_cell : vs_unbounded();
