@@ -14,8 +14,9 @@
  *
  * Signs of prefix counts. A prefix mean of a 0/1 indicator, m = aggregate(select(indices,
  * indices, <=), indicator(x)), is a / w for the count a of ones among the w keys; the sum or
- * difference of two such means, or either times indices + 1 (w itself), compared with 0 is the
- * same comparison of the counts a + b or a - b, and a mean times indices + 1 that of the mean
+ * difference of two such means, or either times a factor positive at every position (indices + 1,
+ * length - indices), compared with 0 is the same comparison of the counts a + b or a - b, and a
+ * mean times such a factor that of the mean
  * (prefix_sign): a mean as float64 gives it is 0 only for a = 0 and its rounding keeps order, so
  * the sign is exact although the product (a / w - b / w) * w is not always a - b. Two counts are
  * read as one number through a heavy BOS; the product they replace needs a table of every pair
@@ -81,20 +82,23 @@ static bool first_position(const IrNode *s) {
            value_as_double(s->u.select.queries->u.constant) == 0;
 }
 
-/* The value of a map of indices and constants at index i; false when it reads anything else
- * or raises. */
-static bool index_value(const IrNode *n, int64_t i, Value *v) {
+/* The value of a map of indices, length and constants at index i of a sequence of length len
+ * (len < 0: a map of indices and constants alone); false when it reads anything else or raises. */
+static bool cell_value(const IrNode *n, int64_t len, int64_t i, Value *v) {
     if (n->kind == IR_INDICES) { *v = value_int(i); return true; }
+    if (n->kind == IR_LENGTH && len >= 0) { *v = value_int(len); return true; }
     if (n->kind == IR_CONST) { *v = n->u.constant; return true; }
     if (n->kind != IR_MAP) return false;
     Value args[3];
     for (uint32_t j = 0; j < n->u.map.nargs; j++)
-        if (!index_value(n->u.map.args[j], i, &args[j])) return false;
+        if (!cell_value(n->u.map.args[j], len, i, &args[j])) return false;
     char msg[160];
     ValueResult res = ir_map_apply(n, args, NULL, msg, sizeof msg);
     *v = res.value;
     return res.ok;
 }
+
+static bool index_value(const IrNode *n, int64_t i, Value *v) { return cell_value(n, -1, i, v); }
 
 /* Whether a map in n's subtree takes strings at some indices and other atoms at others: the
  * reference refuses such a sequence at every length that holds both ("the map mixes value
@@ -153,11 +157,18 @@ static bool const_number(const IrNode *n, double v) {
     return n->kind == IR_CONST && value_is_number(n->u.constant) && value_as_double(n->u.constant) == v;
 }
 
-/* Whether n is indices + 1: a positive number at every position. */
-static bool indices_plus_one(const IrNode *n) {
-    if (n->kind != IR_MAP || n->u.map.kind != IR_MAP_BINARY || n->u.map.op != VOP_ADD) return false;
-    const IrNode *a = n->u.map.args[0], *b = n->u.map.args[1];
-    return (a->kind == IR_INDICES && const_number(b, 1)) || (b->kind == IR_INDICES && const_number(a, 1));
+/* Whether n is a positive number at every position of every length (indices + 1, length -
+ * indices, a positive constant ...), between 2^-500 and 2^500: times a nonzero mean of an
+ * indicator (at least 1 / max_len in magnitude) it keeps the mean's sign and is never 0. */
+static bool positive_factor(const IrNode *n, size_t max_len) {
+    for (int64_t len = 1; len <= (int64_t)max_len; len++)
+        for (int64_t i = 0; i < len; i++) {
+            Value v;
+            if (!cell_value(n, len, i, &v) || !value_is_number(v)) return false;
+            double x = value_as_double(v);
+            if (!(x > 0x1p-500 && x < 0x1p500)) return false;
+        }
+    return true;
 }
 
 /* The 0/1 s-op v of n = aggregate(select(indices, indices, <=), v) with v = indicator(x) or
@@ -185,13 +196,14 @@ static IrNode *prefix_width(Rewriter *r, const IrNode *v, SrcLoc loc) {
 
 /* What has the sign of m and is cheaper to compare: the sum or difference of the counts of two
  * prefix means of indicators for their sum or difference, the mean for a mean, either times
- * indices + 1 (either order); NULL for anything else, and for a mean alone (already so). */
+ * positive factors (either order); NULL for anything else, and for a mean alone (already so). */
 static IrNode *sign_counts(Rewriter *r, const IrNode *m, SrcLoc loc) {
-    bool product = m->kind == IR_MAP && m->u.map.kind == IR_MAP_BINARY && m->u.map.op == VOP_MUL;
-    if (product) {
-        if (indices_plus_one(m->u.map.args[1])) m = m->u.map.args[0];
-        else if (indices_plus_one(m->u.map.args[0])) m = m->u.map.args[1];
+    bool product = false;
+    while (m->kind == IR_MAP && m->u.map.kind == IR_MAP_BINARY && m->u.map.op == VOP_MUL) {
+        if (positive_factor(m->u.map.args[1], r->max_len)) m = m->u.map.args[0];
+        else if (positive_factor(m->u.map.args[0], r->max_len)) m = m->u.map.args[1];
         else return NULL;
+        product = true;
     }
     /* one mean: its own sign, one ramp at 0 (a width would be decoded value by value) */
     if (prefix_indicator(m)) return product ? arg(r, m) : NULL;

@@ -758,6 +758,10 @@ START_TEST(test_prefix_signs) {
         {"y = o - c >= 0;", 256, 1, 8},
         {"y = o > 0;", 256, 1, 8},
         {"y = (indices + 1) * o > 0;", 256, 1, 8}, /* refused before */
+        /* out25-003b: another positive factor, length - indices (5 layers before) */
+        {"d = (o - c) * (indices + 1); e = (c - o) * (length - indices); y = aggregate(p, 1 if d < 0 or e < 0 else 0);",
+         128, 3, 16},
+        {"y = 2 * (o - c) * length < 0;", 64, 1, 8},
         {"d = (o - c) * (indices + 1); e = (c - o) * (indices + 1); y = \"x\" if d < 0 or e <= 0 else \"y\";", 64, 2, 64},
         {"d = (o - c) * (indices + 1); y = d < 1;", 12, 3, 100000},
     };
