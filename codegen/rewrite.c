@@ -13,15 +13,15 @@
  * paper counts with a beginning-of-sequence token; it is a map of a selector width (bos_idiom).
  *
  * Signs of prefix counts. A prefix mean of a 0/1 indicator, m = aggregate(select(indices,
- * indices, <=), indicator(x)), is a / w for the count a of ones among the w keys; the sum or
- * difference of two such means, or either times a factor positive at every position (indices + 1,
- * length - indices), compared with 0 is the same comparison of the counts a + b or a - b, and a
- * mean times such a factor that of the mean
- * (prefix_sign): a mean as float64 gives it is 0 only for a = 0 and its rounding keeps order, so
- * the sign is exact although the product (a / w - b / w) * w is not always a - b. Two counts are
- * read as one number through a heavy BOS; the product they replace needs a table of every pair
- * (or a real with a margin at 0, which refuses every balanced prefix), and the pair of means a
- * value set of every pair of fractions. */
+ * indices, <=), indicator(x)), is a / w for the count a of ones among the w keys. The sum or
+ * difference of two such means, either times factors positive at every position (indices + 1,
+ * length - indices), compared with 0 is the same comparison of a + b or a - b; two such means
+ * compared are a - b compared with 0; a mean times such factors compared with 0 is the mean
+ * compared (prefix_sign). Float64 keeps these signs exactly: a mean is 0 only for a = 0, and
+ * a / w, b / w, 1 / w apart, never round to one double, though (a / w - b / w) * w is not always
+ * a - b. The counts' difference is read as one number through a heavy BOS; what it replaces
+ * needs a table of every pair of means or a real with a margin at 0, which refuses every
+ * balanced prefix (outsider out25-001, -010). */
 #include <string.h>
 
 #include "codegen/internal.h"
@@ -214,7 +214,8 @@ static IrNode *sign_counts(Rewriter *r, const IrNode *m, SrcLoc loc) {
     return ir_map_binary(r->dst, m->u.map.op, prefix_width(r, a, loc), prefix_width(r, b, loc), loc);
 }
 
-/* x CMP 0 or 0 CMP x where x has the sign of counts (sign_counts): the counts CMP 0. */
+/* x CMP 0 or 0 CMP x where x has the sign of counts (sign_counts): the counts CMP 0; o CMP c
+ * for two prefix means of indicators: their counts compared. */
 static IrNode *prefix_sign(Rewriter *r, const IrNode *n) {
     if (n->kind != IR_MAP || n->u.map.kind != IR_MAP_BINARY) return NULL;
     switch (n->u.map.op) {
@@ -222,11 +223,16 @@ static IrNode *prefix_sign(Rewriter *r, const IrNode *n) {
     default: return NULL;
     }
     const IrNode *a = n->u.map.args[0], *b = n->u.map.args[1];
+    const IrNode *va = prefix_indicator(a), *vb = prefix_indicator(b);
+    IrNode *zero = ir_const(r->dst, value_int(0), n->loc);
+    if (va && vb) { /* o CMP c: the same w divides both counts, keeping their order (out25-010) */
+        IrNode *d = ir_map_binary(r->dst, VOP_SUB, prefix_width(r, va, n->loc), prefix_width(r, vb, n->loc), n->loc);
+        return ir_map_binary(r->dst, n->u.map.op, d, zero, n->loc);
+    }
     bool zero_right = const_number(b, 0);
     if (!zero_right && !const_number(a, 0)) return NULL;
     IrNode *counts = sign_counts(r, zero_right ? a : b, n->loc);
     if (!counts) return NULL;
-    IrNode *zero = ir_const(r->dst, value_int(0), n->loc);
     return ir_map_binary(r->dst, n->u.map.op, zero_right ? counts : zero, zero_right ? zero : counts, n->loc);
 }
 

@@ -762,6 +762,8 @@ START_TEST(test_prefix_signs) {
         {"d = (o - c) * (indices + 1); e = (c - o) * (length - indices); y = aggregate(p, 1 if d < 0 or e < 0 else 0);",
          128, 3, 16},
         {"y = 2 * (o - c) * length < 0;", 64, 1, 8},
+        {"y = o < c;", 64, 1, 8}, /* out25-010: refused from 64 */
+        {"y = \"e\" if o == c else (\"l\" if o <= c else \"g\");", 256, 1, 16},
         {"d = (o - c) * (indices + 1); e = (c - o) * (indices + 1); y = \"x\" if d < 0 or e <= 0 else \"y\";", 64, 2, 64},
         {"d = (o - c) * (indices + 1); y = d < 1;", 12, 3, 100000},
     };
