@@ -161,6 +161,39 @@ double heavy_dev(Plan *p, const IrNode *x, const MapClass *cls) {
     return heavy && dev <= 0.125 ? dev : INFINITY;
 }
 
+/* Doubles the BOS weight of every heavy width heavy view x reads. */
+static void double_bos(Plan *p, const IrNode *x, const MapClass *cls) {
+    if (x->kind == IR_SELECTOR_WIDTH) {
+        p->info[x->id].bos_weight *= 2;
+        return;
+    }
+    for (uint32_t j = 0; j < x->u.map.nargs; j++)
+        if (x->u.map.args[j]->kind != IR_CONST && heavy_dev(p, x->u.map.args[j], cls) < INFINITY)
+            double_bos(p, x->u.map.args[j], cls);
+}
+
+/* The points one scalar of heavy view x spans: mlp.c's coefficient of the input after it. */
+static double heavy_span(Plan *p, const IrNode *x) {
+    if (x->kind == IR_SELECTOR_WIDTH) return (double)p->max_len + 1;
+    const ValueSet *vs = &p->info[x->id].vs; /* integers (heavy_dev): gaps of 1 or more */
+    return value_as_double(vs->vals[vs->n - 1]) - value_as_double(vs->vals[0]) + 1;
+}
+
+bool heavy_pair(Plan *p, const IrNode *a, const IrNode *b, const MapClass *cls) {
+    /* either may come first: each off by at most 1/16 of a step of the other, half its own */
+    for (int k = 0; k < 2; k++) {
+        const IrNode *x = k ? b : a, *other = k ? a : b;
+        double target = 1 / (16 * heavy_span(p, other)), dev = heavy_dev(p, x, cls);
+        while (dev > target) {
+            double before = dev;
+            double_bos(p, x, cls);
+            dev = heavy_dev(p, x, cls);
+            if (!(dev < before)) return false; /* past the weight where rounding grows: no share */
+        }
+    }
+    return true;
+}
+
 /* Whether some map between `n` and the leaves can raise for some argument values: then the
  * MLP's output is categorical and checked one-hot, so a raise becomes a runtime error. */
 bool map_subtree_may_fail(Plan *p, const IrNode *n, const IrNode *const *leaves, uint32_t n_leaves) {
@@ -411,11 +444,18 @@ typedef struct LeafCost {
 
 static bool leaf_cost(Plan *p, const IrNode *const *set, uint32_t n, const MapClass *cls, LeafCost *c) {
     if (n > CG_MAX_LEAVES) return false;
-    uint32_t heavy_maps = 0; /* a table reads one input off its values (ops.c): one heavy map at most */
-    for (uint32_t k = 0; k < n; k++) heavy_maps += set[k]->kind == IR_MAP && heavy_dev(p, set[k], cls) < INFINITY;
-    if (heavy_maps > 1) return false;
+    /* a table reads one input off its values (ops.c), or two whose deviations fit each other's steps */
+    const IrNode *heavy[2];
+    uint32_t heavy_maps = 0;
+    for (uint32_t k = 0; k < n; k++)
+        if (set[k]->kind == IR_MAP && heavy_dev(p, set[k], cls) < INFINITY) {
+            if (heavy_maps == 2) return false;
+            heavy[heavy_maps++] = set[k];
+        }
+    bool pair = heavy_maps == 2 && n == 2;
+    if (heavy_maps == 2 && (!pair || !heavy_pair(p, heavy[0], heavy[1], cls))) return false;
     c->grid = grid_size(p, set, n);
-    if (c->grid > fused_budget(n)) return false;
+    if (c->grid > (pair ? CG_MAX_GRID : fused_budget(n))) return false;
     int t = 0;
     for (uint32_t k = 0; k < n; k++) {
         int a = est_time(p, set[k], cls, true);

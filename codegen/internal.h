@@ -754,6 +754,10 @@ double width_bos_weight(Plan *p, const IrNode *width);
 /* The deviation of s-op x's heavy view from its value (INFINITY: it has none): a heavy width's,
  * or an affine map's with integer coefficients over heavy views and free views, at most 1/8. */
 double heavy_dev(Plan *p, const IrNode *x, const MapClass *cls);
+/* Whether one table can read heavy views a and b both off their values: each within 1/16 of a
+ * step of the projection once the other is the faster input (mlp.c), raising their widths' BOS
+ * weights as far as that takes (a weight only ever grows, which only shrinks deviations). */
+bool heavy_pair(Plan *p, const IrNode *a, const IrNode *b, const MapClass *cls);
 const IrNode *map_single_varying_arg(const IrNode *n);
 bool aggregate_averages(Plan *p, const IrNode *agg);
 bool map_subtree_may_fail(Plan *p, const IrNode *n, const IrNode *const *leaves, uint32_t n_leaves);

@@ -211,12 +211,21 @@ bool plan_scalar_arg(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u) {
     return scalar_arg_value(p, m, j, a, via_u) && kind_axis(p, m, j, a);
 }
 
-/* Whether MLP m already reads an input off its listed values (GridArg.dev): mlp.c puts one such
- * input fastest, so a second one takes the exact way. */
-static bool reads_deviating(const MlpOp *m) {
-    for (size_t j = 0; j < m->n_grid; j++)
-        if (m->grid[j].dev > 0) return true;
-    return false;
+/* Whether MLP m can read heavy view a off its values besides its other inputs: mlp.c puts such
+ * inputs fastest, so with one there already, each must be within 1/16 of a step of the other's
+ * span (classify.c heavy_pair raised their BOS weights for it); else a takes the exact way. */
+static bool deviation_fits(const Plan *p, const MlpOp *m, const SopInfo *a) {
+    size_t others = 0;
+    for (size_t j = 0; j < m->n_grid; j++) {
+        const GridArg *g = &m->grid[j];
+        if (!(g->dev > 0)) continue;
+        double span_g = g->scalar[g->n - 1] - g->scalar[0] + 1;
+        double span_a = a->node->kind == IR_SELECTOR_WIDTH
+                            ? (double)p->max_len + 1 /* 0..N */
+                            : value_as_double(a->vs.vals[a->vs.n - 1]) - value_as_double(a->vs.vals[0]) + 1;
+        if (++others > 1 || a->heavy_dev * 16 * span_g > 1 || g->dev * 16 * span_a > 1) return false;
+    }
+    return true;
 }
 
 /* s-op a read through its heavy view (SopInfo.heavy: a width through a heavy BOS, or an affine
@@ -258,7 +267,7 @@ static bool scalar_arg_value(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u
         leaf->vs = &a->vs;
         size_t base = a->node->kind == IR_LENGTH ? 1 : 0;
         double lambda = a->u_lambda > 1 ? a->u_lambda : 1;
-        if (a->has_heavy && !reads_deviating(m)) return heavy_axis(p, m, leaf, a);
+        if (a->has_heavy && deviation_fits(p, m, a)) return heavy_axis(p, m, leaf, a);
         leaf->n_u = a->n_u;
         for (uint32_t i = 0; i < a->n_u; i++) {
             if (!plan_add_grid(p, m, lv_unit(p->arena, a->u_dims[i], -1), p->max_len + 1 - base, &sc, &leaf->args[i]))
@@ -269,7 +278,7 @@ static bool scalar_arg_value(Plan *p, MlpOp *m, size_t j, SopInfo *a, bool via_u
         }
         return true;
     }
-    if (via_u && a->has_heavy && !reads_deviating(m)) return heavy_axis(p, m, leaf, a);
+    if (via_u && a->has_heavy && deviation_fits(p, m, a)) return heavy_axis(p, m, leaf, a);
     leaf->vs = &a->vs;
     /* a number through its numerical view, unless that view cannot tell members apart (1 and
      * 1.0, -0.0 and 0.0, rounding twins) and the rank of a one-hot can */

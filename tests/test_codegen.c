@@ -758,9 +758,14 @@ START_TEST(test_prefix_signs) {
         {"y = o - c >= 0;", 256, 1, 8},
         {"y = o > 0;", 256, 1, 8},
         {"y = (indices + 1) * o > 0;", 256, 1, 8}, /* refused before */
-        /* out25-003b: another positive factor, length - indices (5 layers before) */
+        /* out25-003b: another positive factor, length - indices (5 layers before; 3 with a step
+         * per sign, 2 since one table reads both differences, heavy_pair) */
         {"d = (o - c) * (indices + 1); e = (c - o) * (length - indices); y = aggregate(p, 1 if d < 0 or e < 0 else 0);",
-         128, 3, 16},
+         128, 2, 4 * 128 + 8},
+        /* issue 15's example: two count differences, one table, 2 layers (3 before) */
+        {"x = aggregate(p, indicator(tokens == \"x\")); d1 = (o - c) * (indices + 1); d2 = (x - c) * (indices + 1);"
+         " y = aggregate(p, 1 if d1 < 0 or d2 < 0 else 0);",
+         96, 2, 4 * 96 + 8},
         {"y = 2 * (o - c) * length < 0;", 64, 1, 8},
         {"y = o < c;", 64, 1, 8}, /* out25-010: refused from 64 */
         {"y = \"e\" if o == c else (\"l\" if o <= c else \"g\");", 256, 1, 16},
