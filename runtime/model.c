@@ -127,25 +127,30 @@ static bool check_value_set(const Model *m, const Value *values, size_t count, b
         if (kc) {
             bool covered = false;
             for (size_t j = 0; j < kc; j++) covered |= m->out_kinds[j] == v.kind;
-            value_format(v, a, sizeof a);
-            if (!covered)
+            if (!covered) {
+                value_format(v, a, sizeof a);
                 return out_fail(err, errsize, "output value %s has kind %s, which the kind block lacks%s", a,
                                 value_kind_name(v.kind), where);
+            }
         }
         if (i == 0) continue;
         Value u = values[i - 1];
         double x = value_as_double(u), y = value_as_double(v);
-        value_format(u, a, sizeof a);
-        value_format(v, b, sizeof b);
-        if (y < x) return out_fail(err, errsize, "output values are not sorted ascending (%s before %s)%s", a, b, where);
-        if (y == x) {
-            if (u.kind == v.kind && strict) /* the union of per-length sets may hold -0.0 and 0.0 */
-                return out_fail(err, errsize, "output values %s and %s have the same kind and numeric value%s", a, b,
-                                where);
-            if (strict && !kc)
-                return out_fail(err, errsize, "output values %s and %s share a numeric value but the output has no kind "
-                                "block to tell them apart%s", a, b, where);
-        } else if (strict && !(2 * m->out_margin < y - x)) {
+        const char *fault = NULL; /* formatted only on failure: a set may hold 10^5 values */
+        if (y < x) fault = "output values are not sorted ascending (%s before %s)%s";
+        else if (y == x && u.kind == v.kind && strict) /* the union of per-length sets may hold -0.0 and 0.0 */
+            fault = "output values %s and %s have the same kind and numeric value%s";
+        else if (y == x && strict && !kc)
+            fault = "output values %s and %s share a numeric value but the output has no kind block to tell them "
+                    "apart%s";
+        if (fault) {
+            value_format(u, a, sizeof a);
+            value_format(v, b, sizeof b);
+            return out_fail(err, errsize, fault, a, b, where);
+        }
+        if (y != x && strict && !(2 * m->out_margin < y - x)) {
+            value_format(u, a, sizeof a);
+            value_format(v, b, sizeof b);
             return out_fail(err, errsize, "output margin %.17g is not below half the gap between output values %s and "
                             "%s%s", m->out_margin, a, b, where);
         }
