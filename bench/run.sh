@@ -1,7 +1,8 @@
 #!/bin/sh
 # The benchmark table (`make bench`; docs/benchmarks.md shows and explains a run):
 #   sh bench/run.sh [BINDIR]
-# Table 1: reverse, hist, sort, sort_freq (sort by most frequent) and dyck2 from rasp_examples/,
+# Table 1: reverse, hist, sort, sort_freq (sort by most frequent), dyck2 and prefix_or (issue 15's
+# map of two count differences) from rasp_examples/,
 # each compiled with its header's vocab at max lengths 8, 64 and 256. Table 2: the sizes of the
 # tracr figures quoted in docs/benchmarks.md (reverse 40 and 50, dyck2 20, sort_freq 20).
 # Per configuration:
@@ -43,7 +44,8 @@ ORIGINAL = os.environ.get("RASP_ORIGINAL")
 RASP_PYTHON = os.environ.get("RASP_PYTHON", "/usr/bin/python3")
 ORIGINAL_COUNT = int(os.environ.get("ORIGINAL_COUNT", "20"))
 # Layer counts of the RASP paper's analysis (Weiss et al. 2021), the targets.
-PAPER_LAYERS = {"reverse": 2, "hist": 1, "sort": 2, "sort_freq": 3, "dyck1": 2, "dyck2": 4, "dyck3": 4}
+PAPER_LAYERS = {"reverse": 2, "hist": 1, "sort": 2, "sort_freq": 3, "dyck1": 2, "dyck2": 4, "dyck3": 4,
+                "prefix_or": 2}  # prefix_or: issue 15's example, 2 by the same counting
 # tracr (DeepMind) on this kind of machine, as quoted in our issue tracker: max len -> figures.
 TRACR = {
     ("reverse", 40): {"residual": 250, "mlp": 1640, "compile_s": 1.3},
@@ -230,7 +232,7 @@ def main():
         os.environ.get("OPENBLAS_NUM_THREADS"), TIMEOUT, MEM_GB, MIN_S))
     print()
     t_start = time.monotonic()
-    conf1 = [(p, n) for p in ("reverse", "hist", "sort", "sort_freq", "dyck2") for n in (8, 64, 256)]
+    conf1 = [(p, n) for p in ("reverse", "hist", "sort", "sort_freq", "dyck2", "prefix_or") for n in (8, 64, 256)]
     conf2 = [("reverse", 40), ("reverse", 50), ("dyck2", 20), ("sort_freq", 20)]
     if ONLY:
         sel = lambda c: "%s:%d" % c in ONLY
