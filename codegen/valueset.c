@@ -688,10 +688,27 @@ static bool means_of_range(Plan *p, int64_t lo, int64_t hi, int scale, double c0
     }
     Value *v = ARENA_ARRAY(p->arena, Value, total ? total : 1);
     size_t n = 0;
+    bool every_k = true;
+    for (size_t k = 2; k <= p->win_hi && counts && every_k; k++) every_k = counts[k];
     /* (s 2^-scale) / k rounds as s / k does, scaled exactly (no subnormals: see dyadic_grid) */
-    for (int64_t k = 2; k <= (int64_t)p->win_hi; k++)
-        if (!counts || counts[k])
-            for (int64_t s = k * lo; s <= k * hi; s++) v[n++] = value_float(c0 + ldexp((double)s / (double)k, -scale));
+    if (every_k && p->win_hi >= 2 && hi > lo) {
+        /* every k: m + a/b for a/b in the Farey sequence of order N, in ascending order (the
+         * next of a/b, c/d is (t c - a)/(t d - b), t = (N + b) / d), then hi: the same rationals
+         * once each, each rounding as its unreduced s/k does, and sorted for vs_make */
+        int64_t N = (int64_t)p->win_hi;
+        for (int64_t m = lo; m < hi; m++)
+            for (int64_t a = 0, b = 1, c = 1, d = N; a < b;) {
+                v[n++] = value_float(c0 + ldexp((double)(m * b + a) / (double)b, -scale));
+                int64_t t = (N + b) / d, e = t * c - a, f = t * d - b;
+                a = c, b = d, c = e, d = f;
+            }
+        v[n++] = value_float(c0 + ldexp((double)hi, -scale));
+    } else {
+        for (int64_t k = 2; k <= (int64_t)p->win_hi; k++)
+            if (!counts || counts[k])
+                for (int64_t s = k * lo; s <= k * hi; s++)
+                    v[n++] = value_float(c0 + ldexp((double)s / (double)k, -scale));
+    }
     *out = v;
     *count = n;
     return true;

@@ -37,8 +37,26 @@ static bool float_twins(Value a, Value b) {
 
 /* Sorts and deduplicates vals[0..n) in place and fills in the flags. Distinct doubles stay
  * distinct, however close: the program can tell them apart (==), so the compiler must too. */
+/* Sorts vals[0..n) by cmp_values; a long sorted run followed by a few more (the means of a
+ * window in order, then the source values and the default) costs one merge, not a sort. */
+static void sort_values(Value *vals, size_t n) {
+    size_t m = 1;
+    while (m < n && cmp_values(&vals[m - 1], &vals[m]) <= 0) m++;
+    if (m >= n) return;
+    Value *tmp = n - m <= 64 && m >= 1024 ? malloc(n * sizeof *tmp) : NULL;
+    if (!tmp) {
+        qsort(vals, n, sizeof *vals, cmp_values);
+        return;
+    }
+    qsort(vals + m, n - m, sizeof *vals, cmp_values);
+    size_t i = 0, j = m, o = 0;
+    while (i < m || j < n) tmp[o++] = j == n || (i < m && cmp_values(&vals[i], &vals[j]) <= 0) ? vals[i++] : vals[j++];
+    memcpy(vals, tmp, n * sizeof *vals);
+    free(tmp);
+}
+
 static ValueSet vs_make(Value *vals, size_t n) {
-    if (n) qsort(vals, n, sizeof *vals, cmp_values);
+    sort_values(vals, n);
     size_t u = 0;
     for (size_t i = 0; i < n; i++)
         if (u == 0 || atom_order(vals[u - 1], vals[i]) != 0) vals[u++] = vals[i];
