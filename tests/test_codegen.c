@@ -766,6 +766,13 @@ START_TEST(test_prefix_signs) {
         {"x = aggregate(p, indicator(tokens == \"x\")); d1 = (o - c) * (indices + 1); d2 = (x - c) * (indices + 1);"
          " y = aggregate(p, 1 if d1 < 0 or d2 < 0 else 0);",
          96, 2, 4 * 96 + 8},
+        /* outsider out26: other maps of two differences, one table each (0 mismatches to 256) */
+        {"x = aggregate(p, indicator(tokens == \"x\")); d1 = (o - c) * (indices + 1); d2 = (x - c) * (indices + 1);"
+         " y = 1 if (d1 < 0) != (d2 < 0) else 0;",
+         64, 1, 8 * 64 + 8},
+        {"x = aggregate(p, indicator(tokens == \"x\")); d1 = (o - c) * (indices + 1); d2 = (x - o) * (indices + 1);"
+         " y = \"neg\" if d1 < 0 else (\"zero\" if d2 == 0 else \"pos\");",
+         64, 1, 4 * 64 + 16},
         {"y = 2 * (o - c) * length < 0;", 64, 1, 8},
         {"y = o < c;", 64, 1, 8}, /* out25-010: refused from 64 */
         {"y = \"e\" if o == c else (\"l\" if o <= c else \"g\");", 256, 1, 16},
