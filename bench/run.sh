@@ -19,7 +19,8 @@
 #       and query that sees the key, counted as they run), GFLOP/s, and the peak of one core measured by rasprun
 #       (an FMA loop in that format); the FLOP bound is MFLOP / peak. Times are CPU
 #       time of the process (the machine is shared). K is calibrated with a first --bench 1 so
-#       that the batched measurement takes at least BENCH_MIN_S (0.2) seconds.
+#       that the batched measurement takes at least BENCH_MIN_S (0.2) seconds; of BENCH_REPEAT (3)
+#       such runs the row shows the one with the fastest batched time (the machine is shared).
 # Every process runs with OPENBLAS_NUM_THREADS=1, a timeout of BENCH_TIMEOUT seconds (120) and an
 # address-space limit of BENCH_MEM_GB GiB (12). A configuration that fails prints what happened
 # in its row: "refused: <first error line>", "timeout (120 s)", "failed (exit N): ...".
@@ -39,6 +40,7 @@ BIN = sys.argv[1]
 TIMEOUT = float(os.environ.get("BENCH_TIMEOUT", "120"))
 MEM_GB = float(os.environ.get("BENCH_MEM_GB", "12"))
 MIN_S = float(os.environ.get("BENCH_MIN_S", "0.2"))
+REPEAT = int(os.environ.get("BENCH_REPEAT", "3"))
 ONLY = set(os.environ.get("BENCH_ONLY", "").split())
 ORIGINAL = os.environ.get("RASP_ORIGINAL")
 RASP_PYTHON = os.environ.get("RASP_PYTHON", "/usr/bin/python3")
@@ -129,7 +131,16 @@ def measure(name, n, tmp):
     if st == "ok" and pat.search(out):
         sparse1 = float(pat.search(out).group(2)) * 1e-6
         k = max(1, min(10**6, math.ceil(1.25 * MIN_S / max(sparse1, 1e-7))))
-        st, out, err, _ = run([BIN + "/rasprun", model, "--bench", str(k)])
+        best = None  # the fastest of BENCH_REPEAT runs: the machine is shared, its speed varies
+        for _ in range(REPEAT):
+            st, out, err, _ = run([BIN + "/rasprun", model, "--bench", str(k)])
+            mm = pat.search(out) if st == "ok" else None
+            if not mm:
+                break
+            if best is None or float(mm.group(2)) < float(pat.search(best[1]).group(2)):
+                best = (st, out, err)
+        if best and st == "ok":
+            st, out, err = best
     m = pat.search(out) if st == "ok" else None
     if m:
         fm = re.search(r"layers, (float32|float64),", out)
