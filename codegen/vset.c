@@ -35,8 +35,6 @@ static bool float_twins(Value a, Value b) {
     return a.kind == VAL_FLOAT && b.kind == VAL_FLOAT && scalar_twins(a.as.f, b.as.f);
 }
 
-/* Sorts and deduplicates vals[0..n) in place and fills in the flags. Distinct doubles stay
- * distinct, however close: the program can tell them apart (==), so the compiler must too. */
 /* Sorts vals[0..n) by cmp_values; a long sorted run followed by a few more (the means of a
  * window in order, then the source values and the default) costs one merge, not a sort. */
 static void sort_values(Value *vals, size_t n) {
@@ -55,6 +53,8 @@ static void sort_values(Value *vals, size_t n) {
     free(tmp);
 }
 
+/* Sorts and deduplicates vals[0..n) in place and fills in the flags. Distinct doubles stay
+ * distinct, however close: the program can tell them apart (==), so the compiler must too. */
 static ValueSet vs_make(Value *vals, size_t n) {
     sort_values(vals, n);
     size_t u = 0;
