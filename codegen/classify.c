@@ -172,8 +172,7 @@ static void double_bos(Plan *p, const IrNode *x, const MapClass *cls) {
             double_bos(p, x->u.map.args[j], cls);
 }
 
-/* The points one scalar of heavy view x spans: mlp.c's coefficient of the input after it. */
-static double heavy_span(Plan *p, const IrNode *x) {
+double heavy_span(const Plan *p, const IrNode *x) {
     if (x->kind == IR_SELECTOR_WIDTH) return (double)p->max_len + 1;
     const ValueSet *vs = &p->info[x->id].vs; /* integers (heavy_dev): gaps of 1 or more */
     return value_as_double(vs->vals[vs->n - 1]) - value_as_double(vs->vals[0]) + 1;

@@ -758,6 +758,9 @@ double heavy_dev(Plan *p, const IrNode *x, const MapClass *cls);
  * step of the projection once the other is the faster input (mlp.c), raising their widths' BOS
  * weights as far as that takes (a weight only ever grows, which only shrinks deviations). */
 bool heavy_pair(Plan *p, const IrNode *a, const IrNode *b, const MapClass *cls);
+/* The points one scalar of heavy view x spans (a width's 0..N, else its integers' range): mlp.c's
+ * coefficient of the input after it. */
+double heavy_span(const Plan *p, const IrNode *x);
 const IrNode *map_single_varying_arg(const IrNode *n);
 bool aggregate_averages(Plan *p, const IrNode *agg);
 bool map_subtree_may_fail(Plan *p, const IrNode *n, const IrNode *const *leaves, uint32_t n_leaves);

@@ -219,10 +219,7 @@ static bool deviation_fits(const Plan *p, const MlpOp *m, const SopInfo *a) {
     for (size_t j = 0; j < m->n_grid; j++) {
         const GridArg *g = &m->grid[j];
         if (!(g->dev > 0)) continue;
-        double span_g = g->scalar[g->n - 1] - g->scalar[0] + 1;
-        double span_a = a->node->kind == IR_SELECTOR_WIDTH
-                            ? (double)p->max_len + 1 /* 0..N */
-                            : value_as_double(a->vs.vals[a->vs.n - 1]) - value_as_double(a->vs.vals[0]) + 1;
+        double span_g = g->scalar[g->n - 1] - g->scalar[0] + 1, span_a = heavy_span(p, a->node);
         if (++others > 1 || a->heavy_dev * 16 * span_g > 1 || g->dev * 16 * span_a > 1) return false;
     }
     return true;
