@@ -1,5 +1,6 @@
 #include "runtime/kernels.h"
 
+#include "runtime/kernels_avx2.h"
 #include "runtime/matrix.h"
 
 #include <math.h>
@@ -57,38 +58,6 @@ __attribute__((target("avx512f"))) static void chain_avx512(const uint32_t *row,
     }
 }
 
-__attribute__((target("avx2,fma"))) static void chain_avx2(const uint32_t *row, const double *val, size_t n,
-                                                            const double *in, size_t base, size_t ld, size_t len,
-                                                            const double *init, double *out) {
-    for (size_t i = 0; i < len; i += 16) { /* 16 rows (4 registers) at a time; len is a multiple of 8 */
-        if (len - i < 16) {
-            for (size_t j = i; j < len; j += 4) {
-                __m256d a = init ? _mm256_loadu_pd(init + j) : _mm256_setzero_pd();
-                for (size_t k = 0; k < n; k++)
-                    a = _mm256_fmadd_pd(_mm256_set1_pd(val[k]), _mm256_loadu_pd(in + (size_t)(row[k] - base) * ld + j), a);
-                _mm256_storeu_pd(out + j, a);
-            }
-            break;
-        }
-        __m256d a0, a1, a2, a3;
-        if (init) {
-            a0 = _mm256_loadu_pd(init + i), a1 = _mm256_loadu_pd(init + i + 4);
-            a2 = _mm256_loadu_pd(init + i + 8), a3 = _mm256_loadu_pd(init + i + 12);
-        } else {
-            a0 = a1 = a2 = a3 = _mm256_setzero_pd();
-        }
-        for (size_t k = 0; k < n; k++) {
-            __m256d w = _mm256_set1_pd(val[k]);
-            const double *x = in + (size_t)(row[k] - base) * ld + i;
-            a0 = _mm256_fmadd_pd(w, _mm256_loadu_pd(x), a0);
-            a1 = _mm256_fmadd_pd(w, _mm256_loadu_pd(x + 4), a1);
-            a2 = _mm256_fmadd_pd(w, _mm256_loadu_pd(x + 8), a2);
-            a3 = _mm256_fmadd_pd(w, _mm256_loadu_pd(x + 12), a3);
-        }
-        _mm256_storeu_pd(out + i, a0), _mm256_storeu_pd(out + i + 4, a1);
-        _mm256_storeu_pd(out + i + 8, a2), _mm256_storeu_pd(out + i + 12, a3);
-    }
-}
 #endif
 
 /* Chains (temporary) then the epilogue, 8 rows at a time: vectorised by the compiler or not,
@@ -143,8 +112,13 @@ void kernel_chain_to(const uint32_t *row, const double *val, size_t n, const dou
 
 void kernel_add(const double *y, size_t len, double *out) {
 #ifdef KERNEL_X86
-    if (kernel_isa() == KERNEL_AVX512) {
+    KernelIsa isa = kernel_isa();
+    if (isa == KERNEL_AVX512) {
         epilogue_avx512(y, len, KERNEL_ADD, 0.0, out);
+        return;
+    }
+    if (isa == KERNEL_AVX2) {
+        kernel_avx2_add(y, len, out);
         return;
     }
 #endif
@@ -257,23 +231,23 @@ __attribute__((target("avx512f"))) static void columns_avx512(const MatrixColumn
 
 void kernel_columns(const MatrixColumn *cols, const uint32_t *which, size_t n_cols, const double *in, size_t base,
                     size_t ld, size_t len, KernelEpilogue e, const double *bias, double *out, size_t out_ld) {
+    kernel_columns_isa(kernel_isa(), cols, which, n_cols, in, base, ld, len, e, bias, out, out_ld);
+}
+
+void kernel_columns_isa(KernelIsa isa, const MatrixColumn *cols, const uint32_t *which, size_t n_cols, const double *in,
+                        size_t base, size_t ld, size_t len, KernelEpilogue e, const double *bias, double *out,
+                        size_t out_ld) {
 #ifdef KERNEL_X86
-    if (kernel_isa() == KERNEL_AVX512) {
+    if (isa == KERNEL_AVX512) {
         columns_avx512(cols, which, n_cols, in, base, ld, len, e, bias, out, out_ld);
         return;
     }
-#endif
-    /* AVX2 and scalar: column by column through kernel_chain_to (the same arithmetic) */
-    for (size_t j = 0; j < n_cols; j++) {
-        size_t c = which ? which[j] : j;
-        kernel_chain_to(cols[c].row, cols[c].val, cols[c].n, in, base, ld, len, e, bias ? bias[c] : 0.0,
-                        out + c * out_ld);
+    if (isa == KERNEL_AVX2) {
+        kernel_avx2_columns(cols, which, n_cols, in, base, ld, len, e, bias, out, out_ld);
+        return;
     }
-}
-
-void kernel_columns_isa_scalar(const MatrixColumn *cols, const uint32_t *which, size_t n_cols, const double *in,
-                               size_t base, size_t ld, size_t len, KernelEpilogue e, const double *bias, double *out,
-                               size_t out_ld) {
+#endif
+    (void)isa;
     columns_scalar(cols, which, n_cols, in, base, ld, len, e, bias, out, out_ld);
 }
 
@@ -344,16 +318,22 @@ __attribute__((target("avx512f"))) static void scores_avx512(const KeyEntries *e
 #endif
 
 void kernel_scores(const KeyEntries *e, size_t n_keys, const double *Q, size_t ld, size_t lanes, double *S) {
+    kernel_scores_isa(kernel_isa(), e, n_keys, Q, ld, lanes, S);
+}
+
+void kernel_scores_isa(KernelIsa isa, const KeyEntries *e, size_t n_keys, const double *Q, size_t ld, size_t lanes,
+                       double *S) {
 #ifdef KERNEL_X86
-    if (kernel_isa() == KERNEL_AVX512) {
+    if (isa == KERNEL_AVX512) {
         scores_avx512(e, n_keys, Q, ld, lanes, S);
         return;
     }
+    if (isa == KERNEL_AVX2) {
+        kernel_avx2_scores(e, n_keys, Q, ld, lanes, S);
+        return;
+    }
 #endif
-    scores_scalar(e, n_keys, Q, ld, lanes, S);
-}
-
-void kernel_scores_scalar(const KeyEntries *e, size_t n_keys, const double *Q, size_t ld, size_t lanes, double *S) {
+    (void)isa;
     scores_scalar(e, n_keys, Q, ld, lanes, S);
 }
 
@@ -380,9 +360,15 @@ __attribute__((target("avx512f"))) static size_t count_nonzero_avx512(const doub
 #endif
 
 size_t kernel_count_nonzero(const double *panel, size_t ld, size_t lines, size_t rows) {
+    return kernel_count_nonzero_isa(kernel_isa(), panel, ld, lines, rows);
+}
+
+size_t kernel_count_nonzero_isa(KernelIsa isa, const double *panel, size_t ld, size_t lines, size_t rows) {
 #ifdef KERNEL_X86
-    if (kernel_isa() == KERNEL_AVX512) return count_nonzero_avx512(panel, ld, lines, rows);
+    if (isa == KERNEL_AVX512) return count_nonzero_avx512(panel, ld, lines, rows);
+    if (isa == KERNEL_AVX2) return kernel_avx2_count_nonzero(panel, ld, lines, rows);
 #endif
+    (void)isa;
     return count_nonzero_scalar(panel, ld, lines, rows);
 }
 
@@ -424,13 +410,22 @@ __attribute__((target("avx512f"))) static void gather_keys_avx512(const double *
 #endif
 
 void kernel_gather_keys(const double *K, size_t ld, size_t rows, const KeyEntries *e) {
+    kernel_gather_keys_isa(kernel_isa(), K, ld, rows, e);
+}
+
+void kernel_gather_keys_isa(KernelIsa isa, const double *K, size_t ld, size_t rows, const KeyEntries *e) {
     for (size_t j = 0; j < rows; j++) e->count[j] = 0;
 #ifdef KERNEL_X86
-    if (kernel_isa() == KERNEL_AVX512) {
+    if (isa == KERNEL_AVX512) {
         gather_keys_avx512(K, ld, rows, e);
         return;
     }
+    if (isa == KERNEL_AVX2) {
+        kernel_avx2_gather_keys(K, ld, rows, e);
+        return;
+    }
 #endif
+    (void)isa;
     gather_keys_scalar(K, ld, rows, e);
 }
 
@@ -532,18 +527,22 @@ __attribute__((target("avx512f"))) static void attend_avx512(const double *S, co
 
 void kernel_attend(const double *S, const AttendKeys *k, size_t lanes, const double *V, size_t v_ld, size_t dv,
                    double *out, size_t out_ld, uint8_t *mask_scratch, uint32_t *key_scratch) {
+    kernel_attend_isa(kernel_isa(), S, k, lanes, V, v_ld, dv, out, out_ld, mask_scratch, key_scratch);
+}
+
+void kernel_attend_isa(KernelIsa isa, const double *S, const AttendKeys *k, size_t lanes, const double *V, size_t v_ld,
+                       size_t dv, double *out, size_t out_ld, uint8_t *mask_scratch, uint32_t *key_scratch) {
 #ifdef KERNEL_X86
-    if (kernel_isa() == KERNEL_AVX512) {
+    if (isa == KERNEL_AVX512) {
         attend_avx512(S, k, lanes, V, v_ld, dv, out, out_ld, mask_scratch, key_scratch);
         return;
     }
+    if (isa == KERNEL_AVX2) {
+        kernel_avx2_attend(S, k, lanes, V, v_ld, dv, out, out_ld, mask_scratch, key_scratch);
+        return;
+    }
 #endif
-    (void)mask_scratch, (void)key_scratch;
-    attend_scalar(S, k, lanes, V, v_ld, dv, out, out_ld);
-}
-
-void kernel_attend_scalar(const double *S, const AttendKeys *k, size_t lanes, const double *V, size_t v_ld,
-                          size_t dv, double *out, size_t out_ld) {
+    (void)isa, (void)mask_scratch, (void)key_scratch;
     attend_scalar(S, k, lanes, V, v_ld, dv, out, out_ld);
 }
 
@@ -567,7 +566,7 @@ void kernel_chain_isa(KernelIsa isa, const uint32_t *row, const double *val, siz
         return;
     }
     if (isa == KERNEL_AVX2) {
-        chain_avx2(row, val, n, in, base, ld, len, init, out);
+        kernel_avx2_chain(row, val, n, in, base, ld, len, init, out);
         return;
     }
 #endif

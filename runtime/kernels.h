@@ -20,6 +20,14 @@
 
 #include "runtime/matrix.h"
 
+/* The instruction sets the kernels come in, all giving the same bits: every kernel_X below runs
+ * in kernel_isa(), and kernel_X_isa in a given one (at most kernel_isa(); KERNEL_SCALAR is the
+ * one-element-at-a-time reference), which the tests compare. */
+typedef enum KernelIsa { KERNEL_SCALAR, KERNEL_AVX2, KERNEL_AVX512 } KernelIsa;
+/* The best instruction set this processor has (what kernel_chain uses), and its name. */
+KernelIsa kernel_isa(void);
+const char *kernel_isa_name(KernelIsa isa);
+
 /* Rows per block: out[i] for i in [0, KERNEL_BLOCK) at a time (a multiple of every vector width). */
 #define KERNEL_BLOCK 64
 
@@ -50,10 +58,9 @@ void kernel_add(const double *y, size_t len, double *out);
  * the epilogue with bias[c] (bias NULL: 0). The same arithmetic as kernel_chain_to per column. */
 void kernel_columns(const MatrixColumn *cols, const uint32_t *which, size_t n_cols, const double *in, size_t base,
                     size_t ld, size_t len, KernelEpilogue e, const double *bias, double *out, size_t out_ld);
-/* The one-element-at-a-time reference of kernel_columns, for tests. */
-void kernel_columns_isa_scalar(const MatrixColumn *cols, const uint32_t *which, size_t n_cols, const double *in,
-                               size_t base, size_t ld, size_t len, KernelEpilogue e, const double *bias, double *out,
-                               size_t out_ld);
+void kernel_columns_isa(KernelIsa isa, const MatrixColumn *cols, const uint32_t *which, size_t n_cols, const double *in,
+                        size_t base, size_t ld, size_t len, KernelEpilogue e, const double *bias, double *out,
+                        size_t out_ld);
 
 /* A sequence's keys by their non-zero entries: key j has count[j] entries, dims dim[j * stride ..]
  * (ascending) and values val[j * stride ..]. */
@@ -66,10 +73,12 @@ typedef struct KeyEntries {
 /* The non-zero entries of `rows` keys from a panel K (e->stride lines of ld doubles, element j of
  * line c = key j's entry c). */
 void kernel_gather_keys(const double *K, size_t ld, size_t rows, const KeyEntries *e);
+void kernel_gather_keys_isa(KernelIsa isa, const double *K, size_t ld, size_t rows, const KeyEntries *e);
 
 /* The entries of lines [0, lines) of a panel (lines of ld doubles) at [0, rows) that are not
  * zero. */
 size_t kernel_count_nonzero(const double *panel, size_t ld, size_t lines, size_t rows);
+size_t kernel_count_nonzero_isa(KernelIsa isa, const double *panel, size_t ld, size_t lines, size_t rows);
 
 /* Scores of keys [0, n_keys) for `lanes` (<= KERNEL_BLOCK) queries, one query per lane:
  * S[j * KERNEL_BLOCK + q] = +0.0, then acc = fma(val, Q[dim * ld + q], acc) over key j's entries
@@ -77,8 +86,8 @@ size_t kernel_count_nonzero(const double *panel, size_t ld, size_t lines, size_t
  * the dense chain over every dim for finite numbers, whichever side is stored. Q is read only at
  * lanes < lanes. */
 void kernel_scores(const KeyEntries *e, size_t n_keys, const double *Q, size_t ld, size_t lanes, double *S);
-/* Its one-lane-at-a-time reference, for tests. */
-void kernel_scores_scalar(const KeyEntries *e, size_t n_keys, const double *Q, size_t ld, size_t lanes, double *S);
+void kernel_scores_isa(KernelIsa isa, const KeyEntries *e, size_t n_keys, const double *Q, size_t ld, size_t lanes,
+                       double *S);
 
 /* The keys and causal limit of kernel_attend's queries. */
 typedef struct AttendKeys {
@@ -98,15 +107,9 @@ typedef struct AttendKeys {
  * Only lanes < lanes of out are written. Scratch: KERNEL_BLOCK / 8 x n bytes and as many uint32. */
 void kernel_attend(const double *S, const AttendKeys *k, size_t lanes, const double *V, size_t v_ld, size_t dv,
                    double *out, size_t out_ld, uint8_t *mask_scratch, uint32_t *key_scratch);
-/* Its one-lane-at-a-time reference, for tests. */
-void kernel_attend_scalar(const double *S, const AttendKeys *k, size_t lanes, const double *V, size_t v_ld,
-                          size_t dv, double *out, size_t out_ld);
+void kernel_attend_isa(KernelIsa isa, const double *S, const AttendKeys *k, size_t lanes, const double *V, size_t v_ld,
+                       size_t dv, double *out, size_t out_ld, uint8_t *mask_scratch, uint32_t *key_scratch);
 
-typedef enum KernelIsa { KERNEL_SCALAR, KERNEL_AVX2, KERNEL_AVX512 } KernelIsa;
-/* The best instruction set this processor has (what kernel_chain uses), and its name. */
-KernelIsa kernel_isa(void);
-const char *kernel_isa_name(KernelIsa isa);
-/* kernel_chain with a given instruction set (at most kernel_isa()): for tests. */
 void kernel_chain_isa(KernelIsa isa, const uint32_t *row, const double *val, size_t n, const double *in, size_t base,
                       size_t ld, size_t len, const double *init, double *out);
 

@@ -32,7 +32,7 @@ static void reference(const Matrix *W, const double *in, size_t base, size_t len
 }
 
 /* Random sparse columns over a random panel; lengths 8..200 (all the block paths); each
- * epilogue: kernel_columns and kernel_chain_to on every instruction set this machine has. */
+ * epilogue: kernel_columns on every instruction set this machine has, and kernel_chain_to. */
 START_TEST(test_isas_agree) {
     srand(5);
     MatrixStore *list = NULL;
@@ -55,10 +55,13 @@ START_TEST(test_isas_agree) {
             for (size_t c = 0; c < 9; c++)
                 ck_assert_msg(memcmp(want + c * LD, got + c * LD, lens[li] * 8) == 0, "columns len %zu epilogue %d",
                               lens[li], e);
-            memcpy(got, init, 9 * LD * 8);
-            kernel_columns_isa_scalar(matrix_columns(&W), NULL, 9, in, 3, LD, lens[li], (KernelEpilogue)e, bias, got, LD);
-            for (size_t c = 0; c < 9; c++) ck_assert(memcmp(want + c * LD, got + c * LD, lens[li] * 8) == 0);
             for (int isa = KERNEL_SCALAR; isa <= (int)kernel_isa(); isa++) {
+                memcpy(got, init, 9 * LD * 8);
+                kernel_columns_isa((KernelIsa)isa, matrix_columns(&W), NULL, 9, in, 3, LD, lens[li], (KernelEpilogue)e,
+                                   bias, got, LD);
+                for (size_t c = 0; c < 9; c++)
+                    ck_assert_msg(memcmp(want + c * LD, got + c * LD, lens[li] * 8) == 0, "columns %s len %zu epilogue %d",
+                                  kernel_isa_name((KernelIsa)isa), lens[li], e);
                 memcpy(got, init, 9 * LD * 8);
                 for (size_t c = 0; c < 9; c++) {
                     MatrixColumn col = matrix_column(&W, c);
@@ -103,7 +106,7 @@ START_TEST(test_relu_edges) {
 }
 END_TEST
 
-/* kernel_gather_keys lists each key's non-zero entries in dim order, -0.0 counted as zero. */
+/* kernel_gather_keys (every instruction set) lists each key's non-zero entries in dim order, -0.0 counted as zero. */
 START_TEST(test_gather_keys) {
     srand(11);
     enum { DK = 13, ROWS = 77 };
@@ -113,7 +116,12 @@ START_TEST(test_gather_keys) {
     KeyEntries e = {DK, count, dim, val};
     for (size_t rows = 1; rows <= ROWS; rows += 4) {
         for (size_t i = 0; i < DK * LD; i++) K[i] = rand() % 3 ? 0.0 : rand() % 9 ? rnd() : -0.0;
-        kernel_gather_keys(K, LD, rows, &e);
+        for (int isa = KERNEL_SCALAR; isa <= (int)kernel_isa(); isa++) {
+        size_t nonzero = 0;
+        for (size_t c = 0; c < DK; c++)
+            for (size_t j = 0; j < rows; j++) nonzero += K[c * LD + j] != 0.0;
+        ck_assert_uint_eq(kernel_count_nonzero_isa((KernelIsa)isa, K, LD, DK, rows), nonzero);
+        kernel_gather_keys_isa((KernelIsa)isa, K, LD, rows, &e);
         for (size_t j = 0; j < rows; j++) {
             size_t n = 0;
             for (size_t c = 0; c < DK; c++) {
@@ -124,6 +132,7 @@ START_TEST(test_gather_keys) {
                 n++;
             }
             ck_assert_uint_eq(n, count[j]);
+        }
         }
     }
 }
@@ -151,10 +160,14 @@ START_TEST(test_scores) {
                     if (Kd[j * DK + c] != 0.0) dim[j * DK + count[j]] = (uint32_t)c, val[j * DK + count[j]++] = Kd[j * DK + c];
                 }
             }
-            kernel_scores(&e, KEYS, Q, LD, lanes, a);
-            kernel_scores_scalar(&e, KEYS, Q, LD, lanes, b);
+            kernel_scores_isa(KERNEL_SCALAR, &e, KEYS, Q, LD, lanes, b);
+            for (int isa = KERNEL_SCALAR + 1; isa <= (int)kernel_isa(); isa++) {
+                kernel_scores_isa((KernelIsa)isa, &e, KEYS, Q, LD, lanes, a);
+                for (size_t j = 0; j < KEYS; j++)
+                    ck_assert_msg(memcmp(a + j * KERNEL_BLOCK, b + j * KERNEL_BLOCK, lanes * sizeof *a) == 0,
+                                  "scores %s lanes %zu", kernel_isa_name((KernelIsa)isa), lanes);
+            }
             for (size_t j = 0; j < KEYS; j++) {
-                ck_assert(memcmp(a + j * KERNEL_BLOCK, b + j * KERNEL_BLOCK, lanes * sizeof *a) == 0);
                 for (size_t q = 0; q < lanes && !nan; q++) {
                     double acc = 0.0;
                     for (size_t c = 0; c < DK; c++) acc = fma(Kd[j * DK + c], Q[c * LD + q], acc);
@@ -185,10 +198,13 @@ START_TEST(test_attend) {
         if (round % 20 == 5) S[(size_t)rand() % lanes] = NAN; /* BOS's score */
         for (size_t i = 0; i < DV * LD; i++) V[i] = rand() % 4 ? rnd() : -0.0;
         size_t dv = (size_t)round % (DV + 1);
-        for (size_t i = 0; i < DV * LD; i++) a[i] = b[i] = 42.0;
-        kernel_attend(S, &k, lanes, V, LD, dv, a, LD, masks, keys);
-        kernel_attend_scalar(S, &k, lanes, V, LD, dv, b, LD);
-        ck_assert(memcmp(a, b, sizeof a) == 0);
+        for (size_t i = 0; i < DV * LD; i++) b[i] = 42.0;
+        kernel_attend_isa(KERNEL_SCALAR, S, &k, lanes, V, LD, dv, b, LD, masks, keys);
+        for (int isa = KERNEL_SCALAR + 1; isa <= (int)kernel_isa(); isa++) {
+            for (size_t i = 0; i < DV * LD; i++) a[i] = 42.0;
+            kernel_attend_isa((KernelIsa)isa, S, &k, lanes, V, LD, dv, a, LD, masks, keys);
+            ck_assert_msg(memcmp(a, b, sizeof a) == 0, "attend %s round %d", kernel_isa_name((KernelIsa)isa), round);
+        }
     }
 }
 END_TEST

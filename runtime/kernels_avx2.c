@@ -1,0 +1,251 @@
+#include "runtime/kernels_avx2.h"
+
+#ifdef KERNEL_HAVE_AVX2
+#include <immintrin.h>
+
+#define AVX2 __attribute__((target("avx2,fma")))
+
+/* Lane masks by their bits (bit t: lane t), as blend/maskload masks: all ones in those lanes. */
+static const int64_t LANE_MASKS[16][4] = {
+    {0, 0, 0, 0},    {-1, 0, 0, 0},    {0, -1, 0, 0},    {-1, -1, 0, 0},    {0, 0, -1, 0},    {-1, 0, -1, 0},
+    {0, -1, -1, 0},  {-1, -1, -1, 0},  {0, 0, 0, -1},    {-1, 0, 0, -1},    {0, -1, 0, -1},   {-1, -1, 0, -1},
+    {0, 0, -1, -1},  {-1, 0, -1, -1},  {0, -1, -1, -1},  {-1, -1, -1, -1},
+};
+
+AVX2 static inline __m256i lane_mask(unsigned bits) { return _mm256_loadu_si256((const __m256i *)LANE_MASKS[bits & 0xfu]); }
+
+/* The first `live` (1..4) lanes. */
+AVX2 static inline __m256i live_mask(size_t live) { return lane_mask(live >= 4 ? 0xfu : (1u << live) - 1); }
+
+/* ---- products ---- */
+
+/* One element's chain continued over the column's entries, 4 rows per register. */
+#define CHAIN_STEP(a, off) a = _mm256_fmadd_pd(w, _mm256_loadu_pd(x + (off)), a)
+
+void kernel_avx2_chain(const uint32_t *row, const double *val, size_t n, const double *in, size_t base, size_t ld,
+                       size_t len, const double *init, double *out) AVX2;
+void kernel_avx2_chain(const uint32_t *row, const double *val, size_t n, const double *in, size_t base, size_t ld,
+                       size_t len, const double *init, double *out) {
+    size_t i = 0;
+    for (; i + 16 <= len; i += 16) { /* 16 rows in 4 registers */
+        __m256d a0, a1, a2, a3;
+        if (init) {
+            a0 = _mm256_loadu_pd(init + i), a1 = _mm256_loadu_pd(init + i + 4);
+            a2 = _mm256_loadu_pd(init + i + 8), a3 = _mm256_loadu_pd(init + i + 12);
+        } else {
+            a0 = a1 = a2 = a3 = _mm256_setzero_pd();
+        }
+        for (size_t k = 0; k < n; k++) {
+            __m256d w = _mm256_set1_pd(val[k]);
+            const double *x = in + (size_t)(row[k] - base) * ld + i;
+            CHAIN_STEP(a0, 0);
+            CHAIN_STEP(a1, 4);
+            CHAIN_STEP(a2, 8);
+            CHAIN_STEP(a3, 12);
+        }
+        _mm256_storeu_pd(out + i, a0), _mm256_storeu_pd(out + i + 4, a1);
+        _mm256_storeu_pd(out + i + 8, a2), _mm256_storeu_pd(out + i + 12, a3);
+    }
+    for (; i < len; i += 4) {
+        __m256d a = init ? _mm256_loadu_pd(init + i) : _mm256_setzero_pd();
+        for (size_t k = 0; k < n; k++)
+            a = _mm256_fmadd_pd(_mm256_set1_pd(val[k]), _mm256_loadu_pd(in + (size_t)(row[k] - base) * ld + i), a);
+        _mm256_storeu_pd(out + i, a);
+    }
+}
+
+/* A chain's epilogue (kernels.h KernelEpilogue); max(t, +0.0) returns its second operand when t
+ * is NaN or a zero: t > 0 ? t : +0.0, as the scalar ReLU. */
+#define EPI256(acc, o)                                                                                              \
+    (e == KERNEL_STORE  ? (acc)                                                                                     \
+     : e == KERNEL_ADD  ? _mm256_add_pd(_mm256_loadu_pd(o), (acc))                                                  \
+     : e == KERNEL_RELU ? _mm256_max_pd(_mm256_add_pd((acc), b), zero)                                              \
+                        : _mm256_mul_pd(_mm256_loadu_pd(o), _mm256_add_pd((acc), b)))
+
+void kernel_avx2_add(const double *y, size_t len, double *out) AVX2;
+void kernel_avx2_add(const double *y, size_t len, double *out) {
+    for (size_t i = 0; i < len; i += 4) _mm256_storeu_pd(out + i, _mm256_add_pd(_mm256_loadu_pd(out + i), _mm256_loadu_pd(y + i)));
+}
+
+void kernel_avx2_columns(const MatrixColumn *cols, const uint32_t *which, size_t n_cols, const double *in, size_t base,
+                         size_t ld, size_t len, KernelEpilogue e, const double *bias, double *out, size_t out_ld) AVX2;
+void kernel_avx2_columns(const MatrixColumn *cols, const uint32_t *which, size_t n_cols, const double *in, size_t base,
+                         size_t ld, size_t len, KernelEpilogue e, const double *bias, double *out, size_t out_ld) {
+    const __m256d zero = _mm256_setzero_pd();
+    size_t i0 = 0;
+    for (; i0 + 32 <= len; i0 += 32) /* 32 rows in 8 registers (of 16: the rest hold w and loads) */
+        for (size_t j = 0; j < n_cols; j++) {
+            size_t c = which ? which[j] : j;
+            const MatrixColumn *col = &cols[c];
+            const __m256d b = _mm256_set1_pd(bias ? bias[c] : 0.0);
+            __m256d a0 = zero, a1 = zero, a2 = zero, a3 = zero, a4 = zero, a5 = zero, a6 = zero, a7 = zero;
+            for (uint32_t k = 0; k < col->n; k++) {
+                __m256d w = _mm256_set1_pd(col->val[k]);
+                const double *x = in + (size_t)(col->row[k] - base) * ld + i0;
+                CHAIN_STEP(a0, 0);
+                CHAIN_STEP(a1, 4);
+                CHAIN_STEP(a2, 8);
+                CHAIN_STEP(a3, 12);
+                CHAIN_STEP(a4, 16);
+                CHAIN_STEP(a5, 20);
+                CHAIN_STEP(a6, 24);
+                CHAIN_STEP(a7, 28);
+            }
+            double *o = out + c * out_ld + i0;
+            _mm256_storeu_pd(o, EPI256(a0, o));
+            _mm256_storeu_pd(o + 4, EPI256(a1, o + 4));
+            _mm256_storeu_pd(o + 8, EPI256(a2, o + 8));
+            _mm256_storeu_pd(o + 12, EPI256(a3, o + 12));
+            _mm256_storeu_pd(o + 16, EPI256(a4, o + 16));
+            _mm256_storeu_pd(o + 20, EPI256(a5, o + 20));
+            _mm256_storeu_pd(o + 24, EPI256(a6, o + 24));
+            _mm256_storeu_pd(o + 28, EPI256(a7, o + 28));
+        }
+    for (; i0 < len; i0 += 8) /* then 8 at a time (len is a multiple of 8) */
+        for (size_t j = 0; j < n_cols; j++) {
+            size_t c = which ? which[j] : j;
+            const MatrixColumn *col = &cols[c];
+            const __m256d b = _mm256_set1_pd(bias ? bias[c] : 0.0);
+            __m256d a0 = zero, a1 = zero;
+            for (uint32_t k = 0; k < col->n; k++) {
+                __m256d w = _mm256_set1_pd(col->val[k]);
+                const double *x = in + (size_t)(col->row[k] - base) * ld + i0;
+                CHAIN_STEP(a0, 0);
+                CHAIN_STEP(a1, 4);
+            }
+            double *o = out + c * out_ld + i0;
+            _mm256_storeu_pd(o, EPI256(a0, o));
+            _mm256_storeu_pd(o + 4, EPI256(a1, o + 4));
+        }
+}
+#undef EPI256
+
+/* ---- attention ---- */
+
+size_t kernel_avx2_count_nonzero(const double *panel, size_t ld, size_t lines, size_t rows) AVX2;
+size_t kernel_avx2_count_nonzero(const double *panel, size_t ld, size_t lines, size_t rows) {
+    const __m256d zero = _mm256_setzero_pd();
+    size_t n = 0;
+    for (size_t c = 0; c < lines; c++)
+        for (size_t j = 0; j < rows; j += 4) {
+            __m256d x = rows - j >= 4 ? _mm256_loadu_pd(panel + c * ld + j)
+                                      : _mm256_maskload_pd(panel + c * ld + j, live_mask(rows - j));
+            n += (size_t)__builtin_popcount((unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x, zero, _CMP_NEQ_UQ)));
+        }
+    return n;
+}
+
+void kernel_avx2_gather_keys(const double *K, size_t ld, size_t rows, const KeyEntries *e) AVX2;
+void kernel_avx2_gather_keys(const double *K, size_t ld, size_t rows, const KeyEntries *e) {
+    const __m256d zero = _mm256_setzero_pd();
+    for (size_t c = 0; c < e->stride; c++) {
+        const double *line = K + c * ld;
+        for (size_t j0 = 0; j0 < rows; j0 += 4) {
+            __m256d x = rows - j0 >= 4 ? _mm256_loadu_pd(line + j0) : _mm256_maskload_pd(line + j0, live_mask(rows - j0));
+            unsigned nz = (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x, zero, _CMP_NEQ_UQ));
+            for (; nz; nz &= nz - 1) {
+                size_t k = j0 + (size_t)__builtin_ctz(nz);
+                e->dim[k * e->stride + e->count[k]] = (uint32_t)c;
+                e->val[k * e->stride + e->count[k]++] = line[k];
+            }
+        }
+    }
+}
+
+/* The score chain's step: a = fma(w, q, a) where q is not zero, a kept where it is (the skipped
+ * product). */
+#define SCORE_STEP(a, off)                                                                                         \
+    do {                                                                                                           \
+        __m256d q = _mm256_loadu_pd(x + (off));                                                                     \
+        a = _mm256_blendv_pd(a, _mm256_fmadd_pd(w, q, a), _mm256_cmp_pd(q, zero, _CMP_NEQ_UQ));                    \
+    } while (0)
+
+void kernel_avx2_scores(const KeyEntries *e, size_t n_keys, const double *Q, size_t ld, size_t lanes, double *S) AVX2;
+void kernel_avx2_scores(const KeyEntries *e, size_t n_keys, const double *Q, size_t ld, size_t lanes, double *S) {
+    const __m256d zero = _mm256_setzero_pd();
+    for (size_t j = 0; j < n_keys; j++) {
+        const uint32_t *dim = e->dim + j * e->stride;
+        const double *val = e->val + j * e->stride;
+        double *out = S + j * KERNEL_BLOCK;
+        size_t n = e->count[j], i = 0;
+        for (; i + 16 <= lanes; i += 16) { /* 16 lanes in 4 registers */
+            __m256d a0 = zero, a1 = zero, a2 = zero, a3 = zero;
+            for (size_t k = 0; k < n; k++) {
+                __m256d w = _mm256_set1_pd(val[k]);
+                const double *x = Q + (size_t)dim[k] * ld + i;
+                SCORE_STEP(a0, 0);
+                SCORE_STEP(a1, 4);
+                SCORE_STEP(a2, 8);
+                SCORE_STEP(a3, 12);
+            }
+            _mm256_storeu_pd(out + i, a0), _mm256_storeu_pd(out + i + 4, a1);
+            _mm256_storeu_pd(out + i + 8, a2), _mm256_storeu_pd(out + i + 12, a3);
+        }
+        for (; i < lanes; i += 4) { /* Q is read only at lanes < lanes */
+            __m256i live = live_mask(lanes - i);
+            __m256d a = zero;
+            for (size_t k = 0; k < n; k++) {
+                __m256d q = _mm256_maskload_pd(Q + (size_t)dim[k] * ld + i, live);
+                a = _mm256_blendv_pd(a, _mm256_fmadd_pd(_mm256_set1_pd(val[k]), q, a), _mm256_cmp_pd(q, zero, _CMP_NEQ_UQ));
+            }
+            _mm256_maskstore_pd(out + i, live, a);
+        }
+    }
+}
+#undef SCORE_STEP
+
+/* The keys lane q sees: [0, last]. */
+static size_t lane_last(const AttendKeys *k, size_t q) {
+    return k->causal && k->first + q < k->n - 1 ? k->first + q : k->n - 1;
+}
+
+/* The lanes q0 + t (t < 4) that see key j, as bits. */
+static inline unsigned lanes_seeing(const AttendKeys *k, size_t j, size_t q0) {
+    if (!k->causal || j <= k->first + q0) return 0xfu;
+    size_t d = j - k->first - q0;
+    return d >= 4 ? 0u : (0xfu << d) & 0xfu;
+}
+
+/* Four lanes at a time, each group on its own: its maxima over the keys its lanes see (max_pd(x,
+ * best) is x > best ? x : best, so a NaN is never taken and a NaN best stays), its selected keys
+ * with their lane masks, then each value column summed over just those keys in key order. */
+void kernel_avx2_attend(const double *S, const AttendKeys *k, size_t lanes, const double *V, size_t v_ld, size_t dv,
+                        double *out, size_t out_ld, uint8_t *masks, uint32_t *keys) AVX2;
+void kernel_avx2_attend(const double *S, const AttendKeys *k, size_t lanes, const double *V, size_t v_ld, size_t dv,
+                        double *out, size_t out_ld, uint8_t *masks, uint32_t *keys) {
+    const __m256d one = _mm256_set1_pd(1.0), tol = _mm256_set1_pd(k->tol);
+    for (size_t q0 = 0; q0 < lanes; q0 += 4) {
+        size_t n_live = lanes - q0 < 4 ? lanes - q0 : 4, end = lane_last(k, q0 + n_live - 1) + 1, n_sel = 0;
+        unsigned live = n_live == 4 ? 0xfu : (1u << n_live) - 1;
+        __m256d best = _mm256_loadu_pd(S + q0);
+        for (size_t j = 1; j < end; j++) {
+            __m256d x = _mm256_loadu_pd(S + j * KERNEL_BLOCK + q0);
+            best = _mm256_blendv_pd(best, _mm256_max_pd(x, best), _mm256_castsi256_pd(lane_mask(lanes_seeing(k, j, q0))));
+        }
+        __m256d threshold = _mm256_sub_pd(best, tol);
+        for (size_t j = 0; j < end; j++) { /* appended without a branch */
+            __m256d x = _mm256_loadu_pd(S + j * KERNEL_BLOCK + q0);
+            unsigned sel = (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x, threshold, _CMP_NLT_UQ)) &
+                           lanes_seeing(k, j, q0) & live;
+            keys[n_sel] = (uint32_t)j;
+            masks[n_sel] = (uint8_t)sel;
+            n_sel += sel != 0;
+        }
+        __m256d ties = _mm256_setzero_pd();
+        for (size_t t = 0; t < n_sel; t++)
+            ties = _mm256_blendv_pd(ties, _mm256_add_pd(ties, one), _mm256_castsi256_pd(lane_mask(masks[t])));
+        __m256d bos = _mm256_castsi256_pd(lane_mask(n_sel && keys[0] == 0 ? masks[0] : 0u));
+        __m256d extra = _mm256_and_pd(bos, _mm256_set1_pd(k->bos_extra));
+        __m256d denominator = _mm256_add_pd(ties, extra);
+        __m256i store = lane_mask(live);
+        for (size_t c = 0; c < dv; c++) {
+            const double *v = V + c * v_ld;
+            __m256d sum = _mm256_mul_pd(extra, _mm256_set1_pd(v[0]));
+            for (size_t t = 0; t < n_sel; t++)
+                sum = _mm256_blendv_pd(sum, _mm256_add_pd(sum, _mm256_set1_pd(v[keys[t]])),
+                                       _mm256_castsi256_pd(lane_mask(masks[t])));
+            _mm256_maskstore_pd(out + c * out_ld + q0, store, _mm256_div_pd(sum, denominator));
+        }
+    }
+}
+#endif

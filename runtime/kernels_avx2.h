@@ -1,0 +1,39 @@
+/* The AVX2 versions of the kernels of runtime/kernels.h (4 doubles per register), for processors
+ * without AVX-512; runtime/kernels.c dispatches to them when kernel_isa() is KERNEL_AVX2.
+ *
+ * Each computes exactly what its kernels.h contract states, with the same one rounding per
+ * operation in the same order as the scalar reference: the same bits. Where AVX-512 masks an
+ * operation, these blend its result in with a compare mask (blendv), which keeps the other lanes'
+ * bits as they were. Callable only on a processor with AVX2 and FMA; on other targets this file
+ * compiles to nothing. */
+#ifndef RASPCC_RUNTIME_KERNELS_AVX2_H
+#define RASPCC_RUNTIME_KERNELS_AVX2_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/kernels.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define KERNEL_HAVE_AVX2 1
+
+/* kernel_chain. */
+void kernel_avx2_chain(const uint32_t *row, const double *val, size_t n, const double *in, size_t base, size_t ld,
+                       size_t len, const double *init, double *out);
+/* kernel_columns. */
+void kernel_avx2_columns(const MatrixColumn *cols, const uint32_t *which, size_t n_cols, const double *in, size_t base,
+                         size_t ld, size_t len, KernelEpilogue e, const double *bias, double *out, size_t out_ld);
+/* kernel_add. */
+void kernel_avx2_add(const double *y, size_t len, double *out);
+/* kernel_gather_keys after the counts are zeroed. */
+void kernel_avx2_gather_keys(const double *K, size_t ld, size_t rows, const KeyEntries *e);
+/* kernel_count_nonzero. */
+size_t kernel_avx2_count_nonzero(const double *panel, size_t ld, size_t lines, size_t rows);
+/* kernel_scores. */
+void kernel_avx2_scores(const KeyEntries *e, size_t n_keys, const double *Q, size_t ld, size_t lanes, double *S);
+/* kernel_attend (key_scratch and mask_scratch as kernels.h states). */
+void kernel_avx2_attend(const double *S, const AttendKeys *k, size_t lanes, const double *V, size_t v_ld, size_t dv,
+                        double *out, size_t out_ld, uint8_t *mask_scratch, uint32_t *key_scratch);
+#endif
+
+#endif
