@@ -125,9 +125,10 @@ build/gen/prelude.c: ir/prelude.rasp
 demo: all
 	@sh tools/demo.sh
 
+# The sanitized tests run 2-4x slower: their per-test timeouts (tcase_set_timeout) scale by 4.
 unit-tests: deps $(addprefix build/rel/tests/,$(TESTS)) $(addprefix build/san/tests/,$(TESTS))
 	@sh tests/run_unit.sh build/rel/tests $(TESTS)
-	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 sh tests/run_unit.sh build/san/tests $(TESTS)
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 CK_TIMEOUT_MULTIPLIER=4 sh tests/run_unit.sh build/san/tests $(TESTS)
 
 # Data flows one way through the compiler: no file of codegen/ calls a later pass.
 codegen-cycles:

@@ -69,8 +69,7 @@ static void scores_by_query(const ModelHead *h, Workspace *ws, size_t o, size_t 
     for (size_t k0 = 0; k0 < n_keys; k0 += KERNEL_BLOCK) {
         size_t len = n_keys - k0 < KERNEL_BLOCK ? n_keys - k0 : KERNEL_BLOCK;
         kernel_scores(&queries, nq, ws->K + o + k0, ld, len, ws->T);
-        for (size_t q = 0; q < nq; q++)
-            for (size_t j = 0; j < len; j++) ws->S[(k0 + j) * KERNEL_BLOCK + q] = ws->T[q * KERNEL_BLOCK + j];
+        kernel_transpose(ws->T, nq, len, ws->S + k0 * KERNEL_BLOCK);
         for (size_t q = 0; q < nq; q++) { /* 2 per entry of query q and key it sees */
             size_t last = h->causal ? i0 + q : n_keys - 1, seen = last < k0 ? 0 : last - k0 + 1;
             ws->score_flops += 2.0 * (double)queries.count[q] * (double)(seen < len ? seen : len);
@@ -85,11 +84,10 @@ static void scores_by_query(const ModelHead *h, Workspace *ws, size_t o, size_t 
  * The keys' non-zero entries are gathered once (one pass over K, line by line); then each block of
  * KERNEL_BLOCK queries, one query per lane, gets its scores key by key (kernel_scores: a chain over
  * the key's entries, a zero query entry skipped) and its means (kernel_attend), both vectorised
- * over the queries. Where the keys have far more entries than the queries (8 more per row: the
- * cost of turning the scores key-major), the scores come from the queries' side instead. */
-static void attention_sequence(const ModelHead *h, Workspace *ws, size_t o, size_t rows, double *A) {
+ * over the queries. With by_query, the scores come from the queries' side instead (the same
+ * numbers: scores_by_query). */
+static void attention_sequence(const ModelHead *h, Workspace *ws, size_t o, size_t rows, bool by_query, double *A) {
     size_t dk = h->wq.cols, dv = h->wv.cols, ld = ws->ld;
-    bool by_query = kernel_count_nonzero(ws->K + o, ld, dk, rows) > kernel_count_nonzero(ws->Q + o, ld, dk, rows) + 8 * rows;
     KeyEntries keys = {dk, ws->key_count, ws->key_dim, ws->key_val};
     if (!by_query) kernel_gather_keys(ws->K + o, ld, rows, &keys);
     for (size_t i0 = 0; i0 < rows; i0 += KERNEL_BLOCK) {
@@ -162,7 +160,14 @@ static void layer(const Model *m, size_t l, Workspace *ws, const size_t *starts,
     for (size_t h = 0; h < L->n_heads; h++) {
         head_projections(&L->heads[h], ws, padded);
         double *A = ws->A + at * ld;
-        for (size_t s = 0; s < count; s++) attention_sequence(&L->heads[h], ws, starts[s], starts[s + 1] - starts[s], A);
+        /* from the queries' side where the keys have more entries than the queries (2 more per
+           row: the cost of turning the scores key-major), judged on the first sequence: the side
+           changes the time, never the numbers */
+        size_t dk = L->heads[h].wq.cols, rows0 = starts[1] - starts[0];
+        bool by_query = kernel_count_nonzero(ws->K + starts[0], ld, dk, rows0) >
+                        kernel_count_nonzero(ws->Q + starts[0], ld, dk, rows0) + 2 * rows0;
+        for (size_t s = 0; s < count; s++)
+            attention_sequence(&L->heads[h], ws, starts[s], starts[s + 1] - starts[s], by_query, A);
         for (size_t c = 0; c < L->heads[h].wv.cols; c++) /* padding rows: finite, unused */
             memset(A + c * ld + starts[count], 0, (padded - starts[count]) * sizeof *A);
         at += L->heads[h].wv.cols;

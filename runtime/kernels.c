@@ -429,6 +429,18 @@ void kernel_gather_keys_isa(KernelIsa isa, const double *K, size_t ld, size_t ro
     gather_keys_scalar(K, ld, rows, e);
 }
 
+void kernel_transpose(const double *T, size_t rows, size_t cols, double *S) {
+    rows = (rows + 3) / 4 * 4, cols = (cols + 3) / 4 * 4;
+#ifdef KERNEL_X86
+    if (kernel_isa() >= KERNEL_AVX2) {
+        kernel_avx2_transpose(T, rows, cols, S);
+        return;
+    }
+#endif
+    for (size_t q = 0; q < rows; q++)
+        for (size_t j = 0; j < cols; j++) S[j * KERNEL_BLOCK + q] = T[q * KERNEL_BLOCK + j];
+}
+
 /* The keys lane q sees: [0, last]. */
 static size_t lane_last(const AttendKeys *k, size_t q) {
     return k->causal && k->first + q < k->n - 1 ? k->first + q : k->n - 1;

@@ -89,6 +89,11 @@ void kernel_scores(const KeyEntries *e, size_t n_keys, const double *Q, size_t l
 void kernel_scores_isa(KernelIsa isa, const KeyEntries *e, size_t n_keys, const double *Q, size_t ld, size_t lanes,
                        double *S);
 
+/* S[j * KERNEL_BLOCK + q] = T[q * KERNEL_BLOCK + j] for q < rows, j < cols (both <= KERNEL_BLOCK,
+ * rounded up to 4: tiles of 4 x 4 move whole; both buffers must hold them): scores turned
+ * key-major. */
+void kernel_transpose(const double *T, size_t rows, size_t cols, double *S);
+
 /* The keys and causal limit of kernel_attend's queries. */
 typedef struct AttendKeys {
     size_t n;      /* keys 0 .. n-1; key 0 is BOS */

@@ -194,6 +194,23 @@ void kernel_avx2_scores(const KeyEntries *e, size_t n_keys, const double *Q, siz
 }
 #undef SCORE_STEP
 
+void kernel_avx2_transpose(const double *T, size_t rows, size_t cols, double *S) AVX2;
+void kernel_avx2_transpose(const double *T, size_t rows, size_t cols, double *S) {
+    for (size_t q = 0; q < rows; q += 4)
+        for (size_t j = 0; j < cols; j += 4) { /* the 4 x 4 tile at (q, j) */
+            const double *t = T + q * KERNEL_BLOCK + j;
+            __m256d r0 = _mm256_loadu_pd(t), r1 = _mm256_loadu_pd(t + KERNEL_BLOCK);
+            __m256d r2 = _mm256_loadu_pd(t + 2 * KERNEL_BLOCK), r3 = _mm256_loadu_pd(t + 3 * KERNEL_BLOCK);
+            __m256d a = _mm256_unpacklo_pd(r0, r1), b = _mm256_unpackhi_pd(r0, r1);
+            __m256d c = _mm256_unpacklo_pd(r2, r3), d = _mm256_unpackhi_pd(r2, r3);
+            double *s = S + j * KERNEL_BLOCK + q;
+            _mm256_storeu_pd(s, _mm256_permute2f128_pd(a, c, 0x20));
+            _mm256_storeu_pd(s + KERNEL_BLOCK, _mm256_permute2f128_pd(b, d, 0x20));
+            _mm256_storeu_pd(s + 2 * KERNEL_BLOCK, _mm256_permute2f128_pd(a, c, 0x31));
+            _mm256_storeu_pd(s + 3 * KERNEL_BLOCK, _mm256_permute2f128_pd(b, d, 0x31));
+        }
+}
+
 /* The keys lane q sees: [0, last]. */
 static size_t lane_last(const AttendKeys *k, size_t q) {
     return k->causal && k->first + q < k->n - 1 ? k->first + q : k->n - 1;

@@ -34,6 +34,8 @@ void kernel_avx2_scores(const KeyEntries *e, size_t n_keys, const double *Q, siz
 /* kernel_attend (key_scratch and mask_scratch as kernels.h states). */
 void kernel_avx2_attend(const double *S, const AttendKeys *k, size_t lanes, const double *V, size_t v_ld, size_t dv,
                         double *out, size_t out_ld, uint8_t *mask_scratch, uint32_t *key_scratch);
+/* kernel_transpose, rows and cols multiples of 4. */
+void kernel_avx2_transpose(const double *T, size_t rows, size_t cols, double *S);
 #endif
 
 #endif

@@ -209,10 +209,25 @@ START_TEST(test_attend) {
 }
 END_TEST
 
+/* kernel_transpose moves rows x cols of T key-major into S, every shape up to a block. */
+START_TEST(test_transpose) {
+    static double T[KERNEL_BLOCK * KERNEL_BLOCK], S[(KERNEL_BLOCK + 4) * KERNEL_BLOCK];
+    for (size_t i = 0; i < KERNEL_BLOCK * KERNEL_BLOCK; i++) T[i] = (double)i;
+    for (size_t rows = 1; rows <= KERNEL_BLOCK; rows += 3)
+        for (size_t cols = 1; cols <= KERNEL_BLOCK; cols += 5) {
+            memset(S, 0, sizeof S);
+            kernel_transpose(T, rows, cols, S);
+            for (size_t q = 0; q < rows; q++)
+                for (size_t j = 0; j < cols; j++) ck_assert(S[j * KERNEL_BLOCK + q] == T[q * KERNEL_BLOCK + j]);
+        }
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("kernels");
     TCase *tc = tcase_create("kernels");
     tcase_add_test(tc, test_isas_agree);
+    tcase_add_test(tc, test_transpose);
     tcase_add_test(tc, test_relu_edges);
     tcase_add_test(tc, test_gather_keys);
     tcase_add_test(tc, test_scores);
