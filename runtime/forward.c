@@ -388,6 +388,7 @@ bool workspace_use_float32(Workspace *ws, const Model *m, char *err, size_t errs
 /* Python's == on a token and a vocabulary atom (1 == 1.0), but -0.0 is not 0.0: the program
  * can print the sign, so a model embeds them as two tokens. */
 static bool same_token(Value a, Value b) {
+    if (a.kind == VAL_INT && b.kind == VAL_INT) return a.as.i == b.as.i; /* the common case, without value_equal's dispatch */
     if (a.kind == VAL_FLOAT && b.kind == VAL_FLOAT && a.as.f == 0 && b.as.f == 0) return signbit(a.as.f) == signbit(b.as.f);
     return value_equal(a, b);
 }

@@ -2,6 +2,7 @@
 
 #ifdef KERNEL_HAVE_AVX2
 #include <immintrin.h>
+#include <stdbool.h>
 
 #define AVX2 __attribute__((target("avx2,fma")))
 
@@ -140,9 +141,19 @@ void kernel_avx2_gather_keys(const double *K, size_t ld, size_t rows, const KeyE
     const __m256d zero = _mm256_setzero_pd();
     for (size_t c = 0; c < e->stride; c++) {
         const double *line = K + c * ld;
-        for (size_t j0 = 0; j0 < rows; j0 += 4) {
-            __m256d x = rows - j0 >= 4 ? _mm256_loadu_pd(line + j0) : _mm256_maskload_pd(line + j0, live_mask(rows - j0));
-            unsigned nz = (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x, zero, _CMP_NEQ_UQ));
+        for (size_t j0 = 0; j0 < rows; j0 += 16) { /* 16 keys per test: a line is mostly zeros */
+            unsigned nz = 0;
+            if (rows - j0 >= 16) {
+#define NONZERO(t) ((unsigned)_mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(line + j0 + (t)), zero, _CMP_NEQ_UQ)) << (t))
+                nz = NONZERO(0) | NONZERO(4) | NONZERO(8) | NONZERO(12);
+#undef NONZERO
+            } else {
+                for (size_t t = 0; j0 + t < rows; t += 4) {
+                    size_t j = j0 + t;
+                    __m256d x = rows - j >= 4 ? _mm256_loadu_pd(line + j) : _mm256_maskload_pd(line + j, live_mask(rows - j));
+                    nz |= (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x, zero, _CMP_NEQ_UQ)) << t;
+                }
+            }
             for (; nz; nz &= nz - 1) {
                 size_t k = j0 + (size_t)__builtin_ctz(nz);
                 e->dim[k * e->stride + e->count[k]] = (uint32_t)c;
@@ -216,52 +227,125 @@ static size_t lane_last(const AttendKeys *k, size_t q) {
     return k->causal && k->first + q < k->n - 1 ? k->first + q : k->n - 1;
 }
 
-/* The lanes q0 + t (t < 4) that see key j, as bits. */
+/* The lanes q0 + t (t < 8) that see key j, as bits. */
 static inline unsigned lanes_seeing(const AttendKeys *k, size_t j, size_t q0) {
-    if (!k->causal || j <= k->first + q0) return 0xfu;
+    if (!k->causal || j <= k->first + q0) return 0xffu;
     size_t d = j - k->first - q0;
-    return d >= 4 ? 0u : (0xfu << d) & 0xfu;
+    return d >= 8 ? 0u : (0xffu << d) & 0xffu;
 }
 
-/* Four lanes at a time, each group on its own: its maxima over the keys its lanes see (max_pd(x,
- * best) is x > best ? x : best, so a NaN is never taken and a NaN best stays), its selected keys
- * with their lane masks, then each value column summed over just those keys in key order. */
+/* Value columns up to this many are summed in the pass that selects the keys; wider ones over a
+ * list of the selected keys (fewer operations when few keys are selected). */
+#define DIRECT_DV 2
+
+/* The selecting pass of kernel_avx2_attend for a narrow value (dv <= DIRECT_DV; a constant where
+ * inlined, so the sums stay in registers): keys [0, end) against the two registers' thresholds,
+ * ties and sums continued in key order. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+direct_pass(const double *s, const __m256d thresholds[2], const AttendKeys *k, size_t q0, size_t full, size_t end,
+            const double *V, size_t v_ld, size_t dv, __m256d *sum0, __m256d *sum1, __m256d ties[2]) {
+    const __m256d one = _mm256_set1_pd(1.0);
+    for (size_t j = 0; j < end; j++) {
+        __m256d m0 = _mm256_cmp_pd(_mm256_loadu_pd(s + j * KERNEL_BLOCK), thresholds[0], _CMP_NLT_UQ);
+        __m256d m1 = _mm256_cmp_pd(_mm256_loadu_pd(s + j * KERNEL_BLOCK + 4), thresholds[1], _CMP_NLT_UQ);
+        if (j >= full) {
+            unsigned see = lanes_seeing(k, j, q0);
+            m0 = _mm256_and_pd(m0, _mm256_castsi256_pd(lane_mask(see)));
+            m1 = _mm256_and_pd(m1, _mm256_castsi256_pd(lane_mask(see >> 4)));
+        }
+        /* ties >= +0.0 throughout, so adding +0.0 where unselected leaves it as it is */
+        ties[0] = _mm256_add_pd(ties[0], _mm256_and_pd(m0, one));
+        ties[1] = _mm256_add_pd(ties[1], _mm256_and_pd(m1, one));
+#pragma GCC unroll 2
+        for (size_t c = 0; c < dv; c++) {
+            __m256d v = _mm256_set1_pd(V[c * v_ld + j]);
+            sum0[c] = _mm256_blendv_pd(sum0[c], _mm256_add_pd(sum0[c], v), m0);
+            sum1[c] = _mm256_blendv_pd(sum1[c], _mm256_add_pd(sum1[c], v), m1);
+        }
+    }
+}
+
+/* Eight lanes (two registers) at a time, each group on its own: its maxima over the keys its
+ * lanes see (max_pd(x, best) is x > best ? x : best, so a NaN is never taken and a NaN best
+ * stays), then the keys at or above the threshold: each value column summed over them in key
+ * order (ties counted alike), in the selecting pass itself for a narrow value, or over a list of
+ * the selected keys with their lane masks. Every lane of a group sees keys [0, full); only keys
+ * [full, end) (at most 7, causal) need a mask. Lanes past `lanes` compute garbage, never stored. */
 void kernel_avx2_attend(const double *S, const AttendKeys *k, size_t lanes, const double *V, size_t v_ld, size_t dv,
                         double *out, size_t out_ld, uint8_t *masks, uint32_t *keys) AVX2;
 void kernel_avx2_attend(const double *S, const AttendKeys *k, size_t lanes, const double *V, size_t v_ld, size_t dv,
                         double *out, size_t out_ld, uint8_t *masks, uint32_t *keys) {
-    const __m256d one = _mm256_set1_pd(1.0), tol = _mm256_set1_pd(k->tol);
-    for (size_t q0 = 0; q0 < lanes; q0 += 4) {
-        size_t n_live = lanes - q0 < 4 ? lanes - q0 : 4, end = lane_last(k, q0 + n_live - 1) + 1, n_sel = 0;
-        unsigned live = n_live == 4 ? 0xfu : (1u << n_live) - 1;
-        __m256d best = _mm256_loadu_pd(S + q0);
-        for (size_t j = 1; j < end; j++) {
-            __m256d x = _mm256_loadu_pd(S + j * KERNEL_BLOCK + q0);
-            best = _mm256_blendv_pd(best, _mm256_max_pd(x, best), _mm256_castsi256_pd(lane_mask(lanes_seeing(k, j, q0))));
+    const __m256d one = _mm256_set1_pd(1.0), tol = _mm256_set1_pd(k->tol), bos_extra = _mm256_set1_pd(k->bos_extra);
+    bool direct = dv <= DIRECT_DV;
+    for (size_t q0 = 0; q0 < lanes; q0 += 8) {
+        size_t n_live = lanes - q0 < 8 ? lanes - q0 : 8, end = lane_last(k, q0 + n_live - 1) + 1, n_sel = 0;
+        size_t full = lane_last(k, q0) + 1 < end ? lane_last(k, q0) + 1 : end;
+        unsigned live = n_live == 8 ? 0xffu : (1u << n_live) - 1;
+        const double *s = S + q0;
+        __m256d best0 = _mm256_loadu_pd(s), best1 = _mm256_loadu_pd(s + 4);
+        for (size_t j = 1; j < full; j++) {
+            best0 = _mm256_max_pd(_mm256_loadu_pd(s + j * KERNEL_BLOCK), best0);
+            best1 = _mm256_max_pd(_mm256_loadu_pd(s + j * KERNEL_BLOCK + 4), best1);
         }
-        __m256d threshold = _mm256_sub_pd(best, tol);
-        for (size_t j = 0; j < end; j++) { /* appended without a branch */
-            __m256d x = _mm256_loadu_pd(S + j * KERNEL_BLOCK + q0);
-            unsigned sel = (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x, threshold, _CMP_NLT_UQ)) &
-                           lanes_seeing(k, j, q0) & live;
-            keys[n_sel] = (uint32_t)j;
-            masks[n_sel] = (uint8_t)sel;
-            n_sel += sel != 0;
+        for (size_t j = full > 1 ? full : 1; j < end; j++) {
+            unsigned see = lanes_seeing(k, j, q0);
+            best0 = _mm256_blendv_pd(best0, _mm256_max_pd(_mm256_loadu_pd(s + j * KERNEL_BLOCK), best0),
+                                     _mm256_castsi256_pd(lane_mask(see)));
+            best1 = _mm256_blendv_pd(best1, _mm256_max_pd(_mm256_loadu_pd(s + j * KERNEL_BLOCK + 4), best1),
+                                     _mm256_castsi256_pd(lane_mask(see >> 4)));
         }
-        __m256d ties = _mm256_setzero_pd();
-        for (size_t t = 0; t < n_sel; t++)
-            ties = _mm256_blendv_pd(ties, _mm256_add_pd(ties, one), _mm256_castsi256_pd(lane_mask(masks[t])));
-        __m256d bos = _mm256_castsi256_pd(lane_mask(n_sel && keys[0] == 0 ? masks[0] : 0u));
-        __m256d extra = _mm256_and_pd(bos, _mm256_set1_pd(k->bos_extra));
-        __m256d denominator = _mm256_add_pd(ties, extra);
-        __m256i store = lane_mask(live);
+        __m256d threshold0 = _mm256_sub_pd(best0, tol), threshold1 = _mm256_sub_pd(best1, tol);
+        /* BOS (key 0, seen by every lane) weighs 1 + bos_extra where selected */
+        __m256d bos0 = _mm256_cmp_pd(_mm256_loadu_pd(s), threshold0, _CMP_NLT_UQ);
+        __m256d bos1 = _mm256_cmp_pd(_mm256_loadu_pd(s + 4), threshold1, _CMP_NLT_UQ);
+        __m256d extra0 = _mm256_and_pd(bos0, bos_extra), extra1 = _mm256_and_pd(bos1, bos_extra);
+        __m256d ties0 = _mm256_setzero_pd(), ties1 = _mm256_setzero_pd();
+        __m256d sum0[DIRECT_DV], sum1[DIRECT_DV];
+        if (direct) {
+            for (size_t c = 0; c < dv; c++) {
+                __m256d v0 = _mm256_set1_pd(V[c * v_ld]);
+                sum0[c] = _mm256_mul_pd(extra0, v0), sum1[c] = _mm256_mul_pd(extra1, v0);
+            }
+            const __m256d thresholds[2] = {threshold0, threshold1};
+            __m256d ties[2] = {ties0, ties1};
+            if (dv == 1) direct_pass(s, thresholds, k, q0, full, end, V, v_ld, 1, sum0, sum1, ties);
+            else if (dv == 2) direct_pass(s, thresholds, k, q0, full, end, V, v_ld, 2, sum0, sum1, ties);
+            else direct_pass(s, thresholds, k, q0, full, end, V, v_ld, 0, sum0, sum1, ties);
+            ties0 = ties[0], ties1 = ties[1];
+        } else {
+            for (size_t j = 0; j < end; j++) { /* appended without a branch */
+                unsigned sel =
+                    (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(s + j * KERNEL_BLOCK), threshold0, _CMP_NLT_UQ)) |
+                    (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(s + j * KERNEL_BLOCK + 4), threshold1, _CMP_NLT_UQ)) << 4;
+                sel &= live;
+                if (j >= full) sel &= lanes_seeing(k, j, q0);
+                keys[n_sel] = (uint32_t)j;
+                masks[n_sel] = (uint8_t)sel;
+                n_sel += sel != 0;
+            }
+            for (size_t t = 0; t < n_sel; t++) {
+                ties0 = _mm256_blendv_pd(ties0, _mm256_add_pd(ties0, one), _mm256_castsi256_pd(lane_mask(masks[t])));
+                ties1 = _mm256_blendv_pd(ties1, _mm256_add_pd(ties1, one), _mm256_castsi256_pd(lane_mask(masks[t] >> 4u)));
+            }
+        }
+        __m256d denominator0 = _mm256_add_pd(ties0, extra0), denominator1 = _mm256_add_pd(ties1, extra1);
+        __m256i store0 = lane_mask(live), store1 = lane_mask(live >> 4);
         for (size_t c = 0; c < dv; c++) {
-            const double *v = V + c * v_ld;
-            __m256d sum = _mm256_mul_pd(extra, _mm256_set1_pd(v[0]));
-            for (size_t t = 0; t < n_sel; t++)
-                sum = _mm256_blendv_pd(sum, _mm256_add_pd(sum, _mm256_set1_pd(v[keys[t]])),
-                                       _mm256_castsi256_pd(lane_mask(masks[t])));
-            _mm256_maskstore_pd(out + c * out_ld + q0, store, _mm256_div_pd(sum, denominator));
+            __m256d total0, total1;
+            if (direct) {
+                total0 = sum0[c], total1 = sum1[c];
+            } else {
+                const double *v = V + c * v_ld;
+                __m256d v0 = _mm256_set1_pd(v[0]);
+                total0 = _mm256_mul_pd(extra0, v0), total1 = _mm256_mul_pd(extra1, v0);
+                for (size_t t = 0; t < n_sel; t++) {
+                    __m256d x = _mm256_set1_pd(v[keys[t]]);
+                    total0 = _mm256_blendv_pd(total0, _mm256_add_pd(total0, x), _mm256_castsi256_pd(lane_mask(masks[t])));
+                    total1 = _mm256_blendv_pd(total1, _mm256_add_pd(total1, x), _mm256_castsi256_pd(lane_mask(masks[t] >> 4u)));
+                }
+            }
+            _mm256_maskstore_pd(out + c * out_ld + q0, store0, _mm256_div_pd(total0, denominator0));
+            if (n_live > 4) _mm256_maskstore_pd(out + c * out_ld + q0 + 4, store1, _mm256_div_pd(total1, denominator1));
         }
     }
 }
