@@ -166,6 +166,7 @@ typedef struct TableRule {
     bool table_over_gate;
     uint32_t table_refused;
     bool used_heavy;
+    size_t max_layers; /* > 0: a plan with more layers is not emitted (a model it would lose to exists) */
 } TableRule;
 
 static bool compile_once(const IrGraph *g, const IrNode *output, const char *output_name, const CodegenOptions *opt,
@@ -249,7 +250,10 @@ static bool compile_once(const IrGraph *g, const IrNode *output, const char *out
                 plan_dump(&p, out, f);
                 fclose(f);
             }
-            ok = ok && schedule_check(&p) && emit_model(&p, out, output_name, opt, model);
+            ok = ok && schedule_check(&p);
+            /* keep_better would drop it unseen: its tables are the costly part of a compile */
+            if (ok && rule->max_layers && (size_t)schedule_layers(&p) > rule->max_layers) ok = false;
+            ok = ok && emit_model(&p, out, output_name, opt, model);
         }
     }
     rule->table_over_gate = p.table_over_gate;
@@ -285,15 +289,17 @@ static bool keep_better(Model *a, bool ok_a, Model *b, bool ok_b, char **plan_te
 }
 
 /* A way to build the model: tables first with its retries (compile_tables), or the size rule
- * (compile_once); counts through heavy heads or plain. */
+ * (compile_once); counts through heavy heads or plain; with max_layers > 0, only where it takes
+ * at most that many layers (else it fails, quietly where the caller's diagnostics are quiet). */
 typedef struct Way {
     bool tables;
     bool plain_widths;
+    size_t max_layers;
 } Way;
 
 static bool compile_tables(const IrGraph *g, const IrNode *output, const char *output_name, const CodegenOptions *opt,
                            double tol, bool deep, Model *model, DiagList *diags, double *out_err, char **plan_text,
-                           bool *has_reals, bool plain_widths, bool *used_heavy);
+                           bool *has_reals, bool plain_widths, size_t max_layers, bool *used_heavy);
 
 static bool compile_way(const IrGraph *g, const IrNode *output, const char *output_name, const CodegenOptions *opt,
                         double tol, bool deep, Model *model, DiagList *diags, double *out_err, char **plan_text,
@@ -301,14 +307,15 @@ static bool compile_way(const IrGraph *g, const IrNode *output, const char *outp
     bool used_heavy;
     if (way->tables)
         return compile_tables(g, output, output_name, opt, tol, deep, model, diags, out_err, plan_text, has_reals,
-                              way->plain_widths, &used_heavy);
+                              way->plain_widths, way->max_layers, &used_heavy);
     return compile_once(g, output, output_name, opt, tol, deep, model, diags, out_err, plan_text, has_reals,
-                        &(TableRule){.tables_first = false, .plain_widths = way->plain_widths});
+                        &(TableRule){.tables_first = false, .plain_widths = way->plain_widths,
+                                     .max_layers = way->max_layers});
 }
 
 /* After a first way built *model (ok) with diagnostics from `before` on: where it failed, `way`'s
  * model, or its refusal as the error; else `way`'s model too, quietly, and the better kept
- * (keep_better). */
+ * (keep_better), built only where it takes no more layers (more would lose). */
 static bool alternative(const IrGraph *g, const IrNode *output, const char *output_name, const CodegenOptions *opt,
                         double tol, bool deep, Model *model, DiagList *diags, double *out_err, char **plan_text,
                         bool *has_reals, bool ok, size_t before, const Way *way) {
@@ -325,8 +332,10 @@ static bool alternative(const IrGraph *g, const IrNode *output, const char *outp
     DiagList quiet;
     diag_init(&quiet, &quiet_arena);
     char *text = NULL;
+    Way limited = *way;
+    limited.max_layers = model->n_layers;
     bool alt_ok = compile_way(g, output, output_name, opt, tol, deep, &alt, &quiet, NULL, plan_text ? &text : NULL, NULL,
-                              way);
+                              &limited);
     arena_free(&quiet_arena);
     return keep_better(model, true, &alt, alt_ok, plan_text, text);
 }
@@ -346,8 +355,8 @@ static bool alternative(const IrGraph *g, const IrNode *output, const char *outp
  * rule compiles is refused. With plain_widths, no head weighs BOS heavily; *used_heavy: some did. */
 static bool compile_tables(const IrGraph *g, const IrNode *output, const char *output_name, const CodegenOptions *opt,
                            double tol, bool deep, Model *model, DiagList *diags, double *out_err, char **plan_text,
-                           bool *has_reals, bool plain_widths, bool *used_heavy) {
-    TableRule first = {.tables_first = true, .plain_widths = plain_widths};
+                           bool *has_reals, bool plain_widths, size_t max_layers, bool *used_heavy) {
+    TableRule first = {.tables_first = true, .plain_widths = plain_widths, .max_layers = max_layers};
     *used_heavy = false;
     size_t before = diags->count;
     bool ok = false, differs = false; /* from the size rule, in some attempt */
@@ -373,7 +382,7 @@ static bool compile_tables(const IrGraph *g, const IrNode *output, const char *o
     free(first.size_rule);
     if (!model || !differs) return ok; /* the size rule would build the same, or refuse the same */
     return alternative(g, output, output_name, opt, tol, deep, model, diags, out_err, plan_text, has_reals, ok, before,
-                       &(Way){.tables = false, .plain_widths = plain_widths});
+                       &(Way){.tables = false, .plain_widths = plain_widths, .max_layers = max_layers});
 }
 
 /* compile_tables with counts through heavy heads (classify.c width_bos_weight) and, where some
@@ -388,7 +397,7 @@ static bool compile_at(const IrGraph *g, const IrNode *output, const char *outpu
     size_t before = diags->count;
     bool used_heavy;
     bool ok = compile_tables(g, output, output_name, opt, tol, deep, model, diags, out_err, plan_text, has_reals, false,
-                             &used_heavy);
+                             0, &used_heavy);
     if (!model || !used_heavy) return ok;
     return alternative(g, output, output_name, opt, tol, deep, model, diags, out_err, plan_text, has_reals, ok, before,
                        &(Way){.tables = true, .plain_widths = true});

@@ -392,9 +392,7 @@ bool emit_model(Plan *p, const IrNode *out, const char *output_name, const Codeg
     matrix_set(&m->token_embed, p->n_vocab, DIM_BOS, 1);
     for (size_t i = 0; i < N; i++) matrix_set(&m->pos_embed, i + 1, p->pos_dim + i, 1);
 
-    int layers = 0;
-    for (size_t i = 0; i < p->n_heads; i++) if (p->heads[i].layer + 1 > layers) layers = p->heads[i].layer + 1;
-    for (size_t i = 0; i < p->n_mlps; i++) if (p->mlps[i].layer + 1 > layers) layers = p->mlps[i].layer + 1;
+    int layers = schedule_layers(p);
     m->n_layers = (size_t)layers;
     m->layers = ARENA_ARRAY(&m->arena, ModelLayer, layers ? (size_t)layers : 1);
 

@@ -880,6 +880,8 @@ bool plan_build(Plan *p, const IrNode *out);
 
 /* schedule.c: every op reads only directions written at earlier slots (an internal error else) */
 bool schedule_check(Plan *p);
+/* The layers the plan's ops take: one past the last op's layer. */
+int schedule_layers(const Plan *p);
 
 /* 8. Emission. mlp.c: the hidden units of MLP ops, collected per layer before the matrices are
  * written; emit.c: the weights, layer by layer, with the BOS row tracked exactly. */

@@ -13,8 +13,9 @@
  * paper counts with a beginning-of-sequence token; it is a map of a selector width (bos_idiom).
  *
  * Signs of prefix counts. A prefix mean of a 0/1 indicator, m = aggregate(select(indices,
- * indices, <=), indicator(x)), is a / w for the count a of ones among the w keys. The sum or
- * difference of two such means, either times factors positive at every position (indices + 1,
+ * indices, <=), indicator(x)), is a / w for the count a of ones among the w keys; so is a suffix
+ * mean (>=). The sum or difference of two such means over one window, either times factors
+ * positive at every position (indices + 1,
  * length - indices), compared with 0 is the same comparison of a + b or a - b; two such means
  * compared are a - b compared with 0; a mean times such factors compared with 0 is the mean
  * compared (prefix_sign). Float64 keeps these signs exactly: a mean is 0 only for a = 0, and
@@ -147,10 +148,13 @@ static IrNode *bos_idiom(Rewriter *r, const IrNode *n) {
 
 /* ---- signs of prefix counts ---- */
 
-/* Whether s is select(indices, indices, <=): query i selects the i + 1 keys up to it. */
-static bool prefix_selector(const IrNode *s) {
-    return s->kind == IR_SELECT && s->u.select.cmp == IR_CMP_LE && s->u.select.keys->kind == IR_INDICES &&
-           s->u.select.queries->kind == IR_INDICES;
+/* The comparison of a window selector, select(indices, indices, <=) (query i selects the i + 1
+ * keys up to it: a prefix) or >= (the length - i keys from it on: a suffix); -1 for anything
+ * else. Every query selects at least its own key. */
+static int window_selector(const IrNode *s) {
+    if (s->kind != IR_SELECT || s->u.select.keys->kind != IR_INDICES || s->u.select.queries->kind != IR_INDICES)
+        return -1;
+    return s->u.select.cmp == IR_CMP_LE || s->u.select.cmp == IR_CMP_GE ? (int)s->u.select.cmp : -1;
 }
 
 static bool const_number(const IrNode *n, double v) {
@@ -171,11 +175,11 @@ static bool positive_factor(const IrNode *n, size_t max_len) {
     return true;
 }
 
-/* The 0/1 s-op v of n = aggregate(select(indices, indices, <=), v) with v = indicator(x) or
- * 1 if x else 0; NULL for anything else. Every query selects a key, so the mean is never the
- * default. */
-static const IrNode *prefix_indicator(const IrNode *n) {
-    if (n->kind != IR_AGGREGATE || !prefix_selector(n->u.aggregate.selector)) return NULL;
+/* The 0/1 s-op v of n = aggregate(W, v) for a window selector W (its comparison in *window) with
+ * v = indicator(x) or 1 if x else 0; NULL for anything else. Every query selects a key, so the
+ * mean is never the default. */
+static const IrNode *prefix_indicator(const IrNode *n, int *window) {
+    if (n->kind != IR_AGGREGATE || (*window = window_selector(n->u.aggregate.selector)) < 0) return NULL;
     const IrNode *v = n->u.aggregate.sop;
     if (v->kind != IR_MAP) return NULL;
     if (v->u.map.kind == IR_MAP_UNARY && v->u.map.op == VOP_INDICATOR) return v;
@@ -185,18 +189,19 @@ static const IrNode *prefix_indicator(const IrNode *n) {
     return NULL;
 }
 
-/* The count at each position of the keys up to it where v is 1: the width of
- * select(indices, indices, <=) and select(v, 1, ==). */
-static IrNode *prefix_width(Rewriter *r, const IrNode *v, SrcLoc loc) {
+/* The count at each position of the keys of its window where v is 1: the width of
+ * select(indices, indices, window) and select(v, 1, ==). */
+static IrNode *prefix_width(Rewriter *r, const IrNode *v, int window, SrcLoc loc) {
     IrGraph *g = r->dst;
-    IrNode *upto = ir_select(g, ir_indices(g, loc), ir_indices(g, loc), IR_CMP_LE, loc);
+    IrNode *upto = ir_select(g, ir_indices(g, loc), ir_indices(g, loc), (IrCmp)window, loc);
     IrNode *ones = ir_select(g, arg(r, v), ir_const(g, value_int(1), loc), IR_CMP_EQ, loc);
     return ir_selector_width(g, ir_select_and(g, upto, ones, loc), loc);
 }
 
 /* What has the sign of m and is cheaper to compare: the sum or difference of the counts of two
- * prefix means of indicators for their sum or difference, the mean for a mean, either times
- * positive factors (either order); NULL for anything else, and for a mean alone (already so). */
+ * means of indicators over one window for their sum or difference, the mean for a mean, either
+ * times positive factors (either order); NULL for anything else, and for a mean alone (already
+ * so). */
 static IrNode *sign_counts(Rewriter *r, const IrNode *m, SrcLoc loc) {
     bool product = false;
     while (m->kind == IR_MAP && m->u.map.kind == IR_MAP_BINARY && m->u.map.op == VOP_MUL) {
@@ -206,16 +211,17 @@ static IrNode *sign_counts(Rewriter *r, const IrNode *m, SrcLoc loc) {
         product = true;
     }
     /* one mean: its own sign, one ramp at 0 (a width would be decoded value by value) */
-    if (prefix_indicator(m)) return product ? arg(r, m) : NULL;
+    int wa, wb;
+    if (prefix_indicator(m, &wa)) return product ? arg(r, m) : NULL;
     if (m->kind != IR_MAP || m->u.map.kind != IR_MAP_BINARY || (m->u.map.op != VOP_ADD && m->u.map.op != VOP_SUB))
         return NULL;
-    const IrNode *a = prefix_indicator(m->u.map.args[0]), *b = prefix_indicator(m->u.map.args[1]);
-    if (!a || !b) return NULL;
-    return ir_map_binary(r->dst, m->u.map.op, prefix_width(r, a, loc), prefix_width(r, b, loc), loc);
+    const IrNode *a = prefix_indicator(m->u.map.args[0], &wa), *b = prefix_indicator(m->u.map.args[1], &wb);
+    if (!a || !b || wa != wb) return NULL; /* one window: one w divides both counts */
+    return ir_map_binary(r->dst, m->u.map.op, prefix_width(r, a, wa, loc), prefix_width(r, b, wb, loc), loc);
 }
 
 /* x CMP 0 or 0 CMP x where x has the sign of counts (sign_counts): the counts CMP 0; o CMP c
- * for two prefix means of indicators: their counts compared. */
+ * for two means of indicators over one window: their counts compared. */
 static IrNode *prefix_sign(Rewriter *r, const IrNode *n) {
     if (n->kind != IR_MAP || n->u.map.kind != IR_MAP_BINARY) return NULL;
     switch (n->u.map.op) {
@@ -223,10 +229,12 @@ static IrNode *prefix_sign(Rewriter *r, const IrNode *n) {
     default: return NULL;
     }
     const IrNode *a = n->u.map.args[0], *b = n->u.map.args[1];
-    const IrNode *va = prefix_indicator(a), *vb = prefix_indicator(b);
+    int wa = -1, wb = -1;
+    const IrNode *va = prefix_indicator(a, &wa), *vb = prefix_indicator(b, &wb);
     IrNode *zero = ir_const(r->dst, value_int(0), n->loc);
-    if (va && vb) { /* o CMP c: the same w divides both counts, keeping their order (out25-010) */
-        IrNode *d = ir_map_binary(r->dst, VOP_SUB, prefix_width(r, va, n->loc), prefix_width(r, vb, n->loc), n->loc);
+    if (va && vb && wa == wb) { /* o CMP c: the same w divides both counts, keeping their order (out25-010) */
+        IrNode *d = ir_map_binary(r->dst, VOP_SUB, prefix_width(r, va, wa, n->loc), prefix_width(r, vb, wb, n->loc),
+                                  n->loc);
         return ir_map_binary(r->dst, n->u.map.op, d, zero, n->loc);
     }
     bool zero_right = const_number(b, 0);

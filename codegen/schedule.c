@@ -39,6 +39,13 @@ static bool write(Plan *p, Written *w, uint32_t d, int at, const IrNode *who, bo
     return false;
 }
 
+int schedule_layers(const Plan *p) {
+    int layers = 0;
+    for (size_t i = 0; i < p->n_heads; i++) if (p->heads[i].layer + 1 > layers) layers = p->heads[i].layer + 1;
+    for (size_t i = 0; i < p->n_mlps; i++) if (p->mlps[i].layer + 1 > layers) layers = p->mlps[i].layer + 1;
+    return layers;
+}
+
 bool schedule_check(Plan *p) {
     Written w = {ARENA_ARRAY(p->arena, int, p->n_dims ? p->n_dims : 1), p->n_dims};
     for (size_t d = 0; d < w.n; d++) w.slot[d] = __INT_MAX__;

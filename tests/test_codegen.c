@@ -747,6 +747,8 @@ END_TEST
  * model refused most inputs (outsider out25-001); from 103 to 119 it was refused. Each form in one
  * table after the heads, agreeing with the reference; the last, whose comparison is not with 0,
  * stays as it was (a float (a/w - b/w) * w is not always a - b). */
+#define SUFFIX "q = select(indices, indices, >=); so = aggregate(q, indicator(tokens == \"(\")); sc = aggregate(q, " \
+               "indicator(tokens == \")\"));\n"
 START_TEST(test_prefix_signs) {
     static const char *const pre = "p = select(indices, indices, <=); o = aggregate(p, indicator(tokens == \"(\"));\n"
                                    "c = aggregate(p, 1 if tokens == \")\" else 0);\n";
@@ -778,9 +780,22 @@ START_TEST(test_prefix_signs) {
         {"y = \"e\" if o == c else (\"l\" if o <= c else \"g\");", 256, 1, 16},
         {"d = (o - c) * (indices + 1); e = (c - o) * (indices + 1); y = \"x\" if d < 0 or e <= 0 else \"y\";", 64, 2, 64},
         {"d = (o - c) * (indices + 1); y = d < 1;", 12, 3, 100000},
+        /* outsider out26-001, -002: suffix means (>=) too, alone, or-ed, beside a prefix (3 layers,
+         * N^2 units and refusals from 128 before) */
+        {SUFFIX "d = (so - sc) * (length - indices); y = aggregate(p, 1 if d > 0 else 0);", 128, 2, 8},
+        {SUFFIX "sx = aggregate(q, indicator(tokens == \"x\")); d1 = (so - sc) * (length - indices);"
+         " d2 = (sx - sc) * (length - indices); y = aggregate(p, 1 if d1 < 0 or d2 < 0 else 0);",
+         96, 2, 4 * 96 + 8},
+        {SUFFIX "d1 = (o - c) * (indices + 1); d2 = (so - sc) * (length - indices);"
+         " y = aggregate(p, 1 if d1 < 0 or d2 > 0 else 0);",
+         96, 2, 4 * 96 + 8},
+        {SUFFIX "y = so < sc;", 256, 1, 8},
+        /* a prefix and a suffix mean: two windows, two denominators: not read as counts */
+        {SUFFIX "y = o - so > 0;", 12, 3, 100000},
+        {SUFFIX "y = o < so;", 12, 3, 100000},
     };
     for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
-        char src[512];
+        char src[1024];
         snprintf(src, sizeof src, "%s%s", pre, k[i].src);
         Compiled *c = compile_src(src, "y", "()x", k[i].max_len);
         ck_assert_msg(c->ok, "%zu: %s", i, compiled_first_error(c));
@@ -798,6 +813,7 @@ START_TEST(test_prefix_signs) {
     }
 }
 END_TEST
+#undef SUFFIX
 
 START_TEST(test_vocab_specs) {
     Arena a;
