@@ -1,5 +1,7 @@
 #include "runtime/kernels32.h"
 
+#include "runtime/kernels_avx2.h"
+
 #include <math.h>
 #include <stdbool.h>
 
@@ -104,6 +106,10 @@ void kernel32_columns(const MatrixColumn32 *cols, const uint32_t *which, size_t 
         columns32_avx512(cols, which, n_cols, in, base, ld, len, e, bias, init, init_ld, out, out_ld);
         return;
     }
+    if (kernel_isa() == KERNEL_AVX2) {
+        kernel_avx2_columns32(cols, which, n_cols, in, base, ld, len, e, bias, init, init_ld, out, out_ld);
+        return;
+    }
 #endif
     kernel32_columns_scalar(cols, which, n_cols, in, base, ld, len, e, bias, init, init_ld, out, out_ld);
 }
@@ -139,13 +145,14 @@ __attribute__((target("avx512f"))) static double fma_loop32_avx512(size_t iters)
 #endif
 
 double kernel32_peak_flops(double (*clock_s)(void), double seconds, double *checksum) {
-    bool avx512 = kernel_isa() == KERNEL_AVX512;
-    size_t iters = 1 << 16, lanes = avx512 ? 16 : 1;
+    KernelIsa isa = kernel_isa();
+    size_t iters = 1 << 16, lanes = isa == KERNEL_AVX512 ? 16 : isa == KERNEL_AVX2 ? 8 : 1;
     double best = 0.0, sum = 0.0, t_end = clock_s() + seconds;
     while (clock_s() < t_end) {
         double t0 = clock_s();
 #ifdef KERNEL32_X86
-        if (avx512) sum += fma_loop32_avx512(iters);
+        if (isa == KERNEL_AVX512) sum += fma_loop32_avx512(iters);
+        else if (isa == KERNEL_AVX2) sum += kernel_avx2_fma_loop32(iters);
         else
 #endif
         {

@@ -3,8 +3,9 @@
  *
  * The arithmetic of one element is fixed as in float64: acc = +0.0f, then acc = fmaf(w_k, x_k,
  * acc) over the column's entries in ascending row order (one float32 rounding each), then the
- * epilogue with one float32 rounding per operation. The AVX-512 versions (16 lanes) and the
- * one-element-at-a-time references agree bit for bit; other processors run the references. */
+ * epilogue with one float32 rounding per operation. The AVX-512 (16 lanes) and AVX2 (8 lanes,
+ * runtime/kernels_avx2.h) versions and the one-element-at-a-time references agree bit for bit;
+ * other processors run the references. */
 #ifndef RASPCC_RUNTIME_KERNELS32_H
 #define RASPCC_RUNTIME_KERNELS32_H
 
@@ -44,7 +45,7 @@ void kernel32_add(const float *y, size_t len, float *out);
 size_t kernel32_select(const float *S, size_t n, double tol, uint32_t *sel);
 
 /* kernel_peak_flops in float32: the peak of the instruction set kernel32_columns uses on this
- * processor (AVX-512: 16 lanes; otherwise the scalar fmaf loop). */
+ * processor (AVX-512: 16 lanes, AVX2: 8; otherwise the scalar fmaf loop). */
 double kernel32_peak_flops(double (*clock_s)(void), double seconds, double *checksum);
 
 #endif

@@ -349,4 +349,72 @@ void kernel_avx2_attend(const double *S, const AttendKeys *k, size_t lanes, cons
         }
     }
 }
+/* ---- float32 ---- */
+
+/* The epilogue of 8 float chains (kernels.h KernelEpilogue; max(t, +0.0f) as the float64 one). */
+#define EPI256F(acc, o)                                                                                             \
+    (e == KERNEL_STORE  ? (acc)                                                                                     \
+     : e == KERNEL_ADD  ? _mm256_add_ps(_mm256_loadu_ps(o), (acc))                                                  \
+     : e == KERNEL_RELU ? _mm256_max_ps(_mm256_add_ps((acc), b), zero)                                              \
+                        : _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_add_ps((acc), b)))
+
+void kernel_avx2_columns32(const MatrixColumn32 *cols, const uint32_t *which, size_t n_cols, const float *in,
+                           size_t base, size_t ld, size_t len, KernelEpilogue e, const float *bias, const float *init,
+                           size_t init_ld, float *out, size_t out_ld) AVX2;
+void kernel_avx2_columns32(const MatrixColumn32 *cols, const uint32_t *which, size_t n_cols, const float *in,
+                           size_t base, size_t ld, size_t len, KernelEpilogue e, const float *bias, const float *init,
+                           size_t init_ld, float *out, size_t out_ld) {
+    const __m256 zero = _mm256_setzero_ps();
+    size_t i0 = 0;
+    for (; i0 + 32 <= len; i0 += 32) /* 32 rows in 4 registers */
+        for (size_t j = 0; j < n_cols; j++) {
+            size_t c = which ? which[j] : j;
+            const MatrixColumn32 *col = &cols[c];
+            const __m256 b = _mm256_set1_ps(bias ? bias[c] : 0.0f);
+            __m256 a0 = zero, a1 = zero, a2 = zero, a3 = zero;
+            if (init) {
+                const float *t = init + c * init_ld + i0;
+                a0 = _mm256_loadu_ps(t), a1 = _mm256_loadu_ps(t + 8), a2 = _mm256_loadu_ps(t + 16);
+                a3 = _mm256_loadu_ps(t + 24);
+            }
+            for (uint32_t k = 0; k < col->n; k++) {
+                __m256 w = _mm256_set1_ps(col->val[k]);
+                const float *x = in + (size_t)(col->row[k] - base) * ld + i0;
+                a0 = _mm256_fmadd_ps(w, _mm256_loadu_ps(x), a0);
+                a1 = _mm256_fmadd_ps(w, _mm256_loadu_ps(x + 8), a1);
+                a2 = _mm256_fmadd_ps(w, _mm256_loadu_ps(x + 16), a2);
+                a3 = _mm256_fmadd_ps(w, _mm256_loadu_ps(x + 24), a3);
+            }
+            float *o = out + c * out_ld + i0;
+            _mm256_storeu_ps(o, EPI256F(a0, o));
+            _mm256_storeu_ps(o + 8, EPI256F(a1, o + 8));
+            _mm256_storeu_ps(o + 16, EPI256F(a2, o + 16));
+            _mm256_storeu_ps(o + 24, EPI256F(a3, o + 24));
+        }
+    for (; i0 < len; i0 += 8) /* then 8 at a time (len is a multiple of 8) */
+        for (size_t j = 0; j < n_cols; j++) {
+            size_t c = which ? which[j] : j;
+            const MatrixColumn32 *col = &cols[c];
+            const __m256 b = _mm256_set1_ps(bias ? bias[c] : 0.0f);
+            __m256 a = init ? _mm256_loadu_ps(init + c * init_ld + i0) : zero;
+            for (uint32_t k = 0; k < col->n; k++)
+                a = _mm256_fmadd_ps(_mm256_set1_ps(col->val[k]), _mm256_loadu_ps(in + (size_t)(col->row[k] - base) * ld + i0), a);
+            float *o = out + c * out_ld + i0;
+            _mm256_storeu_ps(o, EPI256F(a, o));
+        }
+}
+#undef EPI256F
+
+double kernel_avx2_fma_loop32(size_t iters) AVX2;
+double kernel_avx2_fma_loop32(size_t iters) {
+    __m256 a[12], x = _mm256_set1_ps(1.0f - 1e-6f), y = _mm256_set1_ps(1e-6f);
+    for (int k = 0; k < 12; k++) a[k] = _mm256_set1_ps((float)k);
+    for (size_t i = 0; i < iters; i++)
+        for (int k = 0; k < 12; k++) a[k] = _mm256_fmadd_ps(a[k], x, y);
+    __m256 s = a[0];
+    for (int k = 1; k < 12; k++) s = _mm256_add_ps(s, a[k]);
+    float t[8];
+    _mm256_storeu_ps(t, s);
+    return (double)t[0] + t[1] + t[2] + t[3] + t[4] + t[5] + t[6] + t[7];
+}
 #endif

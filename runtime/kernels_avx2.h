@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "runtime/kernels.h"
+#include "runtime/kernels32.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define KERNEL_HAVE_AVX2 1
@@ -34,6 +35,13 @@ void kernel_avx2_scores(const KeyEntries *e, size_t n_keys, const double *Q, siz
 /* kernel_attend (key_scratch and mask_scratch as kernels.h states). */
 void kernel_avx2_attend(const double *S, const AttendKeys *k, size_t lanes, const double *V, size_t v_ld, size_t dv,
                         double *out, size_t out_ld, uint8_t *mask_scratch, uint32_t *key_scratch);
+/* kernel32_columns (runtime/kernels32.h), 8 floats per register. */
+void kernel_avx2_columns32(const MatrixColumn32 *cols, const uint32_t *which, size_t n_cols, const float *in,
+                           size_t base, size_t ld, size_t len, KernelEpilogue e, const float *bias, const float *init,
+                           size_t init_ld, float *out, size_t out_ld);
+/* kernel32_peak_flops' loop: 12 independent FMA chains of 8 floats, iters times; their sum. */
+double kernel_avx2_fma_loop32(size_t iters);
+
 /* kernel_transpose, rows and cols multiples of 4. */
 void kernel_avx2_transpose(const double *T, size_t rows, size_t cols, double *S);
 #endif

@@ -8,6 +8,7 @@
 
 #include "runtime/forward32.h"
 #include "runtime/kernels32.h"
+#include "runtime/kernels_avx2.h"
 #include "runtime/parallel.h"
 #include "runtime/precision.h"
 #include "tests/check_main.h"
@@ -20,10 +21,10 @@ static float random_float(uint64_t *seed) {
 }
 
 /* Every epilogue, with and without a starting value, at lengths around the block sizes (64 and
- * 16 rows, the last 8 masked), a non-zero base: AVX-512 (where there is one) = the reference. */
+ * 16 rows, the last 8 masked), a non-zero base: AVX-512 and AVX2 (where there are) = the reference. */
 START_TEST(test_kernel32_matches_reference) {
     enum { ROWS = 40, COLS = 9, LD = 208 };
-    static float in[ROWS * LD], bias[COLS], init[COLS * LD], ref[COLS * LD], got[COLS * LD];
+    static float in[ROWS * LD], bias[COLS], init[COLS * LD], ref[COLS * LD], got[COLS * LD], before[COLS * LD];
     static uint32_t rows[COLS][ROWS];
     static float vals[COLS][ROWS];
     uint64_t seed = 11;
@@ -49,12 +50,21 @@ START_TEST(test_kernel32_matches_reference) {
                 for (int w = 0; w < 2; w++) {
                     const uint32_t *wh = w ? which : NULL;
                     size_t n = w ? 4 : COLS;
+                    memcpy(before, ref, sizeof before);
                     kernel32_columns_scalar(cols, wh, n, in, 5, LD, lens[li], (KernelEpilogue)e, bias,
                                             with_init ? init : NULL, LD, ref, LD);
                     kernel32_columns(cols, wh, n, in, 5, LD, lens[li], (KernelEpilogue)e, bias,
                                      with_init ? init : NULL, LD, got, LD);
                     ck_assert_msg(memcmp(ref, got, sizeof ref) == 0, "len %zu epilogue %d init %d which %d", lens[li],
                                   e, with_init, w);
+#ifdef KERNEL_HAVE_AVX2
+                    if (kernel_isa() >= KERNEL_AVX2) { /* on an AVX-512 processor too */
+                        memcpy(got, before, sizeof got);
+                        kernel_avx2_columns32(cols, wh, n, in, 5, LD, lens[li], (KernelEpilogue)e, bias,
+                                              with_init ? init : NULL, LD, got, LD);
+                        ck_assert_msg(memcmp(ref, got, sizeof ref) == 0, "avx2 len %zu epilogue %d", lens[li], e);
+                    }
+#endif
                 }
             }
 }
