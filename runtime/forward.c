@@ -359,6 +359,8 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     ws->ld = ld;
     ws->ids = ARENA_ARRAY(&ws->arena, size_t, ld);
     ws->pos = ARENA_ARRAY(&ws->arena, size_t, ld);
+    ws->seq_start = ARENA_ARRAY(&ws->arena, size_t, cap + 1);
+    ws->seq_input = ARENA_ARRAY(&ws->arena, size_t, cap + 1);
     ws->selected = ARENA_ARRAY(&ws->arena, uint32_t, KERNEL_BLOCK / 8 * seq);
     ws->key_dim = ARENA_ARRAY(&ws->arena, uint32_t, seq * (dk ? dk : 1));
     ws->key_count = ARENA_ARRAY(&ws->arena, uint32_t, seq);
@@ -715,9 +717,7 @@ static void run_rows(const Model *m, Workspace *ws, const size_t *starts, const 
 
 void model_run_batch(const Model *m, Workspace *ws, const Value *const *inputs, const size_t *lens, size_t count,
                      Arena *out_arena, ModelOutcome *outcomes) {
-    size_t cap = ws->cap_rows, *seq_start = malloc((cap + 1) * sizeof *seq_start),
-           *idx = malloc((cap + 1) * sizeof *idx);
-    if (!seq_start || !idx) abort();
+    size_t cap = ws->cap_rows, *seq_start = ws->seq_start, *idx = ws->seq_input;
     char err[1024];
     size_t i = 0;
     while (i < count) {
@@ -750,8 +750,6 @@ void model_run_batch(const Model *m, Workspace *ws, const Value *const *inputs, 
         seq_start[k] = used;
         if (k) run_rows(m, ws, seq_start, idx, k, out_arena, outcomes);
     }
-    free(seq_start);
-    free(idx);
 }
 
 bool model_run(const Model *m, Workspace *ws, const Value *input, size_t n, Arena *out_arena, Value **out, char *err,

@@ -92,6 +92,7 @@ typedef struct Workspace {
     double *token_values; /* max_len + 1: one input's real-valued tokens (model_tokenize) */
     double *row_values;   /* ld: the real-valued token of each row of a batch */
     size_t *ids, *pos;    /* ld: the token id and position of each row of a batch */
+    size_t *seq_start, *seq_input; /* cap_rows + 1: each sequence of a batch, its first row and input */
     uint32_t *selected;   /* KERNEL_BLOCK / 8 x (max_len + 1): the keys eight queries select ... */
     uint8_t *key_mask;    /* ... and which of the eight select each (kernel_attend) */
     uint32_t *qrow;       /* KERNEL_BLOCK x dk: float32 queries' non-zero score columns */
