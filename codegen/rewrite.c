@@ -149,37 +149,48 @@ static IrNode *bos_idiom(Rewriter *r, const IrNode *n) {
 /* ---- signs of prefix counts ---- */
 
 /* The comparison of a window selector, select(indices, indices, <=) (query i selects the i + 1
- * keys up to it: a prefix) or >= (the length - i keys from it on: a suffix); -1 for anything
- * else. Every query selects at least its own key. */
+ * keys up to it: a prefix), >= (the length - i keys from it on: a suffix), or < and > (the same
+ * without the query's own key: none at one end); -1 for anything else. */
 static int window_selector(const IrNode *s) {
     if (s->kind != IR_SELECT || s->u.select.keys->kind != IR_INDICES || s->u.select.queries->kind != IR_INDICES)
         return -1;
-    return s->u.select.cmp == IR_CMP_LE || s->u.select.cmp == IR_CMP_GE ? (int)s->u.select.cmp : -1;
+    switch (s->u.select.cmp) {
+    case IR_CMP_LE: case IR_CMP_GE: case IR_CMP_LT: case IR_CMP_GT: return (int)s->u.select.cmp;
+    default: return -1;
+    }
 }
+
+static bool const_value_zero(Value v) { return value_is_number(v) && value_as_double(v) == 0; }
 
 static bool const_number(const IrNode *n, double v) {
     return n->kind == IR_CONST && value_is_number(n->u.constant) && value_as_double(n->u.constant) == v;
 }
 
-/* Whether n is a positive number at every position of every length (indices + 1, length -
- * indices, a positive constant ...), between 2^-500 and 2^500: times a nonzero mean of an
- * indicator (at least 1 / max_len in magnitude) it keeps the mean's sign and is never 0. */
-static bool positive_factor(const IrNode *n, size_t max_len) {
+/* +1 where n is a positive number at every position of every length (indices + 1, length -
+ * indices, a positive constant ...), -1 where it is a negative one (-2, indices - length ...),
+ * its magnitude between 2^-500 and 2^500: times a nonzero mean of an indicator (at least
+ * 1 / max_len in magnitude) it keeps the mean's sign or flips it, and is never 0; else 0. */
+static int factor_sign(const IrNode *n, size_t max_len) {
+    int sign = 0;
     for (int64_t len = 1; len <= (int64_t)max_len; len++)
         for (int64_t i = 0; i < len; i++) {
             Value v;
-            if (!cell_value(n, len, i, &v) || !value_is_number(v)) return false;
+            if (!cell_value(n, len, i, &v) || !value_is_number(v)) return 0;
             double x = value_as_double(v);
-            if (!(x > 0x1p-500 && x < 0x1p500)) return false;
+            int here = x > 0x1p-500 && x < 0x1p500 ? 1 : x < -0x1p-500 && x > -0x1p500 ? -1 : 0;
+            if (here == 0 || (sign && here != sign)) return 0;
+            sign = here;
         }
-    return true;
+    return sign;
 }
 
 /* The 0/1 s-op v of n = aggregate(W, v) for a window selector W (its comparison in *window) with
- * v = indicator(x) or 1 if x else 0; NULL for anything else. Every query selects a key, so the
- * mean is never the default. */
+ * v = indicator(x) or 1 if x else 0; NULL for anything else. A query of <= or >= selects a key,
+ * so the mean is never the default; one of < or > may select none, and the default must then be
+ * 0, the count of its (no) ones. */
 static const IrNode *prefix_indicator(const IrNode *n, int *window) {
     if (n->kind != IR_AGGREGATE || (*window = window_selector(n->u.aggregate.selector)) < 0) return NULL;
+    if ((*window == IR_CMP_LT || *window == IR_CMP_GT) && !const_value_zero(n->u.aggregate.default_value)) return NULL;
     const IrNode *v = n->u.aggregate.sop;
     if (v->kind != IR_MAP) return NULL;
     if (v->u.map.kind == IR_MAP_UNARY && v->u.map.op == VOP_INDICATOR) return v;
@@ -198,21 +209,29 @@ static IrNode *prefix_width(Rewriter *r, const IrNode *v, int window, SrcLoc loc
     return ir_selector_width(g, ir_select_and(g, upto, ones, loc), loc);
 }
 
-/* What has the sign of m and is cheaper to compare: the sum or difference of the counts of two
- * means of indicators over one window for their sum or difference, the mean for a mean, either
- * times positive factors (either order); NULL for anything else, and for a mean alone (already
- * so). */
-static IrNode *sign_counts(Rewriter *r, const IrNode *m, SrcLoc loc) {
-    bool product = false;
-    while (m->kind == IR_MAP && m->u.map.kind == IR_MAP_BINARY && m->u.map.op == VOP_MUL) {
-        if (positive_factor(m->u.map.args[1], r->max_len)) m = m->u.map.args[0];
-        else if (positive_factor(m->u.map.args[0], r->max_len)) m = m->u.map.args[1];
-        else return NULL;
-        product = true;
+/* What has the sign of m, or of -m (*flip), and is cheaper to compare: the sum or difference of
+ * the counts of two means of indicators over one window for their sum or difference, the mean for
+ * a mean, either times factors of one sign (either order), plus or minus 0 (0 - x flips); NULL
+ * for anything else, and for a mean alone (already so). Each step keeps the sign exactly in
+ * float64: a product with such a factor, and x + 0, x - 0, 0 - x. */
+static IrNode *sign_counts(Rewriter *r, const IrNode *m, SrcLoc loc, bool *flip) {
+    bool changed = false;
+    *flip = false;
+    while (m->kind == IR_MAP && m->u.map.kind == IR_MAP_BINARY) {
+        const IrNode *x = m->u.map.args[0], *y = m->u.map.args[1];
+        int sign;
+        if (m->u.map.op == VOP_MUL && (sign = factor_sign(y, r->max_len))) m = x;
+        else if (m->u.map.op == VOP_MUL && (sign = factor_sign(x, r->max_len))) m = y;
+        else if ((m->u.map.op == VOP_ADD || m->u.map.op == VOP_SUB) && const_number(y, 0)) m = x, sign = 1;
+        else if (m->u.map.op == VOP_ADD && const_number(x, 0)) m = y, sign = 1;
+        else if (m->u.map.op == VOP_SUB && const_number(x, 0)) m = y, sign = -1;
+        else break;
+        if (sign < 0) *flip = !*flip;
+        changed = true;
     }
     /* one mean: its own sign, one ramp at 0 (a width would be decoded value by value) */
     int wa, wb;
-    if (prefix_indicator(m, &wa)) return product ? arg(r, m) : NULL;
+    if (prefix_indicator(m, &wa)) return changed ? arg(r, m) : NULL;
     if (m->kind != IR_MAP || m->u.map.kind != IR_MAP_BINARY || (m->u.map.op != VOP_ADD && m->u.map.op != VOP_SUB))
         return NULL;
     const IrNode *a = prefix_indicator(m->u.map.args[0], &wa), *b = prefix_indicator(m->u.map.args[1], &wb);
@@ -237,11 +256,13 @@ static IrNode *prefix_sign(Rewriter *r, const IrNode *n) {
                                   n->loc);
         return ir_map_binary(r->dst, n->u.map.op, d, zero, n->loc);
     }
-    bool zero_right = const_number(b, 0);
+    bool zero_right = const_number(b, 0), flip;
     if (!zero_right && !const_number(a, 0)) return NULL;
-    IrNode *counts = sign_counts(r, zero_right ? a : b, n->loc);
+    IrNode *counts = sign_counts(r, zero_right ? a : b, n->loc, &flip);
     if (!counts) return NULL;
-    return ir_map_binary(r->dst, n->u.map.op, zero_right ? counts : zero, zero_right ? zero : counts, n->loc);
+    ValueOp op = n->u.map.op; /* -x CMP 0 is x CMP' 0 with the order reversed */
+    if (flip) op = op == VOP_LT ? VOP_GT : op == VOP_GT ? VOP_LT : op == VOP_LE ? VOP_GE : op == VOP_GE ? VOP_LE : op;
+    return ir_map_binary(r->dst, op, zero_right ? counts : zero, zero_right ? zero : counts, n->loc);
 }
 
 static IrNode *copy_node(Rewriter *r, const IrNode *n) {

@@ -959,6 +959,9 @@ void vs_output_by_length(Plan *p, const IrNode *out, ValueSet *by_len) {
 const ValueSet *vs_output_sets(Plan *p, const IrNode *out) {
     const SopInfo *o = &p->info[out->id];
     if (p->max_len > CG_MAX_LEN_DECODE || !o->vs.numeric || o->vs.unbounded || o->vs.approx || o->may_fail) return NULL;
+    /* two values or fewer (a comparison, a 0/1 map): a length's set is one of them or both, no
+     * sparser; and computing them would evaluate every operand length by length */
+    if (o->vs.n <= 2) return NULL;
     if (!p->len_sets) {
         ValueSet *by_len = ARENA_ARRAY(p->arena, ValueSet, p->max_len);
         vs_output_by_length(p, out, by_len);

@@ -749,6 +749,8 @@ END_TEST
  * stays as it was (a float (a/w - b/w) * w is not always a - b). */
 #define SUFFIX "q = select(indices, indices, >=); so = aggregate(q, indicator(tokens == \"(\")); sc = aggregate(q, " \
                "indicator(tokens == \")\"));\n"
+#define STRICT "r = select(indices, indices, <); to = aggregate(r, indicator(tokens == \"(\")); tc = aggregate(r, " \
+               "1 if tokens == \")\" else 0);\n"
 START_TEST(test_prefix_signs) {
     static const char *const pre = "p = select(indices, indices, <=); o = aggregate(p, indicator(tokens == \"(\"));\n"
                                    "c = aggregate(p, 1 if tokens == \")\" else 0);\n";
@@ -790,6 +792,17 @@ START_TEST(test_prefix_signs) {
          " y = aggregate(p, 1 if d1 < 0 or d2 > 0 else 0);",
          96, 2, 4 * 96 + 8},
         {SUFFIX "y = so < sc;", 256, 1, 8},
+        /* outsider out27: strict windows (default 0: a query may select no key), factors of one
+         * sign, negative ones flipping the comparison, + 0 and 0 - x (refused from 64, or 25 s
+         * and 5.7 GB at 256, or 4 layers before) */
+        {STRICT "y = to > tc;", 128, 1, 8},
+        {STRICT "y = (to - tc) * (length - indices) >= 0;", 128, 1, 8},
+        {"y = (o - c) * (indices - length) < 0;", 128, 1, 8},
+        {"y = 0 - (o - c) * (indices + 1) + 0 <= 0;", 128, 1, 8},
+        {SUFFIX "y = (so - sc) * (length - indices) * (indices + 1) + 0 > 0;", 128, 1, 8},
+        /* a strict window with a default of 1: not a count (correct, whatever it takes) */
+        {"r = select(indices, indices, >); u = aggregate(r, indicator(tokens == \"(\"), 1);"
+         " v = aggregate(r, indicator(tokens == \")\"), 0); y = u - v > 0;", 12, 3, 100000},
         /* a prefix and a suffix mean: two windows, two denominators: not read as counts */
         {SUFFIX "y = o - so > 0;", 12, 3, 100000},
         {SUFFIX "y = o < so;", 12, 3, 100000},
@@ -814,6 +827,7 @@ START_TEST(test_prefix_signs) {
 }
 END_TEST
 #undef SUFFIX
+#undef STRICT
 
 START_TEST(test_vocab_specs) {
     Arena a;
