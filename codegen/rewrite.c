@@ -185,7 +185,7 @@ static int factor_sign(const IrNode *n, size_t max_len) {
 }
 
 /* The 0/1 s-op v of n = aggregate(W, v) for a window selector W (its comparison in *window) with
- * v = indicator(x) or 1 if x else 0; NULL for anything else. A query of <= or >= selects a key,
+ * v = indicator(x), 1 if x else 0 or 0 if x else 1; NULL for anything else. A query of <= or >= selects a key,
  * so the mean is never the default; one of < or > may select none, and the default must then be
  * 0, the count of its (no) ones. */
 static const IrNode *prefix_indicator(const IrNode *n, int *window) {
@@ -194,8 +194,10 @@ static const IrNode *prefix_indicator(const IrNode *n, int *window) {
     const IrNode *v = n->u.aggregate.sop;
     if (v->kind != IR_MAP) return NULL;
     if (v->u.map.kind == IR_MAP_UNARY && v->u.map.op == VOP_INDICATOR) return v;
-    if (v->u.map.kind == IR_MAP_COND && const_number(v->u.map.args[1], 1) && const_number(v->u.map.args[2], 0) &&
-        v->u.map.args[1]->u.constant.kind != VAL_BOOL && v->u.map.args[2]->u.constant.kind != VAL_BOOL)
+    /* 1 if x else 0, or 0 if x else 1 (the indicator of not x: its width counts v == 1 alike) */
+    const IrNode *then = v->u.map.kind == IR_MAP_COND ? v->u.map.args[1] : NULL, *other = then ? v->u.map.args[2] : NULL;
+    if (then && ((const_number(then, 1) && const_number(other, 0)) || (const_number(then, 0) && const_number(other, 1))) &&
+        then->u.constant.kind != VAL_BOOL && other->u.constant.kind != VAL_BOOL)
         return v; /* (bools would make the aggregate a non-numeric one) */
     return NULL;
 }
@@ -211,16 +213,17 @@ static IrNode *prefix_width(Rewriter *r, const IrNode *v, int window, SrcLoc loc
 
 /* What has the sign of m, or of -m (*flip), and is cheaper to compare: the sum or difference of
  * the counts of two means of indicators over one window for their sum or difference, the mean for
- * a mean, either times factors of one sign (either order), plus or minus 0 (0 - x flips); NULL
- * for anything else, and for a mean alone (already so). Each step keeps the sign exactly in
- * float64: a product with such a factor, and x + 0, x - 0, 0 - x. */
+ * a mean, either times factors of one sign (either order) or divided by one, plus or minus 0
+ * (0 - x flips); NULL for anything else, and for a mean alone (already so). Each step keeps the
+ * sign exactly in float64: a product or quotient with such a factor (no result below 2^-520 in
+ * magnitude: no underflow), and x + 0, x - 0, 0 - x. */
 static IrNode *sign_counts(Rewriter *r, const IrNode *m, SrcLoc loc, bool *flip) {
     bool changed = false;
     *flip = false;
     while (m->kind == IR_MAP && m->u.map.kind == IR_MAP_BINARY) {
         const IrNode *x = m->u.map.args[0], *y = m->u.map.args[1];
         int sign;
-        if (m->u.map.op == VOP_MUL && (sign = factor_sign(y, r->max_len))) m = x;
+        if ((m->u.map.op == VOP_MUL || m->u.map.op == VOP_DIV) && (sign = factor_sign(y, r->max_len))) m = x;
         else if (m->u.map.op == VOP_MUL && (sign = factor_sign(x, r->max_len))) m = y;
         else if ((m->u.map.op == VOP_ADD || m->u.map.op == VOP_SUB) && const_number(y, 0)) m = x, sign = 1;
         else if (m->u.map.op == VOP_ADD && const_number(x, 0)) m = y, sign = 1;
