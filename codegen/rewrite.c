@@ -23,6 +23,7 @@
  * a - b. The counts' difference is read as one number through a heavy BOS; what it replaces
  * needs a table of every pair of means or a real with a margin at 0, which refuses every
  * balanced prefix (outsider out25-001, -010). */
+#include <math.h>
 #include <string.h>
 
 #include "codegen/internal.h"
@@ -166,20 +167,21 @@ static bool const_number(const IrNode *n, double v) {
     return n->kind == IR_CONST && value_is_number(n->u.constant) && value_as_double(n->u.constant) == v;
 }
 
-/* +1 where n is a positive number at every position of every length (indices + 1, length -
- * indices, a positive constant ...), -1 where it is a negative one (-2, indices - length ...),
- * its magnitude between 2^-500 and 2^500: times a nonzero mean of an indicator (at least
- * 1 / max_len in magnitude) it keeps the mean's sign or flips it, and is never 0; else 0. */
-static int factor_sign(const IrNode *n, size_t max_len) {
+/* +1 where n is a positive finite number at every position of every length (indices + 1,
+ * length - indices, a positive constant ...), -1 where it is a negative one (-2, indices -
+ * length ...), never 0 (*lo and *hi: the least and greatest magnitude); else 0. */
+static int factor_sign(const IrNode *n, size_t max_len, double *lo, double *hi) {
     int sign = 0;
+    *lo = INFINITY, *hi = 0;
     for (int64_t len = 1; len <= (int64_t)max_len; len++)
         for (int64_t i = 0; i < len; i++) {
             Value v;
             if (!cell_value(n, len, i, &v) || !value_is_number(v)) return 0;
             double x = value_as_double(v);
-            int here = x > 0x1p-500 && x < 0x1p500 ? 1 : x < -0x1p-500 && x > -0x1p500 ? -1 : 0;
+            int here = !isfinite(x) ? 0 : x > 0 ? 1 : x < 0 ? -1 : 0;
             if (here == 0 || (sign && here != sign)) return 0;
             sign = here;
+            *lo = fmin(*lo, fabs(x)), *hi = fmax(*hi, fabs(x));
         }
     return sign;
 }
@@ -215,20 +217,27 @@ static IrNode *prefix_width(Rewriter *r, const IrNode *v, int window, SrcLoc loc
  * the counts of two means of indicators over one window for their sum or difference, the mean for
  * a mean, either times factors of one sign (either order) or divided by one, plus or minus 0
  * (0 - x flips); NULL for anything else, and for a mean alone (already so). Each step keeps the
- * sign exactly in float64: a product or quotient with such a factor (no result below 2^-520 in
- * magnitude: no underflow), and x + 0, x - 0, 0 - x. */
+ * sign exactly in float64: a product or quotient with such a factor, and x + 0, x - 0, 0 - x.
+ * A nonzero mean (sum, difference) is at least 1 / max_len in magnitude; the factors that
+ * shrink it, taken together (scale: a lower bound of every partial product, whatever the
+ * order), must leave it above 2^-1016, among the normal doubles: no underflow to 0. Growing
+ * past the largest double gives an infinity of the same sign. */
 static IrNode *sign_counts(Rewriter *r, const IrNode *m, SrcLoc loc, bool *flip) {
     bool changed = false;
+    double scale = 1.0;
     *flip = false;
     while (m->kind == IR_MAP && m->u.map.kind == IR_MAP_BINARY) {
         const IrNode *x = m->u.map.args[0], *y = m->u.map.args[1];
         int sign;
-        if ((m->u.map.op == VOP_MUL || m->u.map.op == VOP_DIV) && (sign = factor_sign(y, r->max_len))) m = x;
-        else if (m->u.map.op == VOP_MUL && (sign = factor_sign(x, r->max_len))) m = y;
+        double lo, hi;
+        bool mul = m->u.map.op == VOP_MUL, div = m->u.map.op == VOP_DIV;
+        if ((mul || div) && (sign = factor_sign(y, r->max_len, &lo, &hi))) m = x, scale *= fmin(1, div ? 1 / hi : lo);
+        else if (mul && (sign = factor_sign(x, r->max_len, &lo, &hi))) m = y, scale *= fmin(1, lo);
         else if ((m->u.map.op == VOP_ADD || m->u.map.op == VOP_SUB) && const_number(y, 0)) m = x, sign = 1;
         else if (m->u.map.op == VOP_ADD && const_number(x, 0)) m = y, sign = 1;
         else if (m->u.map.op == VOP_SUB && const_number(x, 0)) m = y, sign = -1;
         else break;
+        if (!(scale >= 0x1p-1016 * (double)r->max_len)) return NULL;
         if (sign < 0) *flip = !*flip;
         changed = true;
     }

@@ -801,6 +801,9 @@ START_TEST(test_prefix_signs) {
         {"y = 0 - (o - c) * (indices + 1) + 0 <= 0;", 128, 1, 8},
         {SUFFIX "y = (so - sc) * (length - indices) * (indices + 1) + 0 > 0;", 128, 1, 8},
         {"y = (o - c) / (indices - length) >= 0;", 128, 1, 8},
+        /* factors that together shrink a mean below the doubles: 0 in the reference, not counts */
+        {"y = (o - c) * 1e-150 * 1e-150 * 1e-150 > 0;", 12, 3, 100000},
+        {"y = (o - c) * 1e-150 * 1e-150 > 0;", 128, 1, 8},
         {"n = aggregate(p, 0 if tokens == \"(\" else 1); y = n > c;", 128, 1, 8},
         /* a strict window with a default of 1: not a count (correct, whatever it takes) */
         {"r = select(indices, indices, >); u = aggregate(r, indicator(tokens == \"(\"), 1);"
