@@ -14,13 +14,14 @@
  *
  * Signs of prefix counts. A prefix mean of a 0/1 indicator, m = aggregate(select(indices,
  * indices, <=), indicator(x)), is a / w for the count a of ones among the w keys; so is a suffix
- * mean (>=). The sum or difference of two such means over one window, either times factors
- * positive at every position (indices + 1,
- * length - indices), compared with 0 is the same comparison of a + b or a - b; two such means
- * compared are a - b compared with 0; a mean times such factors compared with 0 is the mean
- * compared (prefix_sign). Float64 keeps these signs exactly: a mean is 0 only for a = 0, and
- * a / w, b / w, 1 / w apart, never round to one double, though (a / w - b / w) * w is not always
- * a - b. The counts' difference is read as one number through a heavy BOS; what it replaces
+ * mean (>=), and a strict one (<, >) whose default is 0. The sum or difference of two such means
+ * over one window, plus or minus 0, times or divided by factors of one sign at every position
+ * (indices + 1, length - indices, -2), compared with 0 is the same comparison of a + b or a - b
+ * (reversed for a negative factor); two such means compared are a - b compared with 0; a mean
+ * so scaled compared with 0 is the mean compared (prefix_sign). Float64 keeps these signs
+ * exactly where the factors leave the means among the normal doubles: a mean is 0 only for
+ * a = 0, and a / w, b / w, 1 / w apart, never round to one double, though (a / w - b / w) * w is
+ * not always a - b. The counts' difference is read as one number through a heavy BOS; what it replaces
  * needs a table of every pair of means or a real with a margin at 0, which refuses every
  * balanced prefix (outsider out25-001, -010). */
 #include <math.h>
@@ -187,9 +188,9 @@ static int factor_sign(const IrNode *n, size_t max_len, double *lo, double *hi) 
 }
 
 /* The 0/1 s-op v of n = aggregate(W, v) for a window selector W (its comparison in *window) with
- * v = indicator(x), 1 if x else 0 or 0 if x else 1; NULL for anything else. A query of <= or >= selects a key,
- * so the mean is never the default; one of < or > may select none, and the default must then be
- * 0, the count of its (no) ones. */
+ * v = indicator(x), 1 if x else 0 or 0 if x else 1; NULL for anything else. A query of <= or >=
+ * selects a key, so the mean is never the default; one of < or > may select none, and the
+ * default must then be 0, the count of its (no) ones. */
 static const IrNode *prefix_indicator(const IrNode *n, int *window) {
     if (n->kind != IR_AGGREGATE || (*window = window_selector(n->u.aggregate.selector)) < 0) return NULL;
     if ((*window == IR_CMP_LT || *window == IR_CMP_GT) && !const_value_zero(n->u.aggregate.default_value)) return NULL;
