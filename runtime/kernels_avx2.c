@@ -23,10 +23,8 @@ AVX2 static inline __m256i live_mask(size_t live) { return lane_mask(live >= 4 ?
 /* One element's chain continued over the column's entries, 4 rows per register. */
 #define CHAIN_STEP(a, off) a = _mm256_fmadd_pd(w, _mm256_loadu_pd(x + (off)), a)
 
-void kernel_avx2_chain(const uint32_t *row, const double *val, size_t n, const double *in, size_t base, size_t ld,
-                       size_t len, const double *init, double *out) AVX2;
-void kernel_avx2_chain(const uint32_t *row, const double *val, size_t n, const double *in, size_t base, size_t ld,
-                       size_t len, const double *init, double *out) {
+AVX2 void kernel_avx2_chain(const uint32_t *row, const double *val, size_t n, const double *in, size_t base, size_t ld,
+                            size_t len, const double *init, double *out) {
     size_t i = 0;
     for (; i + 16 <= len; i += 16) { /* 16 rows in 4 registers */
         __m256d a0, a1, a2, a3;
@@ -63,15 +61,12 @@ void kernel_avx2_chain(const uint32_t *row, const double *val, size_t n, const d
      : e == KERNEL_RELU ? _mm256_max_pd(_mm256_add_pd((acc), b), zero)                                              \
                         : _mm256_mul_pd(_mm256_loadu_pd(o), _mm256_add_pd((acc), b)))
 
-void kernel_avx2_add(const double *y, size_t len, double *out) AVX2;
-void kernel_avx2_add(const double *y, size_t len, double *out) {
+AVX2 void kernel_avx2_add(const double *y, size_t len, double *out) {
     for (size_t i = 0; i < len; i += 4) _mm256_storeu_pd(out + i, _mm256_add_pd(_mm256_loadu_pd(out + i), _mm256_loadu_pd(y + i)));
 }
 
-void kernel_avx2_columns(const MatrixColumn *cols, const uint32_t *which, size_t n_cols, const double *in, size_t base,
-                         size_t ld, size_t len, KernelEpilogue e, const double *bias, double *out, size_t out_ld) AVX2;
-void kernel_avx2_columns(const MatrixColumn *cols, const uint32_t *which, size_t n_cols, const double *in, size_t base,
-                         size_t ld, size_t len, KernelEpilogue e, const double *bias, double *out, size_t out_ld) {
+AVX2 void kernel_avx2_columns(const MatrixColumn *cols, const uint32_t *which, size_t n_cols, const double *in, size_t base,
+                              size_t ld, size_t len, KernelEpilogue e, const double *bias, double *out, size_t out_ld) {
     const __m256d zero = _mm256_setzero_pd();
     size_t i0 = 0;
     for (; i0 + 32 <= len; i0 += 32) /* 32 rows in 8 registers (of 16: the rest hold w and loads) */
@@ -123,8 +118,7 @@ void kernel_avx2_columns(const MatrixColumn *cols, const uint32_t *which, size_t
 
 /* ---- attention ---- */
 
-size_t kernel_avx2_count_nonzero(const double *panel, size_t ld, size_t lines, size_t rows) AVX2;
-size_t kernel_avx2_count_nonzero(const double *panel, size_t ld, size_t lines, size_t rows) {
+AVX2 size_t kernel_avx2_count_nonzero(const double *panel, size_t ld, size_t lines, size_t rows) {
     const __m256d zero = _mm256_setzero_pd();
     size_t n = 0;
     for (size_t c = 0; c < lines; c++)
@@ -136,8 +130,7 @@ size_t kernel_avx2_count_nonzero(const double *panel, size_t ld, size_t lines, s
     return n;
 }
 
-void kernel_avx2_gather_keys(const double *K, size_t ld, size_t rows, const KeyEntries *e) AVX2;
-void kernel_avx2_gather_keys(const double *K, size_t ld, size_t rows, const KeyEntries *e) {
+AVX2 void kernel_avx2_gather_keys(const double *K, size_t ld, size_t rows, const KeyEntries *e) {
     const __m256d zero = _mm256_setzero_pd();
     for (size_t c = 0; c < e->stride; c++) {
         const double *line = K + c * ld;
@@ -171,8 +164,7 @@ void kernel_avx2_gather_keys(const double *K, size_t ld, size_t rows, const KeyE
         a = _mm256_blendv_pd(a, _mm256_fmadd_pd(w, q, a), _mm256_cmp_pd(q, zero, _CMP_NEQ_UQ));                    \
     } while (0)
 
-void kernel_avx2_scores(const KeyEntries *e, size_t n_keys, const double *Q, size_t ld, size_t lanes, double *S) AVX2;
-void kernel_avx2_scores(const KeyEntries *e, size_t n_keys, const double *Q, size_t ld, size_t lanes, double *S) {
+AVX2 void kernel_avx2_scores(const KeyEntries *e, size_t n_keys, const double *Q, size_t ld, size_t lanes, double *S) {
     const __m256d zero = _mm256_setzero_pd();
     for (size_t j = 0; j < n_keys; j++) {
         const uint32_t *dim = e->dim + j * e->stride;
@@ -205,8 +197,7 @@ void kernel_avx2_scores(const KeyEntries *e, size_t n_keys, const double *Q, siz
 }
 #undef SCORE_STEP
 
-void kernel_avx2_transpose(const double *T, size_t rows, size_t cols, double *S) AVX2;
-void kernel_avx2_transpose(const double *T, size_t rows, size_t cols, double *S) {
+AVX2 void kernel_avx2_transpose(const double *T, size_t rows, size_t cols, double *S) {
     for (size_t q = 0; q < rows; q += 4)
         for (size_t j = 0; j < cols; j += 4) { /* the 4 x 4 tile at (q, j) */
             const double *t = T + q * KERNEL_BLOCK + j;
@@ -271,10 +262,8 @@ direct_pass(const double *s, const __m256d thresholds[2], const AttendKeys *k, s
  * order (ties counted alike), in the selecting pass itself for a narrow value, or over a list of
  * the selected keys with their lane masks. Every lane of a group sees keys [0, full); only keys
  * [full, end) (at most 7, causal) need a mask. Lanes past `lanes` compute garbage, never stored. */
-void kernel_avx2_attend(const double *S, const AttendKeys *k, size_t lanes, const double *V, size_t v_ld, size_t dv,
-                        double *out, size_t out_ld, uint8_t *masks, uint32_t *keys) AVX2;
-void kernel_avx2_attend(const double *S, const AttendKeys *k, size_t lanes, const double *V, size_t v_ld, size_t dv,
-                        double *out, size_t out_ld, uint8_t *masks, uint32_t *keys) {
+AVX2 void kernel_avx2_attend(const double *S, const AttendKeys *k, size_t lanes, const double *V, size_t v_ld, size_t dv,
+                             double *out, size_t out_ld, uint8_t *masks, uint32_t *keys) {
     const __m256d one = _mm256_set1_pd(1.0), tol = _mm256_set1_pd(k->tol), bos_extra = _mm256_set1_pd(k->bos_extra);
     bool direct = dv <= DIRECT_DV;
     for (size_t q0 = 0; q0 < lanes; q0 += 8) {
@@ -358,12 +347,9 @@ void kernel_avx2_attend(const double *S, const AttendKeys *k, size_t lanes, cons
      : e == KERNEL_RELU ? _mm256_max_ps(_mm256_add_ps((acc), b), zero)                                              \
                         : _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_add_ps((acc), b)))
 
-void kernel_avx2_columns32(const MatrixColumn32 *cols, const uint32_t *which, size_t n_cols, const float *in,
-                           size_t base, size_t ld, size_t len, KernelEpilogue e, const float *bias, const float *init,
-                           size_t init_ld, float *out, size_t out_ld) AVX2;
-void kernel_avx2_columns32(const MatrixColumn32 *cols, const uint32_t *which, size_t n_cols, const float *in,
-                           size_t base, size_t ld, size_t len, KernelEpilogue e, const float *bias, const float *init,
-                           size_t init_ld, float *out, size_t out_ld) {
+AVX2 void kernel_avx2_columns32(const MatrixColumn32 *cols, const uint32_t *which, size_t n_cols, const float *in,
+                                size_t base, size_t ld, size_t len, KernelEpilogue e, const float *bias, const float *init,
+                                size_t init_ld, float *out, size_t out_ld) {
     const __m256 zero = _mm256_setzero_ps();
     size_t i0 = 0;
     for (; i0 + 32 <= len; i0 += 32) /* 32 rows in 4 registers */
@@ -405,8 +391,7 @@ void kernel_avx2_columns32(const MatrixColumn32 *cols, const uint32_t *which, si
 }
 #undef EPI256F
 
-double kernel_avx2_fma_loop32(size_t iters) AVX2;
-double kernel_avx2_fma_loop32(size_t iters) {
+AVX2 double kernel_avx2_fma_loop32(size_t iters) {
     __m256 a[12], x = _mm256_set1_ps(1.0f - 1e-6f), y = _mm256_set1_ps(1e-6f);
     for (int k = 0; k < 12; k++) a[k] = _mm256_set1_ps((float)k);
     for (size_t i = 0; i < iters; i++)
