@@ -17,12 +17,13 @@
  * mean (>=), and a strict one (<, >) whose default is 0. The sum or difference of two such means
  * over one window, plus or minus 0, times or divided by factors of one sign at every position
  * (indices + 1, length - indices, -2), compared with 0 is the same comparison of a + b or a - b
- * (reversed for a negative factor); two such means compared are a - b compared with 0; a mean
- * so scaled compared with 0 is the mean compared (prefix_sign). Float64 keeps these signs
+ * (reversed for a negative factor; a factor whose sign depends on the position, 0 included,
+ * multiplies the counts' sign by its own); two such means compared are a - b compared with 0;
+ * a mean so scaled compared with 0 is the mean compared (prefix_sign). Float64 keeps these signs
  * exactly where the factors leave the means among the normal doubles: a mean is 0 only for
  * a = 0, and a / w, b / w, 1 / w apart, never round to one double, though (a / w - b / w) * w is
- * not always a - b. The counts' difference is read as one number through a heavy BOS; what it replaces
- * needs a table of every pair of means or a real with a margin at 0, which refuses every
+ * not always a - b. The counts' difference is read as one number through a heavy BOS; what it
+ * replaces needs a table of every pair of means or a real with a margin at 0, which refuses every
  * balanced prefix (outsider out25-001, -010). */
 #include <math.h>
 #include <string.h>
@@ -187,6 +188,22 @@ static int factor_sign(const IrNode *n, size_t max_len, double *lo, double *hi) 
     return sign;
 }
 
+/* Whether n is a finite number at every position of every length, of whatever sign (indices - 3,
+ * indices, length - 2 * indices); *lo: the least magnitude of its nonzero values (1 if none). */
+static bool factor_finite(const IrNode *n, size_t max_len, double *lo) {
+    *lo = INFINITY;
+    for (int64_t len = 1; len <= (int64_t)max_len; len++)
+        for (int64_t i = 0; i < len; i++) {
+            Value v;
+            if (!cell_value(n, len, i, &v) || !value_is_number(v)) return false;
+            double x = value_as_double(v);
+            if (!isfinite(x)) return false;
+            if (x != 0) *lo = fmin(*lo, fabs(x));
+        }
+    if (*lo == INFINITY) *lo = 1;
+    return true;
+}
+
 /* The 0/1 s-op v of n = aggregate(W, v) for a window selector W (its comparison in *window) with
  * v = indicator(x), 1 if x else 0 or 0 if x else 1; NULL for anything else. A query of <= or >=
  * selects a key, so the mean is never the default; one of < or > may select none, and the
@@ -214,7 +231,11 @@ static IrNode *prefix_width(Rewriter *r, const IrNode *v, int window, SrcLoc loc
     return ir_selector_width(g, ir_select_and(g, upto, ones, loc), loc);
 }
 
-/* What has the sign of m, or of -m (*flip), and is cheaper to compare: the sum or difference of
+/* Factors of varying sign one comparison may take (their signs are multiplied in one table). */
+enum { MAX_VARYING = 2 };
+
+/* What has the sign of m, or of -m (*flip), or of m times the factors varying[0 .. *n_varying)
+ * (finite at every position, of any sign, 0 included), and is cheaper to compare: the sum or difference of
  * the counts of two means of indicators over one window for their sum or difference, the mean for
  * a mean, either times factors of one sign (either order) or divided by one, plus or minus 0
  * (0 - x flips); NULL for anything else, and for a mean alone (already so). Each step keeps the
@@ -223,10 +244,12 @@ static IrNode *prefix_width(Rewriter *r, const IrNode *v, int window, SrcLoc loc
  * shrink it, taken together (scale: a lower bound of every partial product, whatever the
  * order), must leave it above 2^-1016, among the normal doubles: no underflow to 0. Growing
  * past the largest double gives an infinity of the same sign. */
-static IrNode *sign_counts(Rewriter *r, const IrNode *m, SrcLoc loc, bool *flip) {
+static IrNode *sign_counts(Rewriter *r, const IrNode *m, SrcLoc loc, bool *flip, const IrNode **varying,
+                           size_t *n_varying) {
     bool changed = false;
     double scale = 1.0;
     *flip = false;
+    *n_varying = 0;
     while (m->kind == IR_MAP && m->u.map.kind == IR_MAP_BINARY) {
         const IrNode *x = m->u.map.args[0], *y = m->u.map.args[1];
         int sign;
@@ -234,6 +257,11 @@ static IrNode *sign_counts(Rewriter *r, const IrNode *m, SrcLoc loc, bool *flip)
         bool mul = m->u.map.op == VOP_MUL, div = m->u.map.op == VOP_DIV;
         if ((mul || div) && (sign = factor_sign(y, r->max_len, &lo, &hi))) m = x, scale *= fmin(1, div ? 1 / hi : lo);
         else if (mul && (sign = factor_sign(x, r->max_len, &lo, &hi))) m = y, scale *= fmin(1, lo);
+        /* a factor whose sign depends on the position: the product's sign is the signs' product */
+        else if (mul && *n_varying < MAX_VARYING && factor_finite(y, r->max_len, &lo))
+            varying[(*n_varying)++] = y, m = x, sign = 1, scale *= fmin(1, lo);
+        else if (mul && *n_varying < MAX_VARYING && factor_finite(x, r->max_len, &lo))
+            varying[(*n_varying)++] = x, m = y, sign = 1, scale *= fmin(1, lo);
         else if ((m->u.map.op == VOP_ADD || m->u.map.op == VOP_SUB) && const_number(y, 0)) m = x, sign = 1;
         else if (m->u.map.op == VOP_ADD && const_number(x, 0)) m = y, sign = 1;
         else if (m->u.map.op == VOP_SUB && const_number(x, 0)) m = y, sign = -1;
@@ -250,6 +278,13 @@ static IrNode *sign_counts(Rewriter *r, const IrNode *m, SrcLoc loc, bool *flip)
     const IrNode *a = prefix_indicator(m->u.map.args[0], &wa), *b = prefix_indicator(m->u.map.args[1], &wb);
     if (!a || !b || wa != wb) return NULL; /* one window: one w divides both counts */
     return ir_map_binary(r->dst, m->u.map.op, prefix_width(r, a, wa, loc), prefix_width(r, b, wb, loc), loc);
+}
+
+/* 1, 0 or -1: the sign of x (an int). */
+static IrNode *sign_of(IrGraph *g, IrNode *x, SrcLoc loc) {
+    IrNode *zero = ir_const(g, value_int(0), loc);
+    IrNode *negative = ir_map_cond(g, ir_map_binary(g, VOP_LT, x, zero, loc), ir_const(g, value_int(-1), loc), zero, loc);
+    return ir_map_cond(g, ir_map_binary(g, VOP_GT, x, zero, loc), ir_const(g, value_int(1), loc), negative, loc);
 }
 
 /* x CMP 0 or 0 CMP x where x has the sign of counts (sign_counts): the counts CMP 0; o CMP c
@@ -271,8 +306,15 @@ static IrNode *prefix_sign(Rewriter *r, const IrNode *n) {
     }
     bool zero_right = const_number(b, 0), flip;
     if (!zero_right && !const_number(a, 0)) return NULL;
-    IrNode *counts = sign_counts(r, zero_right ? a : b, n->loc, &flip);
+    const IrNode *varying[MAX_VARYING];
+    size_t n_varying;
+    IrNode *counts = sign_counts(r, zero_right ? a : b, n->loc, &flip, varying, &n_varying);
     if (!counts) return NULL;
+    if (n_varying) { /* sign(counts) * sign(f) ...: a table of a few values each */
+        counts = sign_of(r->dst, counts, n->loc);
+        for (size_t k = 0; k < n_varying; k++)
+            counts = ir_map_binary(r->dst, VOP_MUL, counts, sign_of(r->dst, arg(r, varying[k]), n->loc), n->loc);
+    }
     ValueOp op = n->u.map.op; /* -x CMP 0 is x CMP' 0 with the order reversed */
     if (flip) op = op == VOP_LT ? VOP_GT : op == VOP_GT ? VOP_LT : op == VOP_LE ? VOP_GE : op == VOP_GE ? VOP_LE : op;
     return ir_map_binary(r->dst, op, zero_right ? counts : zero, zero_right ? zero : counts, n->loc);

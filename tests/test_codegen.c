@@ -801,6 +801,13 @@ START_TEST(test_prefix_signs) {
         {"y = 0 - (o - c) * (indices + 1) + 0 <= 0;", 128, 1, 8},
         {SUFFIX "y = (so - sc) * (length - indices) * (indices + 1) + 0 > 0;", 128, 1, 8},
         {"y = (o - c) / (indices - length) >= 0;", 128, 1, 8},
+        /* outsider out28-002: factors whose sign depends on the position, 0 included: the sign of
+         * the counts times the factor's (3 layers, 56,430 units and 97 % margin refusals at 200
+         * before for length - 2 * indices) */
+        {"y = (o - c) * (indices - 3) < 0;", 128, 1, 16},
+        {"y = (o - c) * indices >= 0;", 128, 1, 16},
+        {"y = (o - c) * (length - 2 * indices) < 0;", 64, 2, 256},
+        {"y = 0 != (o + c) * (indices - 2) * (0.5 - indices);", 64, 1, 64},
         /* factors that together shrink a mean below the doubles: 0 in the reference, not counts */
         {"y = (o - c) * 1e-150 * 1e-150 * 1e-150 > 0;", 12, 3, 100000},
         {"y = (o - c) * 1e-150 * 1e-150 > 0;", 128, 1, 8},
