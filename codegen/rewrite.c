@@ -232,7 +232,7 @@ static IrNode *prefix_width(Rewriter *r, const IrNode *v, int window, SrcLoc loc
 }
 
 /* Factors of varying sign one comparison may take (their signs are multiplied in one table). */
-enum { MAX_VARYING = 2 };
+enum { MAX_VARYING = 4 };
 
 /* What has the sign of m, or of -m (*flip), or of m times the factors varying[0 .. *n_varying)
  * (finite at every position, of any sign, 0 included), and is cheaper to compare: the sum or difference of
