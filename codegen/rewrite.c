@@ -17,8 +17,8 @@
  * mean (>=), and a strict one (<, >) whose default is 0. The sum or difference of two such means
  * over one window, plus or minus 0, times or divided by factors of one sign at every position
  * (indices + 1, length - indices, -2), compared with 0 is the same comparison of a + b or a - b
- * (reversed for a negative factor; a factor whose sign depends on the position, 0 included,
- * multiplies the counts' sign by its own); two such means compared are a - b compared with 0;
+ * (reversed for a negative factor; a factor whose sign depends on the position, 0 included, or
+ * a divisor of that kind never 0, multiplies the counts' sign by its own); two such means compared are a - b compared with 0;
  * a mean so scaled compared with 0 is the mean compared (prefix_sign). Float64 keeps these signs
  * exactly where the factors leave the means among the normal doubles: a mean is 0 only for
  * a = 0, and a / w, b / w, 1 / w apart, never round to one double, though (a / w - b / w) * w is
@@ -189,18 +189,20 @@ static int factor_sign(const IrNode *n, size_t max_len, double *lo, double *hi) 
 }
 
 /* Whether n is a finite number at every position of every length, of whatever sign (indices - 3,
- * indices, length - 2 * indices); *lo: the least magnitude of its nonzero values (1 if none). */
-static bool factor_finite(const IrNode *n, size_t max_len, double *lo) {
-    *lo = INFINITY;
+ * indices, length - 2 * indices); *lo and *hi: the least and greatest magnitude of its nonzero
+ * values (1 if none), *zero: whether it is 0 somewhere. */
+static bool factor_finite(const IrNode *n, size_t max_len, double *lo, double *hi, bool *zero) {
+    *lo = INFINITY, *hi = 0, *zero = false;
     for (int64_t len = 1; len <= (int64_t)max_len; len++)
         for (int64_t i = 0; i < len; i++) {
             Value v;
             if (!cell_value(n, len, i, &v) || !value_is_number(v)) return false;
             double x = value_as_double(v);
             if (!isfinite(x)) return false;
-            if (x != 0) *lo = fmin(*lo, fabs(x));
+            if (x != 0) *lo = fmin(*lo, fabs(x)), *hi = fmax(*hi, fabs(x));
+            else *zero = true;
         }
-    if (*lo == INFINITY) *lo = 1;
+    if (*lo == INFINITY) *lo = *hi = 1;
     return true;
 }
 
@@ -254,13 +256,15 @@ static IrNode *sign_counts(Rewriter *r, const IrNode *m, SrcLoc loc, bool *flip,
         const IrNode *x = m->u.map.args[0], *y = m->u.map.args[1];
         int sign;
         double lo, hi;
-        bool mul = m->u.map.op == VOP_MUL, div = m->u.map.op == VOP_DIV;
+        bool mul = m->u.map.op == VOP_MUL, div = m->u.map.op == VOP_DIV, zero;
         if ((mul || div) && (sign = factor_sign(y, r->max_len, &lo, &hi))) m = x, scale *= fmin(1, div ? 1 / hi : lo);
         else if (mul && (sign = factor_sign(x, r->max_len, &lo, &hi))) m = y, scale *= fmin(1, lo);
-        /* a factor whose sign depends on the position: the product's sign is the signs' product */
-        else if (mul && *n_varying < MAX_VARYING && factor_finite(y, r->max_len, &lo))
-            varying[(*n_varying)++] = y, m = x, sign = 1, scale *= fmin(1, lo);
-        else if (mul && *n_varying < MAX_VARYING && factor_finite(x, r->max_len, &lo))
+        /* a factor whose sign depends on the position: the product's sign is the signs' product,
+           and so is a quotient's where the divisor is never 0 (else the reference raises) */
+        else if ((mul || div) && *n_varying < MAX_VARYING && factor_finite(y, r->max_len, &lo, &hi, &zero) &&
+                 !(div && zero))
+            varying[(*n_varying)++] = y, m = x, sign = 1, scale *= fmin(1, div ? 1 / hi : lo);
+        else if (mul && *n_varying < MAX_VARYING && factor_finite(x, r->max_len, &lo, &hi, &zero))
             varying[(*n_varying)++] = x, m = y, sign = 1, scale *= fmin(1, lo);
         else if ((m->u.map.op == VOP_ADD || m->u.map.op == VOP_SUB) && const_number(y, 0)) m = x, sign = 1;
         else if (m->u.map.op == VOP_ADD && const_number(x, 0)) m = y, sign = 1;

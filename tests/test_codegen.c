@@ -810,6 +810,9 @@ START_TEST(test_prefix_signs) {
         {"y = 0 != (o + c) * (indices - 2) * (0.5 - indices);", 64, 1, 64},
         /* outsider out29-001: three such factors (refused inside the margin at 64 when two were the most) */
         {"y = (o - c) * (indices - 3) * (indices - 5) * (indices - 7) < 0;", 64, 1, 64},
+        /* out29-002: divided by one never 0 (4 layers at 64 before; one 0 somewhere stays as
+         * written: the reference raises there) */
+        {"y = (o - c) * (length - 2 * indices) / (indices % 3 - 0.5) > 0;", 64, 2, 256},
         /* factors that together shrink a mean below the doubles: 0 in the reference, not counts */
         {"y = (o - c) * 1e-150 * 1e-150 * 1e-150 > 0;", 12, 3, 100000},
         {"y = (o - c) * 1e-150 * 1e-150 > 0;", 128, 1, 8},
