@@ -169,41 +169,30 @@ static bool const_number(const IrNode *n, double v) {
     return n->kind == IR_CONST && value_is_number(n->u.constant) && value_as_double(n->u.constant) == v;
 }
 
-/* +1 where n is a positive finite number at every position of every length (indices + 1,
- * length - indices, a positive constant ...), -1 where it is a negative one (-2, indices -
- * length ...), never 0 (*lo and *hi: the least and greatest magnitude); else 0. */
-static int factor_sign(const IrNode *n, size_t max_len, double *lo, double *hi) {
-    int sign = 0;
-    *lo = INFINITY, *hi = 0;
-    for (int64_t len = 1; len <= (int64_t)max_len; len++)
-        for (int64_t i = 0; i < len; i++) {
-            Value v;
-            if (!cell_value(n, len, i, &v) || !value_is_number(v)) return 0;
-            double x = value_as_double(v);
-            int here = !isfinite(x) ? 0 : x > 0 ? 1 : x < 0 ? -1 : 0;
-            if (here == 0 || (sign && here != sign)) return 0;
-            sign = here;
-            *lo = fmin(*lo, fabs(x)), *hi = fmax(*hi, fabs(x));
-        }
-    return sign;
-}
+/* What a factor is at every position of every length: whether a finite number everywhere, its
+ * sign where one sign holds throughout (+1: indices + 1, length - indices; -1: -2, indices -
+ * length; 0 where it changes or is 0 somewhere: indices - 3, indices), whether it is 0 somewhere,
+ * and the least and greatest magnitude of its nonzero values (1 if none). */
+typedef struct FactorCells {
+    bool finite, zero;
+    int sign;
+    double lo, hi;
+} FactorCells;
 
-/* Whether n is a finite number at every position of every length, of whatever sign (indices - 3,
- * indices, length - 2 * indices); *lo and *hi: the least and greatest magnitude of its nonzero
- * values (1 if none), *zero: whether it is 0 somewhere. */
-static bool factor_finite(const IrNode *n, size_t max_len, double *lo, double *hi, bool *zero) {
-    *lo = INFINITY, *hi = 0, *zero = false;
-    for (int64_t len = 1; len <= (int64_t)max_len; len++)
-        for (int64_t i = 0; i < len; i++) {
+static FactorCells factor_cells(const IrNode *n, size_t max_len) {
+    FactorCells f = {true, false, 0, INFINITY, 0};
+    bool pos = false, neg = false;
+    for (int64_t len = 1; len <= (int64_t)max_len && f.finite; len++)
+        for (int64_t i = 0; i < len && f.finite; i++) {
             Value v;
-            if (!cell_value(n, len, i, &v) || !value_is_number(v)) return false;
-            double x = value_as_double(v);
-            if (!isfinite(x)) return false;
-            if (x != 0) *lo = fmin(*lo, fabs(x)), *hi = fmax(*hi, fabs(x));
-            else *zero = true;
+            double x = cell_value(n, len, i, &v) && value_is_number(v) ? value_as_double(v) : NAN;
+            if (!isfinite(x)) f.finite = false;
+            else if (x == 0) f.zero = true;
+            else pos |= x > 0, neg |= x < 0, f.lo = fmin(f.lo, fabs(x)), f.hi = fmax(f.hi, fabs(x));
         }
-    if (*lo == INFINITY) *lo = *hi = 1;
-    return true;
+    f.sign = f.zero || pos == neg ? 0 : pos ? 1 : -1;
+    if (f.lo == INFINITY) f.lo = f.hi = 1;
+    return f;
 }
 
 /* The 0/1 s-op v of n = aggregate(W, v) for a window selector W (its comparison in *window) with
@@ -236,6 +225,19 @@ static IrNode *prefix_width(Rewriter *r, const IrNode *v, int window, SrcLoc loc
 /* Factors of varying sign one comparison may take (their signs are multiplied in one table). */
 enum { MAX_VARYING = 4 };
 
+/* Whether x * f (x / f with div) keeps x's sign up to *sign (-1: reversed), or multiplies it by
+ * f's varying sign (f appended to varying); *scale: the least it can shrink |x|. A divisor must
+ * never be 0 (the reference raises there). */
+static bool take_factor(const Rewriter *r, const IrNode *f, bool div, int *sign, double *scale, const IrNode **varying,
+                        size_t *n_varying) {
+    FactorCells c = factor_cells(f, r->max_len);
+    if (!c.finite || (div && c.zero) || (!c.sign && *n_varying == MAX_VARYING)) return false;
+    if (c.sign) *sign = c.sign;
+    else *sign = 1, varying[(*n_varying)++] = f;
+    *scale *= fmin(1, div ? 1 / c.hi : c.lo);
+    return true;
+}
+
 /* What has the sign of m, or of -m (*flip), or of m times the factors varying[0 .. *n_varying)
  * (finite at every position, of any sign, 0 included), and is cheaper to compare: the sum or difference of
  * the counts of two means of indicators over one window for their sum or difference, the mean for
@@ -255,17 +257,9 @@ static IrNode *sign_counts(Rewriter *r, const IrNode *m, SrcLoc loc, bool *flip,
     while (m->kind == IR_MAP && m->u.map.kind == IR_MAP_BINARY) {
         const IrNode *x = m->u.map.args[0], *y = m->u.map.args[1];
         int sign;
-        double lo, hi;
-        bool mul = m->u.map.op == VOP_MUL, div = m->u.map.op == VOP_DIV, zero;
-        if ((mul || div) && (sign = factor_sign(y, r->max_len, &lo, &hi))) m = x, scale *= fmin(1, div ? 1 / hi : lo);
-        else if (mul && (sign = factor_sign(x, r->max_len, &lo, &hi))) m = y, scale *= fmin(1, lo);
-        /* a factor whose sign depends on the position: the product's sign is the signs' product,
-           and so is a quotient's where the divisor is never 0 (else the reference raises) */
-        else if ((mul || div) && *n_varying < MAX_VARYING && factor_finite(y, r->max_len, &lo, &hi, &zero) &&
-                 !(div && zero))
-            varying[(*n_varying)++] = y, m = x, sign = 1, scale *= fmin(1, div ? 1 / hi : lo);
-        else if (mul && *n_varying < MAX_VARYING && factor_finite(x, r->max_len, &lo, &hi, &zero))
-            varying[(*n_varying)++] = x, m = y, sign = 1, scale *= fmin(1, lo);
+        bool mul = m->u.map.op == VOP_MUL, div = m->u.map.op == VOP_DIV;
+        if ((mul || div) && take_factor(r, y, div, &sign, &scale, varying, n_varying)) m = x;
+        else if (mul && take_factor(r, x, false, &sign, &scale, varying, n_varying)) m = y;
         else if ((m->u.map.op == VOP_ADD || m->u.map.op == VOP_SUB) && const_number(y, 0)) m = x, sign = 1;
         else if (m->u.map.op == VOP_ADD && const_number(x, 0)) m = y, sign = 1;
         else if (m->u.map.op == VOP_SUB && const_number(x, 0)) m = y, sign = -1;
