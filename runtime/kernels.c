@@ -441,15 +441,10 @@ void kernel_transpose(const double *T, size_t rows, size_t cols, double *S) {
         for (size_t j = 0; j < cols; j++) S[j * KERNEL_BLOCK + q] = T[q * KERNEL_BLOCK + j];
 }
 
-/* The keys lane q sees: [0, last]. */
-static size_t lane_last(const AttendKeys *k, size_t q) {
-    return k->causal && k->first + q < k->n - 1 ? k->first + q : k->n - 1;
-}
-
 static void attend_scalar(const double *S, const AttendKeys *k, size_t lanes, const double *V, size_t v_ld,
                           size_t dv, double *out, size_t out_ld) {
     for (size_t q = 0; q < lanes; q++) {
-        size_t last = lane_last(k, q), ties = 0;
+        size_t last = attend_last_key(k, q), ties = 0;
         double best = S[q];
         for (size_t j = 1; j <= last; j++)
             if (S[j * KERNEL_BLOCK + q] > best) best = S[j * KERNEL_BLOCK + q];
@@ -483,7 +478,7 @@ __attribute__((target("avx512f"), always_inline)) static inline void
 attend_regs(const double *S, const AttendKeys *k, size_t lanes, size_t regs, const double *V, size_t v_ld, size_t dv,
             double *out, size_t out_ld, uint8_t *masks, uint32_t *keys) {
     const __m512d one = _mm512_set1_pd(1.0);
-    size_t end = lane_last(k, lanes - 1) + 1, n_sel[KERNEL_BLOCK / 8];
+    size_t end = attend_last_key(k, lanes - 1) + 1, n_sel[KERNEL_BLOCK / 8];
     __m512d best[KERNEL_BLOCK / 8], threshold[KERNEL_BLOCK / 8];
 #pragma GCC unroll 8
     for (size_t r = 0; r < KERNEL_BLOCK / 8; r++) /* registers past regs are never read */

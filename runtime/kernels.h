@@ -103,6 +103,11 @@ typedef struct AttendKeys {
     double bos_extra; /* BOS weighs 1 + bos_extra keys in the mean when selected */
 } AttendKeys;
 
+/* The last key lane q sees: it sees keys [0, attend_last_key(k, q)]. */
+static inline size_t attend_last_key(const AttendKeys *k, size_t q) {
+    return k->causal && k->first + q < k->n - 1 ? k->first + q : k->n - 1;
+}
+
 /* Average-hard attention for `lanes` (<= KERNEL_BLOCK) queries at once, one per lane:
  * S[j * KERNEL_BLOCK + q] is lane q's score of key j. Lane q takes the greatest score it sees
  * (the first of the greatest, key order; a NaN is never greater), selects the keys j it sees with

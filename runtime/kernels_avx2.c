@@ -213,11 +213,6 @@ AVX2 void kernel_avx2_transpose(const double *T, size_t rows, size_t cols, doubl
         }
 }
 
-/* The keys lane q sees: [0, last]. */
-static size_t lane_last(const AttendKeys *k, size_t q) {
-    return k->causal && k->first + q < k->n - 1 ? k->first + q : k->n - 1;
-}
-
 /* The lanes q0 + t (t < 8) that see key j, as bits. */
 static inline unsigned lanes_seeing(const AttendKeys *k, size_t j, size_t q0) {
     if (!k->causal || j <= k->first + q0) return 0xffu;
@@ -267,8 +262,8 @@ AVX2 void kernel_avx2_attend(const double *S, const AttendKeys *k, size_t lanes,
     const __m256d one = _mm256_set1_pd(1.0), tol = _mm256_set1_pd(k->tol), bos_extra = _mm256_set1_pd(k->bos_extra);
     bool direct = dv <= DIRECT_DV;
     for (size_t q0 = 0; q0 < lanes; q0 += 8) {
-        size_t n_live = lanes - q0 < 8 ? lanes - q0 : 8, end = lane_last(k, q0 + n_live - 1) + 1, n_sel = 0;
-        size_t full = lane_last(k, q0) + 1 < end ? lane_last(k, q0) + 1 : end;
+        size_t n_live = lanes - q0 < 8 ? lanes - q0 : 8, end = attend_last_key(k, q0 + n_live - 1) + 1, n_sel = 0;
+        size_t full = attend_last_key(k, q0) + 1 < end ? attend_last_key(k, q0) + 1 : end;
         unsigned live = n_live == 8 ? 0xffu : (1u << n_live) - 1;
         const double *s = S + q0;
         __m256d best0 = _mm256_loadu_pd(s), best1 = _mm256_loadu_pd(s + 4);
