@@ -118,13 +118,14 @@ static void head_projections(const ModelHead *h, Workspace *ws, size_t padded) {
 }
 
 /* F += (ReLU(F W1 + b1) * G) W2 + b2 for rows [r0, r0 + len), G = F W3 + b3 when gated, a chunk
- * of hidden units at a time; each written dim's chain over W2 goes on from chunk to chunk. */
+ * of hidden units at a time; each written dim's chain over W2 goes on from chunk to chunk (in Y),
+ * or, when the hidden units fit one chunk, is added to F as it ends (the same arithmetic). */
 static void mlp_block(const Model *m, size_t l, Workspace *ws, size_t r0, size_t len) {
     const ModelMlp *f = &m->layers[l].mlp;
     const WritePlan *plan = &ws->mlps[l];
     size_t hidden = f->w1.cols, ld = ws->ld;
     const ChunkSegments *cs = &ws->segments[l];
-    for (size_t j = 0; j < plan->n; j++) memset(ws->Y + j * KERNEL_BLOCK, 0, len * sizeof(double));
+    const MatrixColumn *cols = matrix_columns(&f->w2);
     for (size_t h0 = 0, chunk = 0; h0 < hidden; h0 += HIDDEN_CHUNK, chunk++) {
         size_t h1 = hidden - h0 < HIDDEN_CHUNK ? hidden : h0 + HIDDEN_CHUNK;
         kernel_columns(matrix_columns(&f->w1) + h0, NULL, h1 - h0, ws->F + r0, 0, ld, len, KERNEL_RELU, f->b1 + h0,
@@ -132,17 +133,21 @@ static void mlp_block(const Model *m, size_t l, Workspace *ws, size_t r0, size_t
         if (f->gated)
             kernel_columns(matrix_columns(&f->w3) + h0, NULL, h1 - h0, ws->F + r0, 0, ld, len, KERNEL_GATE, f->b3 + h0,
                            ws->H, KERNEL_BLOCK);
-        const MatrixColumn *cols = matrix_columns(&f->w2);
+        if (hidden <= HIDDEN_CHUNK) {
+            if (plan->n) kernel_columns(cols, plan->dims, plan->n, ws->H, 0, KERNEL_BLOCK, len, KERNEL_ADD, NULL, ws->F + r0, ld);
+            break;
+        }
         for (size_t k = cs->start[chunk]; k < cs->start[chunk + 1]; k++) {
             const Segment *g = &cs->seg[k];
             const MatrixColumn *col = &cols[plan->dims[g->j]];
             double *y = ws->Y + (size_t)g->j * KERNEL_BLOCK;
-            kernel_chain(col->row + g->from, col->val + g->from, g->to - g->from, ws->H, h0, KERNEL_BLOCK, len, y, y);
+            /* a column's first segment starts its chain from +0.0 */
+            kernel_chain(col->row + g->from, col->val + g->from, g->to - g->from, ws->H, h0, KERNEL_BLOCK, len,
+                         g->from ? y : NULL, y);
         }
-    }
-    for (size_t j = 0; j < plan->n; j++) { /* X += the chain (vectorised: one rounding per element) */
-        double *x = ws->F + plan->dims[j] * ld + r0, *y = ws->Y + j * KERNEL_BLOCK;
-        kernel_add(y, len, x);
+        if (h1 == hidden)
+            for (size_t j = 0; j < plan->n; j++) /* X += the chain (vectorised: one rounding per element) */
+                kernel_add(ws->Y + j * KERNEL_BLOCK, len, ws->F + plan->dims[j] * ld + r0);
     }
     for (size_t j = 0; j < ws->b2_count[l]; j++) {
         size_t d = ws->b2_dims[l][j];

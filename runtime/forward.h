@@ -47,7 +47,7 @@
 #define MODEL_FLAG_ERROR "the error flag disagrees with the checks"
 
 /* Hidden units per chunk of an MLP block: no buffer grows with the hidden width. */
-#define WORKSPACE_HIDDEN_CHUNK 64
+#define WORKSPACE_HIDDEN_CHUNK 256
 
 /* The float32 state of a workspace (runtime/forward32.h). */
 typedef struct Forward32 Forward32;

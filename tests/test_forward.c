@@ -540,7 +540,8 @@ START_TEST(test_forward_matches_reference) {
     m->pos_embed = model_matrix(m, 10, 40);
     for (size_t i = 0; i < 4 * 40; i++) matrix_set(&m->token_embed, i / 40, i % 40, (rand() % 5 == 0) ? rand() % 3 : 0);
     for (size_t i = 0; i < 10 * 40; i++) matrix_set(&m->pos_embed, i / 40, i % 40, (rand() % 5 == 0) ? rand() % 3 : 0);
-    size_t heads[3] = {2, 1, 3}, hidden[3] = {5, 0, 7};
+    /* layer 1's hidden units span three chunks: its W2 chains go on from chunk to chunk */
+    size_t heads[3] = {2, 1, 3}, hidden[3] = {5, 2 * WORKSPACE_HIDDEN_CHUNK + 3, 7};
     fx_layers(m, 3, heads, hidden);
     for (size_t l = 0; l < 3; l++) {
         for (size_t h = 0; h < heads[l]; h++) {
