@@ -166,13 +166,17 @@ static void layer(const Model *m, size_t l, Workspace *ws, const size_t *starts,
         head_projections(&L->heads[h], ws, padded);
         double *A = ws->A + at * ld;
         /* from the queries' side where the keys have more entries than the queries (2 more per
-           row: the cost of turning the scores key-major), judged on the first sequence: the side
-           changes the time, never the numbers */
+           row: the cost of turning the scores key-major), judged on a batch's first sequence when
+           it is longer than any before */
+        HeadSide *side = &ws->sides[l][h];
         size_t dk = L->heads[h].wq.cols, rows0 = starts[1] - starts[0];
-        bool by_query = kernel_count_nonzero(ws->K + starts[0], ld, dk, rows0) >
-                        kernel_count_nonzero(ws->Q + starts[0], ld, dk, rows0) + 2 * rows0;
+        if (rows0 > side->judged_rows) {
+            side->judged_rows = rows0;
+            side->by_query = kernel_count_nonzero(ws->K + starts[0], ld, dk, rows0) >
+                             kernel_count_nonzero(ws->Q + starts[0], ld, dk, rows0) + 2 * rows0;
+        }
         for (size_t s = 0; s < count; s++)
-            attention_sequence(&L->heads[h], ws, starts[s], starts[s + 1] - starts[s], by_query, A);
+            attention_sequence(&L->heads[h], ws, starts[s], starts[s + 1] - starts[s], side->by_query, A);
         for (size_t c = 0; c < L->heads[h].wv.cols; c++) /* padding rows: finite, unused */
             memset(A + c * ld + starts[count], 0, (padded - starts[count]) * sizeof *A);
         at += L->heads[h].wv.cols;
@@ -309,6 +313,7 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     size_t ld = round_up(cap, KERNEL_BLOCK) + 8; /* slack: a sequence's last score block may read past it */
     size_t dk = 0, dv = 0, layer_dv = 0, writes = 0;
     ws->heads = ARENA_ARRAY(&ws->arena, WritePlan *, m->n_layers ? m->n_layers : 1);
+    ws->sides = ARENA_ARRAY(&ws->arena, HeadSide *, m->n_layers ? m->n_layers : 1);
     ws->mlps = ARENA_ARRAY(&ws->arena, WritePlan, m->n_layers ? m->n_layers : 1);
     ws->segments = ARENA_ARRAY(&ws->arena, ChunkSegments, m->n_layers ? m->n_layers : 1);
     ws->b2_dims = ARENA_ARRAY(&ws->arena, uint32_t *, m->n_layers ? m->n_layers : 1);
@@ -317,6 +322,7 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
         const ModelLayer *L = &m->layers[l];
         size_t sum_dv = 0;
         ws->heads[l] = ARENA_ARRAY(&ws->arena, WritePlan, L->n_heads ? L->n_heads : 1);
+        ws->sides[l] = ARENA_ARRAY(&ws->arena, HeadSide, L->n_heads ? L->n_heads : 1);
         for (size_t h = 0; h < L->n_heads; h++) {
             const ModelHead *H = &L->heads[h];
             plan_writes(&ws->arena, &H->wo, &ws->heads[l][h]);

@@ -69,6 +69,13 @@ typedef struct ChunkSegments {
     Segment *seg;
 } ChunkSegments;
 
+/* Which side a head's scores come from (runtime/forward.c), judged on the longest sequence that
+ * has led a batch so far: the side changes the time, never the numbers. */
+typedef struct HeadSide {
+    size_t judged_rows; /* 0: not judged yet */
+    bool by_query;
+} HeadSide;
+
 /* One row of an embedding: its stored entries, dims ascending. */
 typedef MatrixRow EmbedRow;
 
@@ -105,6 +112,7 @@ typedef struct Workspace {
     double score_flops;   /* 2 x queries that see the key per non-zero key entry, summed over
                              every head run (callers reset it to measure) */
     WritePlan **heads;    /* heads[l][h]: the dims Wo writes */
+    HeadSide **sides;     /* sides[l][h]: where head h of layer l takes its scores from */
     WritePlan *mlps;      /* mlps[l]: the dims W2 writes */
     ChunkSegments *segments; /* segments[l]: W2's entries by chunk of hidden units */
     uint32_t **b2_dims;   /* b2_dims[l]: the dims with a non-zero b2 (b2_count[l] of them) */
