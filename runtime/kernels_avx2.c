@@ -2,6 +2,7 @@
 
 #ifdef KERNEL_HAVE_AVX2
 #include <immintrin.h>
+#include <math.h>
 #include <stdbool.h>
 
 #define AVX2 __attribute__((target("avx2,fma")))
@@ -164,16 +165,29 @@ AVX2 void kernel_avx2_gather_keys(const double *K, size_t ld, size_t rows, const
         a = _mm256_blendv_pd(a, _mm256_fmadd_pd(w, q, a), _mm256_cmp_pd(q, zero, _CMP_NEQ_UQ));                    \
     } while (0)
 
+/* The first step of a chain, from +0.0, needs no test when w is finite: a zero q gives
+ * fma(w, q, +0.0) = (+-0) + (+0.0) = +0.0, the chain it skips. (Later steps keep the test: an
+ * underflowing product can leave a -0.0 that adding a zero product would turn into +0.0.) */
+#define SCORE_FIRST(a, off) a = _mm256_fmadd_pd(w, _mm256_loadu_pd(x + (off)), zero)
+
 AVX2 void kernel_avx2_scores(const KeyEntries *e, size_t n_keys, const double *Q, size_t ld, size_t lanes, double *S) {
     const __m256d zero = _mm256_setzero_pd();
     for (size_t j = 0; j < n_keys; j++) {
         const uint32_t *dim = e->dim + j * e->stride;
         const double *val = e->val + j * e->stride;
         double *out = S + j * KERNEL_BLOCK;
-        size_t n = e->count[j], i = 0;
+        size_t n = e->count[j], i = 0, first = n && isfinite(val[0]);
         for (; i + 16 <= lanes; i += 16) { /* 16 lanes in 4 registers */
             __m256d a0 = zero, a1 = zero, a2 = zero, a3 = zero;
-            for (size_t k = 0; k < n; k++) {
+            if (first) {
+                __m256d w = _mm256_set1_pd(val[0]);
+                const double *x = Q + (size_t)dim[0] * ld + i;
+                SCORE_FIRST(a0, 0);
+                SCORE_FIRST(a1, 4);
+                SCORE_FIRST(a2, 8);
+                SCORE_FIRST(a3, 12);
+            }
+            for (size_t k = first; k < n; k++) {
                 __m256d w = _mm256_set1_pd(val[k]);
                 const double *x = Q + (size_t)dim[k] * ld + i;
                 SCORE_STEP(a0, 0);
@@ -196,6 +210,7 @@ AVX2 void kernel_avx2_scores(const KeyEntries *e, size_t n_keys, const double *Q
     }
 }
 #undef SCORE_STEP
+#undef SCORE_FIRST
 
 AVX2 void kernel_avx2_transpose(const double *T, size_t rows, size_t cols, double *S) {
     for (size_t q = 0; q < rows; q += 4)

@@ -139,8 +139,9 @@ START_TEST(test_gather_keys) {
 END_TEST
 
 /* kernel_scores equals its one-lane reference bit for bit (zeros of both signs, a NaN query
- * entry, every lane count up to a block), and for finite numbers the dense chain over every dim:
- * skipping a product with a zero factor changes nothing. */
+ * entry, infinite and NaN key entries, products that underflow to -0.0, every lane count up to a
+ * block), and for finite numbers the dense chain over every dim: skipping a product with a zero
+ * factor changes nothing. */
 START_TEST(test_scores) {
     srand(12);
     enum { DK = 9, KEYS = 20 };
@@ -150,13 +151,16 @@ START_TEST(test_scores) {
     KeyEntries e = {DK, count, dim, val};
     for (int round = 0; round < 40; round++)
         for (size_t lanes = 1; lanes <= KERNEL_BLOCK; lanes += 1 + (size_t)(round % 5)) {
-            for (size_t i = 0; i < DK * LD; i++) Q[i] = rand() % 3 ? 0.0 : rand() % 7 ? rnd() : -0.0;
-            bool nan = round % 10 == 3;
+            bool nan = round % 10 == 3, wild_keys = round % 10 == 5, tiny = round % 10 == 6;
+            double scale = tiny ? 1e-170 : 1.0; /* products of two such entries underflow */
+            for (size_t i = 0; i < DK * LD; i++) Q[i] = rand() % 3 ? 0.0 : rand() % 7 ? rnd() * scale : -0.0;
             if (nan) Q[(size_t)(rand() % DK) * LD + (size_t)rand() % lanes] = NAN;
             for (size_t j = 0; j < KEYS; j++) {
                 count[j] = 0;
                 for (size_t c = 0; c < DK; c++) {
-                    Kd[j * DK + c] = rand() % 2 ? 0.0 : rnd();
+                    Kd[j * DK + c] = rand() % 2 ? 0.0 : rnd() * scale;
+                    if (wild_keys && Kd[j * DK + c] != 0.0 && rand() % 3 == 0)
+                        Kd[j * DK + c] = rand() % 3 == 0 ? NAN : rand() % 2 ? INFINITY : -INFINITY;
                     if (Kd[j * DK + c] != 0.0) dim[j * DK + count[j]] = (uint32_t)c, val[j * DK + count[j]++] = Kd[j * DK + c];
                 }
             }
@@ -168,7 +172,7 @@ START_TEST(test_scores) {
                                   "scores %s lanes %zu", kernel_isa_name((KernelIsa)isa), lanes);
             }
             for (size_t j = 0; j < KEYS; j++) {
-                for (size_t q = 0; q < lanes && !nan; q++) {
+                for (size_t q = 0; q < lanes && !nan && !wild_keys && !tiny; q++) {
                     double acc = 0.0;
                     for (size_t c = 0; c < DK; c++) acc = fma(Kd[j * DK + c], Q[c * LD + q], acc);
                     ck_assert(memcmp(&acc, &b[j * KERNEL_BLOCK + q], sizeof acc) == 0);
