@@ -106,15 +106,11 @@ static void attention_sequence(const ModelHead *h, Workspace *ws, size_t o, size
     }
 }
 
-/* A head's panels Q, K, V for rows [0, padded). */
+/* A head's panels Q, K, V for rows [0, padded), each line written whole. */
 static void head_projections(const ModelHead *h, Workspace *ws, size_t padded) {
-    size_t ld = ws->ld;
-    for (size_t r0 = 0; r0 < padded; r0 += KERNEL_BLOCK) {
-        size_t len = padded - r0 < KERNEL_BLOCK ? padded - r0 : KERNEL_BLOCK;
-        read_product(&h->wq, ws->F, ld, r0, len, ws->Q);
-        read_product(&h->wk, ws->F, ld, r0, len, ws->K);
-        read_product(&h->wv, ws->F, ld, r0, len, ws->V);
-    }
+    read_product(&h->wq, ws->F, ws->ld, 0, padded, ws->Q);
+    read_product(&h->wk, ws->F, ws->ld, 0, padded, ws->K);
+    read_product(&h->wv, ws->F, ws->ld, 0, padded, ws->V);
 }
 
 /* F += (ReLU(F W1 + b1) * G) W2 + b2 for rows [r0, r0 + len), G = F W3 + b3 when gated, a chunk
@@ -183,10 +179,7 @@ static void layer(const Model *m, size_t l, Workspace *ws, const size_t *starts,
     }
     at = 0;
     for (size_t h = 0; h < L->n_heads; h++) {
-        for (size_t r0 = 0; r0 < padded; r0 += KERNEL_BLOCK) {
-            size_t len = padded - r0 < KERNEL_BLOCK ? padded - r0 : KERNEL_BLOCK;
-            write_product(&L->heads[h].wo, &ws->heads[l][h], ws->A + at * ld, ld, r0, len, ws->F);
-        }
+        write_product(&L->heads[h].wo, &ws->heads[l][h], ws->A + at * ld, ld, 0, padded, ws->F);
         at += L->heads[h].wv.cols;
     }
     for (size_t r0 = 0; r0 < padded; r0 += KERNEL_BLOCK)

@@ -66,55 +66,94 @@ AVX2 void kernel_avx2_add(const double *y, size_t len, double *out) {
     for (size_t i = 0; i < len; i += 4) _mm256_storeu_pd(out + i, _mm256_add_pd(_mm256_loadu_pd(out + i), _mm256_loadu_pd(y + i)));
 }
 
-AVX2 void kernel_avx2_columns(const MatrixColumn *cols, const uint32_t *which, size_t n_cols, const double *in, size_t base,
-                              size_t ld, size_t len, KernelEpilogue e, const double *bias, double *out, size_t out_ld) {
+/* One column over rows [0, len) (a multiple of 8): 32 rows in 8 registers, then 8 at a time. A
+ * one-entry column (a copy with a scale: most of a compiled head's projections) keeps its weight
+ * and input line out of the loop. Inlined with a constant epilogue. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+column_rows(const MatrixColumn *col, const double *in, size_t base, size_t ld, size_t len, KernelEpilogue e, __m256d b,
+            double *o) {
     const __m256d zero = _mm256_setzero_pd();
     size_t i0 = 0;
-    for (; i0 + 32 <= len; i0 += 32) /* 32 rows in 8 registers (of 16: the rest hold w and loads) */
-        for (size_t j = 0; j < n_cols; j++) {
-            size_t c = which ? which[j] : j;
-            const MatrixColumn *col = &cols[c];
-            const __m256d b = _mm256_set1_pd(bias ? bias[c] : 0.0);
+    if (col->n == 1) {
+        const __m256d w = _mm256_set1_pd(col->val[0]);
+        const double *x0 = in + (size_t)(col->row[0] - base) * ld;
+        for (; i0 + 32 <= len; i0 += 32) {
+            const double *x = x0 + i0;
+            double *oo = o + i0;
             __m256d a0 = zero, a1 = zero, a2 = zero, a3 = zero, a4 = zero, a5 = zero, a6 = zero, a7 = zero;
-            for (uint32_t k = 0; k < col->n; k++) {
-                __m256d w = _mm256_set1_pd(col->val[k]);
-                const double *x = in + (size_t)(col->row[k] - base) * ld + i0;
-                CHAIN_STEP(a0, 0);
-                CHAIN_STEP(a1, 4);
-                CHAIN_STEP(a2, 8);
-                CHAIN_STEP(a3, 12);
-                CHAIN_STEP(a4, 16);
-                CHAIN_STEP(a5, 20);
-                CHAIN_STEP(a6, 24);
-                CHAIN_STEP(a7, 28);
-            }
-            double *o = out + c * out_ld + i0;
-            _mm256_storeu_pd(o, EPI256(a0, o));
-            _mm256_storeu_pd(o + 4, EPI256(a1, o + 4));
-            _mm256_storeu_pd(o + 8, EPI256(a2, o + 8));
-            _mm256_storeu_pd(o + 12, EPI256(a3, o + 12));
-            _mm256_storeu_pd(o + 16, EPI256(a4, o + 16));
-            _mm256_storeu_pd(o + 20, EPI256(a5, o + 20));
-            _mm256_storeu_pd(o + 24, EPI256(a6, o + 24));
-            _mm256_storeu_pd(o + 28, EPI256(a7, o + 28));
+            CHAIN_STEP(a0, 0);
+            CHAIN_STEP(a1, 4);
+            CHAIN_STEP(a2, 8);
+            CHAIN_STEP(a3, 12);
+            CHAIN_STEP(a4, 16);
+            CHAIN_STEP(a5, 20);
+            CHAIN_STEP(a6, 24);
+            CHAIN_STEP(a7, 28);
+            _mm256_storeu_pd(oo, EPI256(a0, oo));
+            _mm256_storeu_pd(oo + 4, EPI256(a1, oo + 4));
+            _mm256_storeu_pd(oo + 8, EPI256(a2, oo + 8));
+            _mm256_storeu_pd(oo + 12, EPI256(a3, oo + 12));
+            _mm256_storeu_pd(oo + 16, EPI256(a4, oo + 16));
+            _mm256_storeu_pd(oo + 20, EPI256(a5, oo + 20));
+            _mm256_storeu_pd(oo + 24, EPI256(a6, oo + 24));
+            _mm256_storeu_pd(oo + 28, EPI256(a7, oo + 28));
         }
-    for (; i0 < len; i0 += 8) /* then 8 at a time (len is a multiple of 8) */
-        for (size_t j = 0; j < n_cols; j++) {
-            size_t c = which ? which[j] : j;
-            const MatrixColumn *col = &cols[c];
-            const __m256d b = _mm256_set1_pd(bias ? bias[c] : 0.0);
-            __m256d a0 = zero, a1 = zero;
-            for (uint32_t k = 0; k < col->n; k++) {
-                __m256d w = _mm256_set1_pd(col->val[k]);
-                const double *x = in + (size_t)(col->row[k] - base) * ld + i0;
-                CHAIN_STEP(a0, 0);
-                CHAIN_STEP(a1, 4);
-            }
-            double *o = out + c * out_ld + i0;
-            _mm256_storeu_pd(o, EPI256(a0, o));
-            _mm256_storeu_pd(o + 4, EPI256(a1, o + 4));
+    }
+    for (; i0 + 32 <= len; i0 += 32) {
+        __m256d a0 = zero, a1 = zero, a2 = zero, a3 = zero, a4 = zero, a5 = zero, a6 = zero, a7 = zero;
+        for (uint32_t k = 0; k < col->n; k++) {
+            __m256d w = _mm256_set1_pd(col->val[k]);
+            const double *x = in + (size_t)(col->row[k] - base) * ld + i0;
+            CHAIN_STEP(a0, 0);
+            CHAIN_STEP(a1, 4);
+            CHAIN_STEP(a2, 8);
+            CHAIN_STEP(a3, 12);
+            CHAIN_STEP(a4, 16);
+            CHAIN_STEP(a5, 20);
+            CHAIN_STEP(a6, 24);
+            CHAIN_STEP(a7, 28);
         }
+        double *oo = o + i0;
+        _mm256_storeu_pd(oo, EPI256(a0, oo));
+        _mm256_storeu_pd(oo + 4, EPI256(a1, oo + 4));
+        _mm256_storeu_pd(oo + 8, EPI256(a2, oo + 8));
+        _mm256_storeu_pd(oo + 12, EPI256(a3, oo + 12));
+        _mm256_storeu_pd(oo + 16, EPI256(a4, oo + 16));
+        _mm256_storeu_pd(oo + 20, EPI256(a5, oo + 20));
+        _mm256_storeu_pd(oo + 24, EPI256(a6, oo + 24));
+        _mm256_storeu_pd(oo + 28, EPI256(a7, oo + 28));
+    }
+    for (; i0 < len; i0 += 8) {
+        __m256d a0 = zero, a1 = zero;
+        for (uint32_t k = 0; k < col->n; k++) {
+            __m256d w = _mm256_set1_pd(col->val[k]);
+            const double *x = in + (size_t)(col->row[k] - base) * ld + i0;
+            CHAIN_STEP(a0, 0);
+            CHAIN_STEP(a1, 4);
+        }
+        double *oo = o + i0;
+        _mm256_storeu_pd(oo, EPI256(a0, oo));
+        _mm256_storeu_pd(oo + 4, EPI256(a1, oo + 4));
+    }
 }
+
+/* Column by column, each over all its rows: a panel's output lines are written one after another. */
+#define COLUMNS_WITH(E)                                                                                             \
+    for (size_t j = 0; j < n_cols; j++) {                                                                           \
+        size_t c = which ? which[j] : j;                                                                            \
+        column_rows(&cols[c], in, base, ld, len, E, _mm256_set1_pd(bias ? bias[c] : 0.0), out + c * out_ld);       \
+    }
+
+AVX2 void kernel_avx2_columns(const MatrixColumn *cols, const uint32_t *which, size_t n_cols, const double *in, size_t base,
+                              size_t ld, size_t len, KernelEpilogue e, const double *bias, double *out, size_t out_ld) {
+    switch (e) {
+    case KERNEL_STORE: COLUMNS_WITH(KERNEL_STORE) break;
+    case KERNEL_ADD: COLUMNS_WITH(KERNEL_ADD) break;
+    case KERNEL_RELU: COLUMNS_WITH(KERNEL_RELU) break;
+    case KERNEL_GATE: COLUMNS_WITH(KERNEL_GATE) break;
+    }
+}
+#undef COLUMNS_WITH
 #undef EPI256
 
 /* ---- attention ---- */
