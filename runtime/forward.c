@@ -58,42 +58,109 @@ static void embed(const Model *m, const Workspace *ws, const size_t *ids, const 
     }
 }
 
+/* Scores of queries [0, nq) (entries q, nq <= KERNEL_BLOCK) against keys [0, n_keys) of the panel
+ * K (from row o), key-major into ws->S: each query's chain over its entries across 64 keys at a
+ * time, then turned key-major (the numbers kernel_scores gives from the keys' side). */
+static void scores_from_queries(const KeyEntries *q, size_t nq, Workspace *ws, size_t o, size_t n_keys) {
+    for (size_t k0 = 0; k0 < n_keys; k0 += KERNEL_BLOCK) {
+        size_t len = n_keys - k0 < KERNEL_BLOCK ? n_keys - k0 : KERNEL_BLOCK;
+        kernel_scores(q, nq, ws->K + o + k0, ws->ld, len, ws->T);
+        kernel_transpose(ws->T, nq, len, ws->S + k0 * KERNEL_BLOCK);
+    }
+}
+
 /* A block's scores from the queries' side, where their entries are far fewer than the keys': each
  * query's non-zero entries gathered, its scores a chain over them across 64 keys at a time (the
  * same chain kernel_scores runs: a product with a zero factor skipped, so the same numbers), then
  * turned key-major for kernel_attend. */
 static void scores_by_query(const ModelHead *h, Workspace *ws, size_t o, size_t i0, size_t nq, size_t n_keys) {
-    size_t dk = h->wq.cols, ld = ws->ld;
+    size_t dk = h->wq.cols;
     KeyEntries queries = {dk, ws->query_count, ws->query_dim, ws->query_val};
-    kernel_gather_keys(ws->Q + o + i0, ld, nq, &queries);
-    for (size_t k0 = 0; k0 < n_keys; k0 += KERNEL_BLOCK) {
-        size_t len = n_keys - k0 < KERNEL_BLOCK ? n_keys - k0 : KERNEL_BLOCK;
-        kernel_scores(&queries, nq, ws->K + o + k0, ld, len, ws->T);
-        kernel_transpose(ws->T, nq, len, ws->S + k0 * KERNEL_BLOCK);
-        for (size_t q = 0; q < nq; q++) { /* 2 per entry of query q and key it sees */
-            size_t last = h->causal ? i0 + q : n_keys - 1, seen = last < k0 ? 0 : last - k0 + 1;
-            ws->score_flops += 2.0 * (double)queries.count[q] * (double)(seen < len ? seen : len);
+    kernel_gather_keys(ws->Q + o + i0, ws->ld, nq, &queries);
+    scores_from_queries(&queries, nq, ws, o, n_keys);
+    for (size_t q = 0; q < nq; q++) { /* 2 per entry of query q and key it sees */
+        size_t seen = h->causal ? i0 + q + 1 : n_keys;
+        ws->score_flops += 2.0 * (double)queries.count[q] * (double)seen;
+    }
+}
+
+/* 2 per non-zero entry of each key and query that sees it (the dense scores' count, whichever
+ * way the scores are found). */
+static double key_score_flops(const KeyEntries *keys, size_t rows, bool causal) {
+    double f = 0;
+    for (size_t j = 0; j < rows; j++) f += 2.0 * (double)keys->count[j] * (double)(causal ? rows - j : rows);
+    return f;
+}
+
+/* A sequence's keys' and queries' entries (rows [o, o + rows) of K and Q), and whether
+ * attend_sparse can take the head on them (its index then built). */
+static bool sparse_ready(const ModelHead *h, Workspace *ws, size_t o, size_t rows, KeyEntries *keys) {
+    size_t dk = h->wq.cols;
+    KeyEntries queries = {dk, ws->query_count, ws->query_dim, ws->query_val};
+    kernel_gather_keys(ws->K + o, ws->ld, rows, keys);
+    kernel_gather_keys(ws->Q + o, ws->ld, rows, &queries);
+    return attend_sparse_plan(keys, &queries, rows, &ws->sparse);
+}
+
+/* A head that is not causal, once per group of equal queries (runtime/query_groups.h): their
+ * scores from the queries' side, the means of each group, copied to its queries. False (nothing
+ * written) where the groups are more than half the queries. */
+static bool attention_grouped(const ModelHead *h, Workspace *ws, size_t o, size_t rows, double *A) {
+    size_t dk = h->wq.cols, dv = h->wv.cols, ld = ws->ld;
+    KeyEntries queries = {dk, ws->query_count, ws->query_dim, ws->query_val};
+    kernel_gather_keys(ws->Q + o, ld, rows, &queries);
+    size_t n = query_groups(&queries, rows, &ws->groups);
+    if (n * 2 > rows) return false;
+    for (size_t i = 0; i < rows; i++) /* 2 per entry of each query and key: every query sees every key */
+        ws->score_flops += 2.0 * (double)queries.count[i] * (double)rows;
+    query_groups_compact(&queries, n, &ws->groups);
+    AttendKeys seen = {rows, false, 0, h->tie_tol, h->bos_extra};
+    for (size_t g0 = 0; g0 < n; g0 += KERNEL_BLOCK) {
+        size_t ng = n - g0 < KERNEL_BLOCK ? n - g0 : KERNEL_BLOCK;
+        KeyEntries block = {dk, queries.count + g0, queries.dim + g0 * dk, queries.val + g0 * dk};
+        scores_from_queries(&block, ng, ws, o, rows);
+        kernel_attend(ws->S, &seen, ng, ws->V + o, ld, dv, ws->group_out, KERNEL_BLOCK, ws->key_mask, ws->selected);
+        for (size_t i = 0; i < rows; i++) {
+            size_t g = ws->groups.group[i];
+            if (g < g0 || g >= g0 + ng) continue;
+            for (size_t c = 0; c < dv; c++) A[c * ld + o + i] = ws->group_out[c * KERNEL_BLOCK + g - g0];
         }
     }
+    return true;
 }
 
 /* One sequence's attention for one head: rows [o, o + rows) of the panels Q, K (dk lines) and V
  * (dv lines); out_i = mean of V_j over the keys j whose score Q_i . K_j is at least the row's
  * maximum minus the head's absolute tie tolerance (j <= i when causal), BOS weighing 1 + bos_extra,
  * written to A (dv lines).
- * The keys' non-zero entries are gathered once (one pass over K, line by line); then each block of
- * KERNEL_BLOCK queries, one query per lane, gets its scores key by key (kernel_scores: a chain over
- * the key's entries, a zero query entry skipped) and its means (kernel_attend), both vectorised
- * over the queries. With by_query, the scores come from the queries' side instead (the same
- * numbers: scores_by_query). */
-static void attention_sequence(const ModelHead *h, Workspace *ws, size_t o, size_t rows, bool by_query, double *A) {
+ * With side->sparse, through an index of the keys where attend_sparse can (one-hot matches);
+ * with side->grouped, once per group of equal queries where they are few (attention_grouped).
+ * Otherwise the keys' non-zero entries are gathered once (one pass over K, line by line); then
+ * each block of KERNEL_BLOCK queries, one query per lane, gets its scores key by key
+ * (kernel_scores: a chain over the key's entries, a zero query entry skipped) and its means
+ * (kernel_attend), both vectorised over the queries. With side->by_query, the scores come from
+ * the queries' side instead (the same numbers: scores_by_query). */
+static void attention_sequence(const ModelHead *h, Workspace *ws, size_t o, size_t rows, const HeadSide *side,
+                               double *A) {
     size_t dk = h->wq.cols, dv = h->wv.cols, ld = ws->ld;
     KeyEntries keys = {dk, ws->key_count, ws->key_dim, ws->key_val};
-    if (!by_query) kernel_gather_keys(ws->K + o, ld, rows, &keys);
+    bool gathered = false;
+    if (side->sparse) {
+        KeyEntries queries = {dk, ws->query_count, ws->query_dim, ws->query_val};
+        gathered = true;
+        if (sparse_ready(h, ws, o, rows, &keys)) {
+            attend_sparse(&keys, &queries, rows, h->causal, h->tie_tol, h->bos_extra, ws->V + o, ld, dv, A + o, ld,
+                          &ws->sparse);
+            ws->score_flops += key_score_flops(&keys, rows, h->causal);
+            return;
+        }
+    }
+    if (side->grouped && attention_grouped(h, ws, o, rows, A)) return;
+    if (!side->by_query && !gathered) kernel_gather_keys(ws->K + o, ld, rows, &keys);
     for (size_t i0 = 0; i0 < rows; i0 += KERNEL_BLOCK) {
         size_t nq = rows - i0 < KERNEL_BLOCK ? rows - i0 : KERNEL_BLOCK;
         AttendKeys seen = {h->causal ? i0 + nq : rows, h->causal, i0, h->tie_tol, h->bos_extra};
-        if (by_query) {
+        if (side->by_query) {
             scores_by_query(h, ws, o, i0, nq, seen.n);
         } else {
             kernel_scores(&keys, seen.n, ws->Q + o + i0, ld, nq, ws->S);
@@ -167,12 +234,19 @@ static void layer(const Model *m, size_t l, Workspace *ws, const size_t *starts,
         HeadSide *side = &ws->sides[l][h];
         size_t dk = L->heads[h].wq.cols, rows0 = starts[1] - starts[0];
         if (rows0 > side->judged_rows) {
+            KeyEntries keys = {dk, ws->key_count, ws->key_dim, ws->key_val};
             side->judged_rows = rows0;
             side->by_query = kernel_count_nonzero(ws->K + starts[0], ld, dk, rows0) >
                              kernel_count_nonzero(ws->Q + starts[0], ld, dk, rows0) + 2 * rows0;
+            side->sparse = sparse_ready(&L->heads[h], ws, starts[0], rows0, &keys);
+            side->grouped = false;
+            if (!L->heads[h].causal) { /* the queries sparse_ready gathered */
+                KeyEntries queries = {dk, ws->query_count, ws->query_dim, ws->query_val};
+                side->grouped = query_groups(&queries, rows0, &ws->groups) * 2 <= rows0;
+            }
         }
         for (size_t s = 0; s < count; s++)
-            attention_sequence(&L->heads[h], ws, starts[s], starts[s + 1] - starts[s], side->by_query, A);
+            attention_sequence(&L->heads[h], ws, starts[s], starts[s + 1] - starts[s], side, A);
         for (size_t c = 0; c < L->heads[h].wv.cols; c++) /* padding rows: finite, unused */
             memset(A + c * ld + starts[count], 0, (padded - starts[count]) * sizeof *A);
         at += L->heads[h].wv.cols;
@@ -335,7 +409,7 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     /* panels of ld doubles per line, blocks of KERNEL_BLOCK, and rows of D */
     size_t sizes[] = {D * ld, dk * ld, dk * ld, dv * ld, layer_dv * ld, KERNEL_BLOCK * (round_up(seq, 8) + 8),
                       HIDDEN_CHUNK * KERNEL_BLOCK, writes * KERNEL_BLOCK, seq * D, seq, ld, seq * dk,
-                      KERNEL_BLOCK * dk, KERNEL_BLOCK * KERNEL_BLOCK};
+                      seq * dk, KERNEL_BLOCK * KERNEL_BLOCK};
     size_t total = 0;
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
         size_t w = sizes[i] ? sizes[i] : 1;
@@ -368,8 +442,17 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     ws->selected = ARENA_ARRAY(&ws->arena, uint32_t, KERNEL_BLOCK / 8 * seq);
     ws->key_dim = ARENA_ARRAY(&ws->arena, uint32_t, seq * (dk ? dk : 1));
     ws->key_count = ARENA_ARRAY(&ws->arena, uint32_t, seq);
-    ws->query_dim = ARENA_ARRAY(&ws->arena, uint32_t, KERNEL_BLOCK * (dk ? dk : 1));
-    ws->query_count = ARENA_ARRAY(&ws->arena, uint32_t, KERNEL_BLOCK);
+    ws->query_dim = ARENA_ARRAY(&ws->arena, uint32_t, seq * (dk ? dk : 1));
+    ws->query_count = ARENA_ARRAY(&ws->arena, uint32_t, seq);
+    ws->sparse.start = ARENA_ARRAY(&ws->arena, uint32_t, dk + 1);
+    ws->sparse.keys = ARENA_ARRAY(&ws->arena, uint32_t, seq);
+    ws->groups.group = ARENA_ARRAY(&ws->arena, uint32_t, seq);
+    ws->groups.first = ARENA_ARRAY(&ws->arena, uint32_t, seq);
+    for (ws->groups.table_size = 2; ws->groups.table_size < 2 * seq; ws->groups.table_size *= 2) {}
+    ws->groups.table = ARENA_ARRAY(&ws->arena, uint32_t, ws->groups.table_size);
+    ws->group_out = ARENA_ARRAY(&ws->arena, double, KERNEL_BLOCK * (dv ? dv : 1));
+    ws->sparse.visit = ARENA_ARRAY(&ws->arena, uint32_t, seq);
+    ws->sparse.score = ARENA_ARRAY(&ws->arena, double, seq);
     ws->key_mask = ARENA_ARRAY(&ws->arena, uint8_t, KERNEL_BLOCK / 8 * seq);
     ws->qrow = ARENA_ARRAY(&ws->arena, uint32_t, KERNEL_BLOCK * (dk ? dk : 1));
     ws->token_rows = matrix_rows(&ws->arena, &m->token_embed);

@@ -23,7 +23,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runtime/attend_sparse.h"
 #include "runtime/model.h"
+#include "runtime/query_groups.h"
 #include "support/arena.h"
 
 /* A block must be within this of one-hot (entries near 0, exactly one near 1). Mixing k
@@ -74,6 +76,8 @@ typedef struct ChunkSegments {
 typedef struct HeadSide {
     size_t judged_rows; /* 0: not judged yet */
     bool by_query;
+    bool sparse;        /* through an index of the keys (runtime/attend_sparse.h) where it can */
+    bool grouped;       /* once per group of equal queries (runtime/query_groups.h) where it pays */
 } HeadSide;
 
 /* One row of an embedding: its stored entries, dims ascending. */
@@ -106,8 +110,11 @@ typedef struct Workspace {
     uint32_t *key_count;  /* max_len + 1: a sequence's keys' non-zero entries, key j's count ... */
     uint32_t *key_dim;    /* (max_len + 1) x dk: ... its dims (ascending) from j * dk on ... */
     double *key_val;      /* (max_len + 1) x dk: ... and their values */
-    uint32_t *query_count, *query_dim; /* the same for KERNEL_BLOCK queries ... */
-    double *query_val;    /* ... (scores from the queries' side) */
+    uint32_t *query_count, *query_dim; /* the same for a sequence's queries ... */
+    double *query_val;    /* ... (scores from the queries' side, attend_sparse) */
+    SparseScratch sparse; /* the index of attend_sparse */
+    QueryGroups groups;   /* a sequence's queries by their entries ... */
+    double *group_out;    /* ... (max dv) x KERNEL_BLOCK: the outputs of a block of groups */
     double *T;            /* KERNEL_BLOCK x KERNEL_BLOCK: those scores query-major */
     double score_flops;   /* 2 x queries that see the key per non-zero key entry, summed over
                              every head run (callers reset it to measure) */

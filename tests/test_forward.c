@@ -525,6 +525,87 @@ START_TEST(test_attention_both_sides) {
 }
 END_TEST
 
+/* The attention shortcuts (runtime/forward.c) against reference_forward bit for bit, on inputs of
+ * several lengths: heads whose queries read only the token (few distinct queries: computed once
+ * per group when not causal) and heads whose keys are one-hot by position (found through an index
+ * of the keys: attend_sparse), causal or not, with ties (weights 1 and 0.5 against a tolerance of
+ * 0.5), a heavy BOS selected alone, tied or not selected, and values of both signs of zero. The workspace says which shortcut each
+ * head took, so the test sees them taken. */
+START_TEST(test_attention_shortcuts) {
+    Model *m = &model;
+    srand(9);
+    enum { V = 5, N = 150, P = N + 1, D = V + 1 + P + 4, DK = P };
+    m->d_model = D;
+    m->max_len = N;
+    m->n_vocab = V;
+    m->vocab = ARENA_ARRAY(&m->arena, Value, V);
+    for (int v = 0; v < V; v++) m->vocab[v] = value_int(v);
+    m->token_type = IR_TOKENS_INT;
+    /* dims: 0..V-1 the token, V BOS, V+1 .. V+P the position, then 4 of noise in every row */
+    m->token_embed = model_matrix(m, V + 1, D);
+    m->pos_embed = model_matrix(m, P, D);
+    for (size_t t = 0; t <= V; t++) AT(m->token_embed, t, t) = 1;
+    for (size_t p = 0; p < P; p++) {
+        AT(m->pos_embed, p, V + 1 + p) = 1;
+        for (size_t d = V + 1 + P; d < D; d++) AT(m->pos_embed, p, d) = rand() % 3 ? (rand() % 5) - 2 : 0;
+    }
+    size_t heads[1] = {4}, hidden[1] = {0}, perm[P];
+    for (size_t p = 0; p < P; p++) perm[p] = p;
+    for (size_t p = P - 1; p > 0; p--) { /* shuffled */
+        size_t r = (size_t)rand() % (p + 1), t = perm[p];
+        perm[p] = perm[r], perm[r] = t;
+    }
+    fx_layers(m, 1, heads, hidden);
+    for (size_t h = 0; h < 4; h++) {
+        ModelHead *H = &m->layers[0].heads[h];
+        fx_head(m, H, DK, 2, h % 2 == 1, "r");
+        H->tie_tol = 0.5;
+        H->bos_extra = h >= 2 ? 63 : h == 1 ? 7 : 0;
+        if (h < 2) { /* queries from the token alone; keys from the position and the noise */
+            for (size_t t = 0; t <= V; t++)
+                for (size_t c = 0; c < 8; c++) matrix_set(&H->wq, t, c, rand() % 3 ? 0.0 : rand() % 2 ? 1.0 : 0.5);
+            for (size_t d = V + 1; d < D; d++)
+                for (size_t c = 0; c < 8; c++) matrix_set(&H->wk, d, c, rand() % 4 ? 0.0 : rand() % 2 ? 1.0 : -1.0);
+        } else { /* keys one-hot by position (in dims not in position order); each token asks for a few */
+            for (size_t p = 0; p < P; p++) matrix_set(&H->wk, V + 1 + p, perm[p], rand() % 4 ? 1.0 : 0.5);
+            for (size_t t = 0; t <= V; t++)
+                for (int k = 0; k < 3; k++) matrix_set(&H->wq, t, (size_t)rand() % P, rand() % 2 ? 1.0 : 0.5);
+            /* BOS (position 0) for token 0 below the tolerance of its best key, for token 1 alone,
+               for token 2 tied with position 5 */
+            for (size_t t = 0; t < 3; t++)
+                for (size_t c = 0; c < P; c++) matrix_set(&H->wq, t, c, 0.0);
+            matrix_set(&H->wq, 0, perm[0], 0.25);
+            matrix_set(&H->wq, 0, perm[1], 1.0);
+            matrix_set(&H->wq, 1, perm[0], 1.0);
+            matrix_set(&H->wq, 2, perm[5], 1.0);
+            matrix_set(&H->wq, 2, perm[0], 1.0);
+        }
+        /* values whose sums depend on their order; some -0.0 */
+        for (size_t d = 0; d < D; d++)
+            for (size_t c = 0; c < 2; c++)
+                matrix_set(&H->wv, d, c, rand() % 3 ? 0.0 : rand() % 4 ? (double)(rand() % 2001 - 1000) / 97.0 : -0.0);
+        matrix_set(&H->wv, V, 0, 1.5); /* BOS's value: its weight shows */
+        for (size_t c = 0; c < 2; c++) matrix_set(&H->wo, c, (size_t)rand() % D, 1.0);
+    }
+    ready(false);
+    const size_t lengths[] = {N, 17, 64, 1, 100};
+    for (size_t k = 0; k < sizeof lengths / sizeof *lengths; k++) {
+        size_t n = lengths[k], ids[N];
+        for (size_t i = 0; i < n; i++) ids[i] = (size_t)rand() % V;
+        double *want = calloc((n + 1) * D, sizeof(double)), *got = calloc((n + 1) * D, sizeof(double));
+        reference_forward(m, ids, n, want);
+        model_forward(m, ids, n, 0, 1, got, &ws);
+        for (size_t i = 0; i < (n + 1) * D; i++)
+            ck_assert_msg(memcmp(&want[i], &got[i], sizeof(double)) == 0, "length %zu entry %zu: %.17g vs %.17g", n, i,
+                          want[i], got[i]);
+        free(want);
+        free(got);
+    }
+    ck_assert(ws.sides[0][0].grouped && !ws.sides[0][1].grouped); /* judged on the length-150 input */
+    ck_assert(ws.sides[0][2].sparse && ws.sides[0][3].sparse);
+}
+END_TEST
+
 /* A random sparse model: the forward pass equals reference_forward bit for bit, and running the
  * layers one range at a time equals running them all at once. */
 START_TEST(test_forward_matches_reference) {
@@ -721,6 +802,7 @@ int main(void) {
     tcase_add_loop_test(tc, test_input_errors, 0, 2);
     tcase_add_test(tc, test_forward_matches_reference);
     tcase_add_test(tc, test_attention_both_sides);
+    tcase_add_test(tc, test_attention_shortcuts);
     tcase_add_loop_test(tc, test_gated_product, 0, 2);
     tcase_add_loop_test(tc, test_margin_check, 0, 2);
     tcase_add_test(tc, test_param_counts);

@@ -1,0 +1,30 @@
+/* Queries grouped by their non-zero entries. Two queries with the same entries (the same dims with
+ * the same bits) score every key alike, so a head that is not causal (every query sees every key)
+ * gives them the same output bit for bit: it is computed once per group and copied. Compiled
+ * heads often ask only a few distinct questions (select(tokens, tokens, <) asks one per token),
+ * whatever the length. */
+#ifndef RASPCC_RUNTIME_QUERY_GROUPS_H
+#define RASPCC_RUNTIME_QUERY_GROUPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/kernels.h"
+
+/* Scratch of query_groups for up to `rows` queries. */
+typedef struct QueryGroups {
+    uint32_t *group; /* rows: query i's group */
+    uint32_t *first; /* rows: group g's first query (ascending in g) */
+    uint32_t *table; /* 2 x rows (a power of two >= 2 rows): hash slots, group + 1 or 0 */
+    size_t table_size;
+} QueryGroups;
+
+/* Groups queries [0, rows) of q by their entries into g->group and g->first; returns the number
+ * of groups. */
+size_t query_groups(const KeyEntries *q, size_t rows, QueryGroups *g);
+
+/* Moves each group's first query's entries to position g of q (groups in order), so that q's
+ * first n_groups queries are one per group. */
+void query_groups_compact(KeyEntries *q, size_t n_groups, const QueryGroups *g);
+
+#endif
