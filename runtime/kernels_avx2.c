@@ -174,24 +174,27 @@ AVX2 void kernel_avx2_gather_keys(const double *K, size_t ld, size_t rows, const
     const __m256d zero = _mm256_setzero_pd();
     for (size_t c = 0; c < e->stride; c++) {
         const double *line = K + c * ld;
-        for (size_t j0 = 0; j0 < rows; j0 += 16) { /* 16 keys per test: a line is mostly zeros */
-            unsigned nz = 0;
-            if (rows - j0 >= 16) {
-#define NONZERO(t) ((unsigned)_mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(line + j0 + (t)), zero, _CMP_NEQ_UQ)) << (t))
-                nz = NONZERO(0) | NONZERO(4) | NONZERO(8) | NONZERO(12);
-#undef NONZERO
-            } else {
-                for (size_t t = 0; j0 + t < rows; t += 4) {
-                    size_t j = j0 + t;
-                    __m256d x = rows - j >= 4 ? _mm256_loadu_pd(line + j) : _mm256_maskload_pd(line + j, live_mask(rows - j));
-                    nz |= (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x, zero, _CMP_NEQ_UQ)) << t;
-                }
-            }
+        size_t j0 = 0;
+        for (; j0 + 16 <= rows; j0 += 16) { /* 16 keys per test: a line is mostly zeros */
+            __m256d x0 = _mm256_loadu_pd(line + j0), x1 = _mm256_loadu_pd(line + j0 + 4);
+            __m256d x2 = _mm256_loadu_pd(line + j0 + 8), x3 = _mm256_loadu_pd(line + j0 + 12);
+            /* the bits of all 16 or'ed: +-0.0 only where all 16 are */
+            __m256d any = _mm256_or_pd(_mm256_or_pd(x0, x1), _mm256_or_pd(x2, x3));
+            if (!_mm256_movemask_pd(_mm256_cmp_pd(any, zero, _CMP_NEQ_UQ))) continue;
+            unsigned nz = (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x0, zero, _CMP_NEQ_UQ)) |
+                          (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x1, zero, _CMP_NEQ_UQ)) << 4 |
+                          (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x2, zero, _CMP_NEQ_UQ)) << 8 |
+                          (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x3, zero, _CMP_NEQ_UQ)) << 12;
             for (; nz; nz &= nz - 1) {
                 size_t k = j0 + (size_t)__builtin_ctz(nz);
                 e->dim[k * e->stride + e->count[k]] = (uint32_t)c;
                 e->val[k * e->stride + e->count[k]++] = line[k];
             }
+        }
+        for (size_t k = j0; k < rows; k++) { /* the last few one by one (a NaN is not zero) */
+            if (line[k] == 0.0) continue;
+            e->dim[k * e->stride + e->count[k]] = (uint32_t)c;
+            e->val[k * e->stride + e->count[k]++] = line[k];
         }
     }
 }

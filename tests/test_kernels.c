@@ -106,7 +106,8 @@ START_TEST(test_relu_edges) {
 }
 END_TEST
 
-/* kernel_gather_keys (every instruction set) lists each key's non-zero entries in dim order, -0.0 counted as zero. */
+/* kernel_gather_keys (every instruction set) lists each key's non-zero entries in dim order, -0.0
+ * counted as zero, a NaN or a subnormal as not; lines dense and sparse (whole runs of zeros). */
 START_TEST(test_gather_keys) {
     srand(11);
     enum { DK = 13, ROWS = 77 };
@@ -114,8 +115,12 @@ START_TEST(test_gather_keys) {
     uint32_t count[ROWS], dim[ROWS * DK];
     double val[ROWS * DK];
     KeyEntries e = {DK, count, dim, val};
-    for (size_t rows = 1; rows <= ROWS; rows += 4) {
-        for (size_t i = 0; i < DK * LD; i++) K[i] = rand() % 3 ? 0.0 : rand() % 9 ? rnd() : -0.0;
+    for (size_t rows = 1; rows <= ROWS; rows += 2) {
+        int sparse = rows % 4 == 3 ? 40 : 3; /* one entry in 40, or in 3 */
+        for (size_t i = 0; i < DK * LD; i++) {
+            int r = rand() % 12;
+            K[i] = rand() % sparse ? (r == 0 ? -0.0 : 0.0) : r == 1 ? NAN : r == 2 ? 4.9e-324 : r == 3 ? -0.0 : rnd();
+        }
         for (int isa = KERNEL_SCALAR; isa <= (int)kernel_isa(); isa++) {
         size_t nonzero = 0;
         for (size_t c = 0; c < DK; c++)
@@ -128,7 +133,7 @@ START_TEST(test_gather_keys) {
                 if (K[c * LD + j] == 0.0) continue;
                 ck_assert_uint_lt(n, count[j]);
                 ck_assert_uint_eq(dim[j * DK + n], c);
-                ck_assert(val[j * DK + n] == K[c * LD + j]);
+                ck_assert(memcmp(&val[j * DK + n], &K[c * LD + j], sizeof(double)) == 0);
                 n++;
             }
             ck_assert_uint_eq(n, count[j]);
