@@ -180,6 +180,23 @@ static void head_projections(const ModelHead *h, Workspace *ws, size_t padded) {
     read_product(&h->wv, ws->F, ws->ld, 0, padded, ws->V);
 }
 
+/* H (units h0 .. h1 - 1 of a chunk) gets epilogue e of F W + bias for rows [r0, r0 + len): a chain
+ * per unit, or with classes, a chain per class given to each of its units (the same numbers). */
+static void hidden_units(const Matrix *W, const UnitClasses *cls, size_t chunk, size_t h0, size_t h1, KernelEpilogue e,
+                         const double *bias, Workspace *ws, size_t r0, size_t len) {
+    if (!cls->used) {
+        kernel_columns(matrix_columns(W) + h0, NULL, h1 - h0, ws->F + r0, 0, ws->ld, len, e, bias + h0, ws->H,
+                       KERNEL_BLOCK);
+        return;
+    }
+    size_t first = cls->chunk_start[chunk], n = cls->chunk_start[chunk + 1] - first;
+    kernel_columns(cls->cols + first, NULL, n, ws->F + r0, 0, ws->ld, len, KERNEL_STORE, NULL, ws->C, KERNEL_BLOCK);
+    for (size_t k = 0; k < n; k++) {
+        size_t a = cls->unit_start[first + k], b = cls->unit_start[first + k + 1];
+        kernel_fan_out(ws->C + k * KERNEL_BLOCK, len, e, bias + h0, cls->units + a, b - a, ws->H, KERNEL_BLOCK);
+    }
+}
+
 /* F += (ReLU(F W1 + b1) * G) W2 + b2 for rows [r0, r0 + len), G = F W3 + b3 when gated, a chunk
  * of hidden units at a time; each written dim's chain over W2 goes on from chunk to chunk (in Y),
  * or, when the hidden units fit one chunk, is added to F as it ends (the same arithmetic). */
@@ -191,11 +208,8 @@ static void mlp_block(const Model *m, size_t l, Workspace *ws, size_t r0, size_t
     const MatrixColumn *cols = matrix_columns(&f->w2);
     for (size_t h0 = 0, chunk = 0; h0 < hidden; h0 += HIDDEN_CHUNK, chunk++) {
         size_t h1 = hidden - h0 < HIDDEN_CHUNK ? hidden : h0 + HIDDEN_CHUNK;
-        kernel_columns(matrix_columns(&f->w1) + h0, NULL, h1 - h0, ws->F + r0, 0, ld, len, KERNEL_RELU, f->b1 + h0,
-                       ws->H, KERNEL_BLOCK);
-        if (f->gated)
-            kernel_columns(matrix_columns(&f->w3) + h0, NULL, h1 - h0, ws->F + r0, 0, ld, len, KERNEL_GATE, f->b3 + h0,
-                           ws->H, KERNEL_BLOCK);
+        hidden_units(&f->w1, &ws->w1_classes[l], chunk, h0, h1, KERNEL_RELU, f->b1, ws, r0, len);
+        if (f->gated) hidden_units(&f->w3, &ws->w3_classes[l], chunk, h0, h1, KERNEL_GATE, f->b3, ws, r0, len);
         if (hidden <= HIDDEN_CHUNK) {
             if (plan->n) kernel_columns(cols, plan->dims, plan->n, ws->H, 0, KERNEL_BLOCK, len, KERNEL_ADD, NULL, ws->F + r0, ld);
             break;
@@ -337,6 +351,48 @@ static void plan_segments(Arena *a, const Matrix *W2, const WritePlan *plan, Chu
     }
 }
 
+static bool same_column(MatrixColumn a, MatrixColumn b) {
+    return a.n == b.n && !memcmp(a.row, b.row, a.n * sizeof *a.row) && !memcmp(a.val, b.val, a.n * sizeof *a.val);
+}
+
+/* W's columns (hidden units) by equal column within each chunk, in order of first appearance. */
+static void plan_classes(Arena *a, const Matrix *W, UnitClasses *cls) {
+    size_t hidden = W->cols, chunks = (hidden + HIDDEN_CHUNK - 1) / HIDDEN_CHUNK, n = 0;
+    uint32_t *class_of = ARENA_ARRAY(a, uint32_t, hidden + 1);
+    size_t *count = ARENA_ARRAY(a, size_t, hidden + 1);
+    cls->chunk_start = ARENA_ARRAY(a, size_t, chunks + 1);
+    cls->cols = ARENA_ARRAY(a, MatrixColumn, hidden + 1);
+    for (size_t c = 0; c < chunks; c++) {
+        size_t h0 = c * HIDDEN_CHUNK, h1 = hidden - h0 < HIDDEN_CHUNK ? hidden : h0 + HIDDEN_CHUNK;
+        cls->chunk_start[c] = n;
+        for (size_t u = h0; u < h1; u++) {
+            MatrixColumn col = matrix_column(W, u);
+            size_t k = cls->chunk_start[c];
+            while (k < n && !same_column(cls->cols[k], col)) k++;
+            if (k == n) cls->cols[n++] = col;
+            class_of[u] = (uint32_t)k;
+            count[k]++;
+        }
+    }
+    cls->chunk_start[chunks] = n;
+    cls->used = n * 4 <= hidden;
+    cls->unit_start = ARENA_ARRAY(a, size_t, n + 1);
+    for (size_t k = 0; k < n; k++) cls->unit_start[k + 1] = cls->unit_start[k] + count[k];
+    cls->units = ARENA_ARRAY(a, uint32_t, hidden + 1);
+    memset(count, 0, (n + 1) * sizeof *count);
+    for (size_t u = 0; u < hidden; u++) {
+        size_t k = class_of[u];
+        cls->units[cls->unit_start[k] + count[k]++] = (uint32_t)(u % HIDDEN_CHUNK);
+    }
+}
+
+/* The most classes a chunk of cls has (0 when cls is not used). */
+static size_t most_classes(const UnitClasses *cls, size_t hidden) {
+    size_t most = 0, chunks = (hidden + HIDDEN_CHUNK - 1) / HIDDEN_CHUNK;
+    for (size_t c = 0; cls->used && c < chunks; c++) most = max_sz(most, cls->chunk_start[c + 1] - cls->chunk_start[c]);
+    return most;
+}
+
 /* The dims the checks, the readout and the error flag read (runtime/model.h), ascending. */
 static void plan_reads(Workspace *ws, const Model *m) {
     size_t D = m->d_model;
@@ -378,11 +434,13 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
         return false;
     }
     size_t ld = round_up(cap, KERNEL_BLOCK) + 8; /* slack: a sequence's last score block may read past it */
-    size_t dk = 0, dv = 0, layer_dv = 0, writes = 0;
+    size_t dk = 0, dv = 0, layer_dv = 0, writes = 0, chains = 0;
     ws->heads = ARENA_ARRAY(&ws->arena, WritePlan *, m->n_layers ? m->n_layers : 1);
     ws->sides = ARENA_ARRAY(&ws->arena, HeadSide *, m->n_layers ? m->n_layers : 1);
     ws->mlps = ARENA_ARRAY(&ws->arena, WritePlan, m->n_layers ? m->n_layers : 1);
     ws->segments = ARENA_ARRAY(&ws->arena, ChunkSegments, m->n_layers ? m->n_layers : 1);
+    ws->w1_classes = ARENA_ARRAY(&ws->arena, UnitClasses, m->n_layers ? m->n_layers : 1);
+    ws->w3_classes = ARENA_ARRAY(&ws->arena, UnitClasses, m->n_layers ? m->n_layers : 1);
     ws->b2_dims = ARENA_ARRAY(&ws->arena, uint32_t *, m->n_layers ? m->n_layers : 1);
     ws->b2_count = ARENA_ARRAY(&ws->arena, size_t, m->n_layers ? m->n_layers : 1);
     for (size_t l = 0; l < m->n_layers; l++) {
@@ -401,6 +459,10 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
         layer_dv = max_sz(layer_dv, sum_dv);
         plan_writes(&ws->arena, &L->mlp.w2, &ws->mlps[l]);
         plan_segments(&ws->arena, &L->mlp.w2, &ws->mlps[l], &ws->segments[l]);
+        plan_classes(&ws->arena, &L->mlp.w1, &ws->w1_classes[l]);
+        if (L->mlp.gated) plan_classes(&ws->arena, &L->mlp.w3, &ws->w3_classes[l]);
+        chains = max_sz(chains, most_classes(&ws->w1_classes[l], L->mlp.w1.cols));
+        if (L->mlp.gated) chains = max_sz(chains, most_classes(&ws->w3_classes[l], L->mlp.w3.cols));
         writes = max_sz(writes, ws->mlps[l].n);
         ws->b2_dims[l] = ARENA_ARRAY(&ws->arena, uint32_t, D ? D : 1);
         for (size_t j = 0; j < D; j++)
@@ -409,7 +471,7 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     /* panels of ld doubles per line, blocks of KERNEL_BLOCK, and rows of D */
     size_t sizes[] = {D * ld, dk * ld, dk * ld, dv * ld, layer_dv * ld, KERNEL_BLOCK * (round_up(seq, 8) + 8),
                       HIDDEN_CHUNK * KERNEL_BLOCK, writes * KERNEL_BLOCK, seq * D, seq, ld, seq * dk,
-                      seq * dk, KERNEL_BLOCK * KERNEL_BLOCK};
+                      seq * dk, KERNEL_BLOCK * KERNEL_BLOCK, chains * KERNEL_BLOCK};
     size_t total = 0;
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
         size_t w = sizes[i] ? sizes[i] : 1;
@@ -428,7 +490,7 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     }
     double *p = ws->block;
     double **bufs[] = {&ws->F, &ws->Q, &ws->K, &ws->V, &ws->A, &ws->S, &ws->H, &ws->Y, &ws->X,
-                       &ws->token_values, &ws->row_values, &ws->key_val, &ws->query_val, &ws->T};
+                       &ws->token_values, &ws->row_values, &ws->key_val, &ws->query_val, &ws->T, &ws->C};
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
         *bufs[i] = p;
         p += sizes[i] ? sizes[i] : 1;

@@ -80,6 +80,18 @@ typedef struct HeadSide {
     bool grouped;       /* once per group of equal queries (runtime/query_groups.h) where it pays */
 } HeadSide;
 
+/* The hidden units of a W1 (or W3) by equal column (the same entries, bit for bit), chunk by
+ * chunk: one chain serves each class (runtime/forward.c). Used where the classes are at most a
+ * quarter of the units: compiled MLPs that tabulate a function of one number have many hidden
+ * units reading the same combination. */
+typedef struct UnitClasses {
+    bool used;
+    size_t *chunk_start;  /* chunk c's classes are [chunk_start[c], chunk_start[c + 1]) */
+    MatrixColumn *cols;   /* per class: the column its units share */
+    size_t *unit_start;   /* per class (and one past the last): where its units are in units */
+    uint32_t *units;      /* the units of each class, counted from their chunk's first unit */
+} UnitClasses;
+
 /* One row of an embedding: its stored entries, dims ascending. */
 typedef MatrixRow EmbedRow;
 
@@ -122,6 +134,8 @@ typedef struct Workspace {
     HeadSide **sides;     /* sides[l][h]: where head h of layer l takes its scores from */
     WritePlan *mlps;      /* mlps[l]: the dims W2 writes */
     ChunkSegments *segments; /* segments[l]: W2's entries by chunk of hidden units */
+    UnitClasses *w1_classes, *w3_classes; /* [l]: W1's and W3's hidden units by equal column ... */
+    double *C;            /* ... HIDDEN_CHUNK x KERNEL_BLOCK: the chains of a block's classes */
     uint32_t **b2_dims;   /* b2_dims[l]: the dims with a non-zero b2 (b2_count[l] of them) */
     size_t *b2_count;
     EmbedRow *token_rows, *pos_rows; /* n_vocab + 1, max_len + 1 */

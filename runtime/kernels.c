@@ -251,6 +251,31 @@ void kernel_columns_isa(KernelIsa isa, const MatrixColumn *cols, const uint32_t 
     columns_scalar(cols, which, n_cols, in, base, ld, len, e, bias, out, out_ld);
 }
 
+static void fan_out_scalar(const double *c, size_t len, KernelEpilogue e, const double *bias, const uint32_t *units,
+                           size_t n_units, double *out, size_t out_ld) {
+    for (size_t j = 0; j < n_units; j++) {
+        double *o = out + (size_t)units[j] * out_ld;
+        for (size_t i = 0; i < len; i++) o[i] = epi_scalar(c[i], e, bias[units[j]], o[i]);
+    }
+}
+
+void kernel_fan_out(const double *c, size_t len, KernelEpilogue e, const double *bias, const uint32_t *units,
+                    size_t n_units, double *out, size_t out_ld) {
+    kernel_fan_out_isa(kernel_isa(), c, len, e, bias, units, n_units, out, out_ld);
+}
+
+void kernel_fan_out_isa(KernelIsa isa, const double *c, size_t len, KernelEpilogue e, const double *bias,
+                        const uint32_t *units, size_t n_units, double *out, size_t out_ld) {
+#ifdef KERNEL_X86
+    if (isa >= KERNEL_AVX2) { /* AVX-512 machines run the AVX2 loop: the same bits */
+        kernel_avx2_fan_out(c, len, e, bias, units, n_units, out, out_ld);
+        return;
+    }
+#endif
+    (void)isa;
+    fan_out_scalar(c, len, e, bias, units, n_units, out, out_ld);
+}
+
 /* ---- attention, one query per lane ---- */
 
 static void scores_scalar(const KeyEntries *e, size_t n_keys, const double *Q, size_t ld, size_t lanes, double *S) {

@@ -62,6 +62,14 @@ void kernel_columns_isa(KernelIsa isa, const MatrixColumn *cols, const uint32_t 
                         size_t base, size_t ld, size_t len, KernelEpilogue e, const double *bias, double *out,
                         size_t out_ld);
 
+/* One chain's values c[i] (i < len, a multiple of 8) taken by several outputs: for each j <
+ * n_units, line u = units[j] of out (out + u * out_ld) gets the epilogue with bias[u] of c, as
+ * kernel_columns gives it to a column whose chain is c (hidden units whose W1 columns are equal). */
+void kernel_fan_out(const double *c, size_t len, KernelEpilogue e, const double *bias, const uint32_t *units,
+                    size_t n_units, double *out, size_t out_ld);
+void kernel_fan_out_isa(KernelIsa isa, const double *c, size_t len, KernelEpilogue e, const double *bias,
+                        const uint32_t *units, size_t n_units, double *out, size_t out_ld);
+
 /* A sequence's keys by their non-zero entries: key j has count[j] entries, dims dim[j * stride ..]
  * (ascending) and values val[j * stride ..]. */
 typedef struct KeyEntries {

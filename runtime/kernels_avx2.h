@@ -26,6 +26,9 @@ void kernel_avx2_columns(const MatrixColumn *cols, const uint32_t *which, size_t
                          size_t ld, size_t len, KernelEpilogue e, const double *bias, double *out, size_t out_ld);
 /* kernel_add. */
 void kernel_avx2_add(const double *y, size_t len, double *out);
+/* kernel_fan_out. */
+void kernel_avx2_fan_out(const double *c, size_t len, KernelEpilogue e, const double *bias, const uint32_t *units,
+                         size_t n_units, double *out, size_t out_ld);
 /* kernel_gather_keys after the counts are zeroed. */
 void kernel_avx2_gather_keys(const double *K, size_t ld, size_t rows, const KeyEntries *e);
 /* kernel_count_nonzero. */

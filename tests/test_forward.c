@@ -606,6 +606,61 @@ START_TEST(test_attention_shortcuts) {
 }
 END_TEST
 
+/* MLPs whose hidden units share a few W1 (and W3) columns, over several chunks, plain and gated:
+ * one chain per class of equal columns (UnitClasses) gives reference_forward's numbers bit for
+ * bit, each unit with its own bias. */
+START_TEST(test_mlp_unit_classes) {
+    Model *m = &model;
+    srand(10);
+    enum { D = 20, N = 12, H0 = 2 * WORKSPACE_HIDDEN_CHUNK + 5, H1 = 40 };
+    m->d_model = D;
+    m->max_len = N;
+    m->n_vocab = 3;
+    m->vocab = ARENA_ARRAY(&m->arena, Value, 3);
+    for (int v = 0; v < 3; v++) m->vocab[v] = value_int(v);
+    m->token_type = IR_TOKENS_INT;
+    m->token_embed = model_matrix(m, 4, D);
+    m->pos_embed = model_matrix(m, N + 1, D);
+    for (size_t i = 0; i < 4 * D; i++) matrix_set(&m->token_embed, i / D, i % D, rand() % 3 ? 0 : (double)(rand() % 41 - 20) / 7.0);
+    for (size_t i = 0; i < (N + 1) * D; i++) matrix_set(&m->pos_embed, i / D, i % D, rand() % 3 ? 0 : (double)(rand() % 41 - 20) / 7.0);
+    size_t heads[2] = {0, 0}, hidden[2] = {H0, H1};
+    fx_layers(m, 2, heads, hidden);
+    fx_gate(m, 1);
+    double proto[3][D];
+    for (size_t l = 0; l < 2; l++) {
+        ModelMlp *f = &m->layers[l].mlp;
+        Matrix *w[2] = {&f->w1, &f->w3};
+        for (int k = 0; k < (l ? 2 : 1); k++) {
+            for (int p = 0; p < 2; p++)
+                for (size_t d = 0; d < D; d++) proto[p][d] = rand() % 3 ? 0.0 : (double)(rand() % 41 - 20) / 9.0;
+            for (size_t d = 0; d < D; d++) proto[2][d] = 2 * proto[0][d]; /* the same dims as the first */
+            for (size_t u = 0; u < hidden[l]; u++)
+                for (size_t d = 0; d < D; d++) matrix_set(w[k], d, u, proto[(u * 7 + k) % 3][d]);
+        }
+        for (size_t u = 0; u < hidden[l]; u++) {
+            f->b1[u] = (double)(rand() % 41 - 20) / 5.0;
+            if (l) f->b3[u] = (double)(rand() % 11 - 5) / 3.0;
+        }
+        for (size_t i = 0; i < hidden[l] * D; i++)
+            matrix_set(&f->w2, i / D, i % D, rand() % 9 ? 0.0 : (double)(rand() % 41 - 20) / 11.0);
+    }
+    ready(false);
+    for (int k = 0; k < 4; k++) {
+        size_t n = k ? 1 + (size_t)rand() % N : N, ids[N];
+        for (size_t i = 0; i < n; i++) ids[i] = (size_t)rand() % 3;
+        double *want = calloc((n + 1) * D, sizeof(double)), *got = calloc((n + 1) * D, sizeof(double));
+        reference_forward(m, ids, n, want);
+        model_forward(m, ids, n, 0, 2, got, &ws);
+        for (size_t i = 0; i < (n + 1) * D; i++)
+            ck_assert_msg(memcmp(&want[i], &got[i], sizeof(double)) == 0, "length %zu entry %zu: %.17g vs %.17g", n, i,
+                          want[i], got[i]);
+        free(want);
+        free(got);
+    }
+    ck_assert(ws.w1_classes[0].used && ws.w1_classes[1].used && ws.w3_classes[1].used);
+}
+END_TEST
+
 /* A random sparse model: the forward pass equals reference_forward bit for bit, and running the
  * layers one range at a time equals running them all at once. */
 START_TEST(test_forward_matches_reference) {
@@ -803,6 +858,7 @@ int main(void) {
     tcase_add_test(tc, test_forward_matches_reference);
     tcase_add_test(tc, test_attention_both_sides);
     tcase_add_test(tc, test_attention_shortcuts);
+    tcase_add_test(tc, test_mlp_unit_classes);
     tcase_add_loop_test(tc, test_gated_product, 0, 2);
     tcase_add_loop_test(tc, test_margin_check, 0, 2);
     tcase_add_test(tc, test_param_counts);

@@ -106,6 +106,49 @@ START_TEST(test_relu_edges) {
 }
 END_TEST
 
+/* The epilogues as kernels.h states them, one element at a time. */
+static double epilogue(double c, KernelEpilogue e, double bias, double o) {
+    double t = c + bias;
+    switch (e) {
+    case KERNEL_STORE: return c;
+    case KERNEL_ADD: return o + c;
+    case KERNEL_RELU: return t > 0.0 ? t : 0.0;
+    case KERNEL_GATE: return o * t;
+    }
+    return c;
+}
+
+/* kernel_fan_out (every instruction set): one chain's values given to several units, each with its
+ * own bias and the epilogue, other lines untouched; a NaN and a -0.0 among the values. */
+START_TEST(test_fan_out) {
+    srand(6);
+    enum { UNITS = 9 };
+    static double c[LD], init[UNITS * LD], got[UNITS * LD];
+    double bias[UNITS];
+    const uint32_t units[] = {0, 4, 7, 2};
+    for (size_t u = 0; u < UNITS; u++) bias[u] = rnd();
+    for (size_t i = 0; i < LD; i++) c[i] = rnd();
+    c[3] = NAN, c[5] = -0.0, c[9] = -bias[0]; /* unit 0's ReLU at exactly zero */
+    for (size_t i = 0; i < UNITS * LD; i++) init[i] = rnd();
+    const size_t lens[] = {8, 32, 40, 64, 72, 136};
+    for (int isa = KERNEL_SCALAR; isa <= (int)kernel_isa(); isa++)
+        for (int e = KERNEL_STORE; e <= KERNEL_GATE; e++)
+            for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+                memcpy(got, init, sizeof got);
+                kernel_fan_out_isa((KernelIsa)isa, c, lens[li], (KernelEpilogue)e, bias, units, 4, got, LD);
+                for (size_t u = 0; u < UNITS; u++) {
+                    bool listed = u == 0 || u == 4 || u == 7 || u == 2;
+                    for (size_t i = 0; i < LD; i++) {
+                        double want = listed && i < lens[li] ? epilogue(c[i], (KernelEpilogue)e, bias[u], init[u * LD + i])
+                                                             : init[u * LD + i];
+                        ck_assert_msg(memcmp(&want, &got[u * LD + i], sizeof want) == 0, "%s epilogue %d len %zu unit %zu row %zu",
+                                      kernel_isa_name((KernelIsa)isa), e, lens[li], u, i);
+                    }
+                }
+            }
+}
+END_TEST
+
 /* kernel_gather_keys (every instruction set) lists each key's non-zero entries in dim order, -0.0
  * counted as zero, a NaN or a subnormal as not; lines dense and sparse (whole runs of zeros). */
 START_TEST(test_gather_keys) {
@@ -239,6 +282,7 @@ int main(void) {
     tcase_add_test(tc, test_transpose);
     tcase_add_test(tc, test_relu_edges);
     tcase_add_test(tc, test_gather_keys);
+    tcase_add_test(tc, test_fan_out);
     tcase_add_test(tc, test_scores);
     tcase_add_test(tc, test_attend);
     suite_add_tcase(s, tc);
