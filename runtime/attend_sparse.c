@@ -100,12 +100,17 @@ void attend_sparse(const KeyEntries *keys, const KeyEntries *queries, size_t row
         for (size_t t = 0; t < n_visit; t++)
             if (!(s->score[t] < threshold)) s->visit[ties++] = s->visit[t]; /* selected, in key order */
         /* BOS (key 0) comes first where visited; unvisited, it scores +0.0 and is not selected */
-        double extra = ties && s->visit[0] == 0 ? bos_extra : 0.0;
+        double extra = ties && s->visit[0] == 0 ? bos_extra : 0.0, denominator = (double)ties + extra;
+        if (ties == 1) { /* one key (a one-hot match): the same operations without the inner loop */
+            size_t j = s->visit[0];
+            for (size_t c = 0; c < dv; c++) out[c * out_ld + i] = (extra * V[c * v_ld] + V[c * v_ld + j]) / denominator;
+            continue;
+        }
         for (size_t c = 0; c < dv; c++) {
             const double *v = V + c * v_ld;
             double sum = extra * v[0];
             for (size_t t = 0; t < ties; t++) sum += v[s->visit[t]];
-            out[c * out_ld + i] = sum / ((double)ties + extra);
+            out[c * out_ld + i] = sum / denominator;
         }
     }
 }
