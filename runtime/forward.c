@@ -352,7 +352,8 @@ static void plan_segments(Arena *a, const Matrix *W2, const WritePlan *plan, Chu
 }
 
 static bool same_column(MatrixColumn a, MatrixColumn b) {
-    return a.n == b.n && !memcmp(a.row, b.row, a.n * sizeof *a.row) && !memcmp(a.val, b.val, a.n * sizeof *a.val);
+    return a.n == b.n && (a.n == 0 || (!memcmp(a.row, b.row, a.n * sizeof *a.row) &&
+                                       !memcmp(a.val, b.val, a.n * sizeof *a.val))); /* an empty column has no arrays */
 }
 
 /* W's columns (hidden units) by equal column within each chunk, in order of first appearance. */

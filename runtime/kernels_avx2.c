@@ -66,6 +66,22 @@ AVX2 void kernel_avx2_add(const double *y, size_t len, double *out) {
     for (size_t i = 0; i < len; i += 4) _mm256_storeu_pd(out + i, _mm256_add_pd(_mm256_loadu_pd(out + i), _mm256_loadu_pd(y + i)));
 }
 
+/* 32 rows: a chain step in the 8 registers a0..a7, and their epilogue into o .. o + 31. */
+#define CHAIN_STEPS_32                                                                                              \
+    CHAIN_STEP(a0, 0), CHAIN_STEP(a1, 4), CHAIN_STEP(a2, 8), CHAIN_STEP(a3, 12), CHAIN_STEP(a4, 16),              \
+        CHAIN_STEP(a5, 20), CHAIN_STEP(a6, 24), CHAIN_STEP(a7, 28)
+#define STORE_32(o)                                                                                                 \
+    do {                                                                                                            \
+        _mm256_storeu_pd((o), EPI256(a0, (o)));                                                                     \
+        _mm256_storeu_pd((o) + 4, EPI256(a1, (o) + 4));                                                             \
+        _mm256_storeu_pd((o) + 8, EPI256(a2, (o) + 8));                                                             \
+        _mm256_storeu_pd((o) + 12, EPI256(a3, (o) + 12));                                                           \
+        _mm256_storeu_pd((o) + 16, EPI256(a4, (o) + 16));                                                           \
+        _mm256_storeu_pd((o) + 20, EPI256(a5, (o) + 20));                                                           \
+        _mm256_storeu_pd((o) + 24, EPI256(a6, (o) + 24));                                                           \
+        _mm256_storeu_pd((o) + 28, EPI256(a7, (o) + 28));                                                           \
+    } while (0)
+
 /* One column over rows [0, len) (a multiple of 8): 32 rows in 8 registers, then 8 at a time. A
  * one-entry column (a copy with a scale: most of a compiled head's projections) keeps its weight
  * and input line out of the loop. Inlined with a constant epilogue. */
@@ -81,22 +97,8 @@ column_rows(const MatrixColumn *col, const double *in, size_t base, size_t ld, s
             const double *x = x0 + i0;
             double *oo = o + i0;
             __m256d a0 = zero, a1 = zero, a2 = zero, a3 = zero, a4 = zero, a5 = zero, a6 = zero, a7 = zero;
-            CHAIN_STEP(a0, 0);
-            CHAIN_STEP(a1, 4);
-            CHAIN_STEP(a2, 8);
-            CHAIN_STEP(a3, 12);
-            CHAIN_STEP(a4, 16);
-            CHAIN_STEP(a5, 20);
-            CHAIN_STEP(a6, 24);
-            CHAIN_STEP(a7, 28);
-            _mm256_storeu_pd(oo, EPI256(a0, oo));
-            _mm256_storeu_pd(oo + 4, EPI256(a1, oo + 4));
-            _mm256_storeu_pd(oo + 8, EPI256(a2, oo + 8));
-            _mm256_storeu_pd(oo + 12, EPI256(a3, oo + 12));
-            _mm256_storeu_pd(oo + 16, EPI256(a4, oo + 16));
-            _mm256_storeu_pd(oo + 20, EPI256(a5, oo + 20));
-            _mm256_storeu_pd(oo + 24, EPI256(a6, oo + 24));
-            _mm256_storeu_pd(oo + 28, EPI256(a7, oo + 28));
+            CHAIN_STEPS_32;
+            STORE_32(oo);
         }
     }
     for (; i0 + 32 <= len; i0 += 32) {
@@ -104,24 +106,10 @@ column_rows(const MatrixColumn *col, const double *in, size_t base, size_t ld, s
         for (uint32_t k = 0; k < col->n; k++) {
             __m256d w = _mm256_set1_pd(col->val[k]);
             const double *x = in + (size_t)(col->row[k] - base) * ld + i0;
-            CHAIN_STEP(a0, 0);
-            CHAIN_STEP(a1, 4);
-            CHAIN_STEP(a2, 8);
-            CHAIN_STEP(a3, 12);
-            CHAIN_STEP(a4, 16);
-            CHAIN_STEP(a5, 20);
-            CHAIN_STEP(a6, 24);
-            CHAIN_STEP(a7, 28);
+            CHAIN_STEPS_32;
         }
         double *oo = o + i0;
-        _mm256_storeu_pd(oo, EPI256(a0, oo));
-        _mm256_storeu_pd(oo + 4, EPI256(a1, oo + 4));
-        _mm256_storeu_pd(oo + 8, EPI256(a2, oo + 8));
-        _mm256_storeu_pd(oo + 12, EPI256(a3, oo + 12));
-        _mm256_storeu_pd(oo + 16, EPI256(a4, oo + 16));
-        _mm256_storeu_pd(oo + 20, EPI256(a5, oo + 20));
-        _mm256_storeu_pd(oo + 24, EPI256(a6, oo + 24));
-        _mm256_storeu_pd(oo + 28, EPI256(a7, oo + 28));
+        STORE_32(oo);
     }
     for (; i0 < len; i0 += 8) {
         __m256d a0 = zero, a1 = zero;
@@ -150,14 +138,7 @@ column_rows(const MatrixColumn *col, const double *in, size_t base, size_t ld, s
                 const __m256d b = _mm256_set1_pd(bias[units[j]]);                                                   \
                 double *o = out + (size_t)units[j] * out_ld + i0;                                                   \
                 const KernelEpilogue e = (E);                                                                       \
-                _mm256_storeu_pd(o, EPI256(a0, o));                                                                 \
-                _mm256_storeu_pd(o + 4, EPI256(a1, o + 4));                                                         \
-                _mm256_storeu_pd(o + 8, EPI256(a2, o + 8));                                                         \
-                _mm256_storeu_pd(o + 12, EPI256(a3, o + 12));                                                       \
-                _mm256_storeu_pd(o + 16, EPI256(a4, o + 16));                                                       \
-                _mm256_storeu_pd(o + 20, EPI256(a5, o + 20));                                                       \
-                _mm256_storeu_pd(o + 24, EPI256(a6, o + 24));                                                       \
-                _mm256_storeu_pd(o + 28, EPI256(a7, o + 28));                                                       \
+                STORE_32(o);                                                                                        \
             }                                                                                                       \
         }                                                                                                           \
         for (; i0 < len; i0 += 8) {                                                                                 \
@@ -183,6 +164,8 @@ AVX2 void kernel_avx2_fan_out(const double *c, size_t len, KernelEpilogue e, con
     }
 }
 #undef FAN_OUT_WITH
+#undef CHAIN_STEPS_32
+#undef STORE_32
 
 /* Column by column, each over all its rows: a panel's output lines are written one after another. */
 #define COLUMNS_WITH(E)                                                                                             \
