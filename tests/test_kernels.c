@@ -231,7 +231,8 @@ START_TEST(test_scores) {
 END_TEST
 
 /* kernel_attend equals its one-lane reference bit for bit: random scores with ties, signed zeros
- * and NaNs, causal or not, BOS light or heavy, every lane count up to a block. */
+ * and NaNs, causal or not, BOS light or heavy, values that are +0.0 past BOS (a selector width's),
+ * every lane count up to a block. */
 START_TEST(test_attend) {
     srand(13);
     enum { KEYS = 70, DV = 3 };
@@ -249,6 +250,10 @@ START_TEST(test_attend) {
         if (round % 10 == 2) S[(size_t)rand() % (n * KERNEL_BLOCK)] = NAN;
         if (round % 20 == 5) S[(size_t)rand() % lanes] = NAN; /* BOS's score */
         for (size_t i = 0; i < DV * LD; i++) V[i] = rand() % 4 ? rnd() : -0.0;
+        if (round % 3 == 1) /* a selector width's value: +0.0 (or -0.0) past BOS, BOS's of either sign */
+            for (size_t c = 0; c < DV; c++)
+                for (size_t j = 0; j < LD; j++)
+                    V[c * LD + j] = j ? (round / 3 % 2 ? -0.0 : 0.0) : rand() % 3 == 0 ? -0.0 : rand() % 2 ? -rnd() : rnd();
         size_t dv = (size_t)round % (DV + 1);
         for (size_t i = 0; i < DV * LD; i++) b[i] = 42.0;
         kernel_attend_isa(KERNEL_SCALAR, S, &k, lanes, V, LD, dv, b, LD, masks, keys);
