@@ -135,7 +135,7 @@ typedef struct Workspace {
     WritePlan *mlps;      /* mlps[l]: the dims W2 writes */
     ChunkSegments *segments; /* segments[l]: W2's entries by chunk of hidden units */
     UnitClasses *w1_classes, *w3_classes; /* [l]: W1's and W3's hidden units by equal column ... */
-    double *C;            /* ... HIDDEN_CHUNK x KERNEL_BLOCK: the chains of a block's classes */
+    double *C;            /* ... (most classes in a chunk) x KERNEL_BLOCK: their chains */
     uint32_t **b2_dims;   /* b2_dims[l]: the dims with a non-zero b2 (b2_count[l] of them) */
     size_t *b2_count;
     EmbedRow *token_rows, *pos_rows; /* n_vocab + 1, max_len + 1 */
