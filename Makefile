@@ -92,7 +92,7 @@ $(eval $(call mode_rules,rel,$(OPT)))
 $(eval $(call mode_rules,san,-O1 -g $(SAN)))
 
 .SECONDARY:
-.PHONY: all deps python-deps demo check unit-tests unit-tests-rel unit-tests-san codegen-cycles golden corpus repl-transcripts simulator python errflag verify bench \
+.PHONY: all deps python-deps demo check unit-tests unit-tests-rel unit-tests-san codegen-cycles golden corpus runtime-paths repl-transcripts simulator python errflag verify bench \
 	bench-simulator testbed-check testbed fuzz clean conformance
 all: deps $(addprefix bin/,$(TOOLS))
 
@@ -144,6 +144,10 @@ golden: deps $(addprefix build/san/bin/,$(TOOLS))
 corpus: all
 	@sh tests/corpus.sh bin
 
+# The runtime's attention and MLP paths, run under the sanitizers, on programs written to reach them.
+runtime-paths: all build/san/bin/rasprun
+	@sh tests/runtime_paths.sh bin build/san/bin
+
 testbed-check: all build/san/bin/rasptestbed
 	@sh tests/testbed.sh bin build/san/bin
 
@@ -161,7 +165,7 @@ errflag: all
 	@sh tests/errflag.sh bin
 	@sh tests/errflag_sweep.sh bin
 
-check: all unit-tests golden corpus repl-transcripts simulator python errflag testbed-check codegen-cycles
+check: all unit-tests golden corpus repl-transcripts simulator python errflag testbed-check codegen-cycles runtime-paths
 
 verify: all
 	@sh tests/verify.sh bin
