@@ -356,35 +356,61 @@ static bool same_column(MatrixColumn a, MatrixColumn b) {
                                        !memcmp(a.val, b.val, a.n * sizeof *a.val))); /* an empty column has no arrays */
 }
 
-/* W's columns (hidden units) by equal column within each chunk, in order of first appearance. */
-static void plan_classes(Arena *a, const Matrix *W, UnitClasses *cls) {
-    size_t hidden = W->cols, chunks = (hidden + HIDDEN_CHUNK - 1) / HIDDEN_CHUNK, n = 0;
-    uint32_t *class_of = ARENA_ARRAY(a, uint32_t, hidden + 1);
-    size_t *count = ARENA_ARRAY(a, size_t, hidden + 1);
-    cls->chunk_start = ARENA_ARRAY(a, size_t, chunks + 1);
-    cls->cols = ARENA_ARRAY(a, MatrixColumn, hidden + 1);
-    for (size_t c = 0; c < chunks; c++) {
+/* A hash of a column's entries (rows and value bits). */
+static uint64_t column_hash(MatrixColumn col) {
+    const uint64_t k = 0x9e3779b97f4a7c15ull;
+    uint64_t h = col.n * k;
+    for (uint32_t e = 0; e < col.n; e++) {
+        uint64_t bits;
+        memcpy(&bits, &col.val[e], sizeof bits);
+        h = ((h ^ col.row[e]) * k ^ bits) * k;
+    }
+    return h ^ (h >> 29);
+}
+
+/* W's columns (hidden units) by equal column within each chunk, in order of first appearance
+ * (found through a hash table of 2 x HIDDEN_CHUNK slots, cleared per chunk). The workspace keeps
+ * the classes only where they are used. False when out of memory. */
+static bool plan_classes(Arena *a, const Matrix *W, UnitClasses *cls) {
+    size_t hidden = W->cols, chunks = (hidden + HIDDEN_CHUNK - 1) / HIDDEN_CHUNK, n = 0, slots = 2 * HIDDEN_CHUNK;
+    uint32_t *class_of = malloc((hidden + 1) * sizeof *class_of), *table = malloc(slots * sizeof *table);
+    size_t *count = calloc(hidden + 1, sizeof *count), *chunk_start = malloc((chunks + 1) * sizeof *chunk_start);
+    MatrixColumn *cols = malloc((hidden + 1) * sizeof *cols);
+    bool ok = class_of && table && count && chunk_start && cols;
+    for (size_t c = 0; ok && c < chunks; c++) {
         size_t h0 = c * HIDDEN_CHUNK, h1 = hidden - h0 < HIDDEN_CHUNK ? hidden : h0 + HIDDEN_CHUNK;
-        cls->chunk_start[c] = n;
+        chunk_start[c] = n;
+        memset(table, 0, slots * sizeof *table); /* slot: class + 1, or 0 */
         for (size_t u = h0; u < h1; u++) {
             MatrixColumn col = matrix_column(W, u);
-            size_t k = cls->chunk_start[c];
-            while (k < n && !same_column(cls->cols[k], col)) k++;
-            if (k == n) cls->cols[n++] = col;
-            class_of[u] = (uint32_t)k;
-            count[k]++;
+            size_t slot = (size_t)column_hash(col) % slots;
+            while (table[slot] && !same_column(cols[table[slot] - 1], col)) slot = (slot + 1) % slots;
+            if (!table[slot]) {
+                cols[n] = col;
+                table[slot] = (uint32_t)++n;
+            }
+            class_of[u] = table[slot] - 1;
+            count[table[slot] - 1]++;
         }
     }
-    cls->chunk_start[chunks] = n;
-    cls->used = n * 4 <= hidden;
-    cls->unit_start = ARENA_ARRAY(a, size_t, n + 1);
-    for (size_t k = 0; k < n; k++) cls->unit_start[k + 1] = cls->unit_start[k] + count[k];
-    cls->units = ARENA_ARRAY(a, uint32_t, hidden + 1);
-    memset(count, 0, (n + 1) * sizeof *count);
-    for (size_t u = 0; u < hidden; u++) {
-        size_t k = class_of[u];
-        cls->units[cls->unit_start[k] + count[k]++] = (uint32_t)(u % HIDDEN_CHUNK);
+    cls->used = ok && n * 4 <= hidden;
+    if (cls->used) {
+        chunk_start[chunks] = n;
+        cls->chunk_start = ARENA_ARRAY(a, size_t, chunks + 1);
+        memcpy(cls->chunk_start, chunk_start, (chunks + 1) * sizeof *chunk_start);
+        cls->cols = ARENA_ARRAY(a, MatrixColumn, n + 1);
+        memcpy(cls->cols, cols, n * sizeof *cols);
+        cls->unit_start = ARENA_ARRAY(a, size_t, n + 1);
+        for (size_t k = 0; k < n; k++) cls->unit_start[k + 1] = cls->unit_start[k] + count[k];
+        cls->units = ARENA_ARRAY(a, uint32_t, hidden + 1);
+        memset(count, 0, (n + 1) * sizeof *count);
+        for (size_t u = 0; u < hidden; u++) {
+            size_t k = class_of[u];
+            cls->units[cls->unit_start[k] + count[k]++] = (uint32_t)(u % HIDDEN_CHUNK);
+        }
     }
+    free(class_of), free(table), free(count), free(chunk_start), free(cols);
+    return ok;
 }
 
 /* The most classes a chunk of cls has (0 when cls is not used). */
@@ -460,8 +486,12 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
         layer_dv = max_sz(layer_dv, sum_dv);
         plan_writes(&ws->arena, &L->mlp.w2, &ws->mlps[l]);
         plan_segments(&ws->arena, &L->mlp.w2, &ws->mlps[l], &ws->segments[l]);
-        plan_classes(&ws->arena, &L->mlp.w1, &ws->w1_classes[l]);
-        if (L->mlp.gated) plan_classes(&ws->arena, &L->mlp.w3, &ws->w3_classes[l]);
+        if (!plan_classes(&ws->arena, &L->mlp.w1, &ws->w1_classes[l]) ||
+            (L->mlp.gated && !plan_classes(&ws->arena, &L->mlp.w3, &ws->w3_classes[l]))) {
+            arena_free(&ws->arena);
+            snprintf(err, errsize, "out of memory for the workspace's plans");
+            return false;
+        }
         chains = max_sz(chains, most_classes(&ws->w1_classes[l], L->mlp.w1.cols));
         if (L->mlp.gated) chains = max_sz(chains, most_classes(&ws->w3_classes[l], L->mlp.w3.cols));
         writes = max_sz(writes, ws->mlps[l].n);
