@@ -16,7 +16,7 @@
 #       where rasprun shows it safe, else float64: rasprun --info); the floating-point operations one
 #       sequence needs (2 per stored non-zero weight and residual row, the biases and means:
 #       runtime/forward.h model_forward_flops; and each head's scores, 2 per non-zero key entry
-#       and query that sees the key, counted as they run), GFLOP/s, and the peak of one core measured by rasprun
+#       and query that sees the key, as the dense scores need them), GFLOP/s, and the peak of one core measured by rasprun
 #       (an FMA loop in that format); the FLOP bound is MFLOP / peak. Times are CPU
 #       time of the process (the machine is shared). K is calibrated with a first --bench 1 so
 #       that the batched measurement takes at least BENCH_MIN_S (0.2) seconds; of BENCH_REPEAT (3)

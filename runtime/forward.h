@@ -203,8 +203,9 @@ void model_run_batch(const Model *m, Workspace *ws, const Value *const *inputs, 
  * hidden unit for its bias (three when gated: both biases and the product). The scores depend
  * on the input: 2 per non-zero entry of a key and query that sees the key (float64; in float32,
  * 2 (n + 1) per non-zero entry of a query), which the forward pass adds up in
- * Workspace.score_flops as it computes them (a product with a zero factor is skipped: it leaves
- * the chain as it is). */
+ * Workspace.score_flops per head and input (a product with a zero factor is skipped: it leaves
+ * the chain as it is): what the dense scores need, also where a shortcut (the index of the keys,
+ * groups of equal queries) finds the outputs with fewer. */
 double model_forward_flops(const Model *m, size_t n);
 
 /* Reads the output atom of one final residual row x (position pos, 0-based, BOS excluded, of an
