@@ -125,45 +125,43 @@ column_rows(const MatrixColumn *col, const double *in, size_t base, size_t ld, s
     }
 }
 
-/* 32 rows of the chain in 8 registers given to every unit, then 8 at a time. */
-#define FAN_OUT_WITH(E)                                                                                             \
-    do {                                                                                                            \
-        size_t i0 = 0;                                                                                              \
-        for (; i0 + 32 <= len; i0 += 32) {                                                                          \
-            __m256d a0 = _mm256_loadu_pd(c + i0), a1 = _mm256_loadu_pd(c + i0 + 4), a2 = _mm256_loadu_pd(c + i0 + 8); \
-            __m256d a3 = _mm256_loadu_pd(c + i0 + 12), a4 = _mm256_loadu_pd(c + i0 + 16);                           \
-            __m256d a5 = _mm256_loadu_pd(c + i0 + 20), a6 = _mm256_loadu_pd(c + i0 + 24);                           \
-            __m256d a7 = _mm256_loadu_pd(c + i0 + 28);                                                              \
-            for (size_t j = 0; j < n_units; j++) {                                                                  \
-                const __m256d b = _mm256_set1_pd(bias[units[j]]);                                                   \
-                double *o = out + (size_t)units[j] * out_ld + i0;                                                   \
-                const KernelEpilogue e = (E);                                                                       \
-                STORE_32(o);                                                                                        \
-            }                                                                                                       \
-        }                                                                                                           \
-        for (; i0 < len; i0 += 8) {                                                                                 \
-            __m256d a0 = _mm256_loadu_pd(c + i0), a1 = _mm256_loadu_pd(c + i0 + 4);                                \
-            for (size_t j = 0; j < n_units; j++) {                                                                  \
-                const __m256d b = _mm256_set1_pd(bias[units[j]]);                                                   \
-                double *o = out + (size_t)units[j] * out_ld + i0;                                                   \
-                const KernelEpilogue e = (E);                                                                       \
-                _mm256_storeu_pd(o, EPI256(a0, o));                                                                 \
-                _mm256_storeu_pd(o + 4, EPI256(a1, o + 4));                                                         \
-            }                                                                                                       \
-        }                                                                                                           \
-    } while (0)
+/* One chain given to every unit: 32 rows in 8 registers, then 8 at a time. Inlined with a
+ * constant epilogue. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+fan_out_rows(const double *c, size_t len, KernelEpilogue e, const double *bias, const uint32_t *units, size_t n_units,
+             double *out, size_t out_ld) {
+    const __m256d zero = _mm256_setzero_pd();
+    size_t i0 = 0;
+    for (; i0 + 32 <= len; i0 += 32) {
+        __m256d a0 = _mm256_loadu_pd(c + i0), a1 = _mm256_loadu_pd(c + i0 + 4), a2 = _mm256_loadu_pd(c + i0 + 8);
+        __m256d a3 = _mm256_loadu_pd(c + i0 + 12), a4 = _mm256_loadu_pd(c + i0 + 16), a5 = _mm256_loadu_pd(c + i0 + 20);
+        __m256d a6 = _mm256_loadu_pd(c + i0 + 24), a7 = _mm256_loadu_pd(c + i0 + 28);
+        for (size_t j = 0; j < n_units; j++) {
+            const __m256d b = _mm256_set1_pd(bias[units[j]]);
+            double *o = out + (size_t)units[j] * out_ld + i0;
+            STORE_32(o);
+        }
+    }
+    for (; i0 < len; i0 += 8) {
+        __m256d a0 = _mm256_loadu_pd(c + i0), a1 = _mm256_loadu_pd(c + i0 + 4);
+        for (size_t j = 0; j < n_units; j++) {
+            const __m256d b = _mm256_set1_pd(bias[units[j]]);
+            double *o = out + (size_t)units[j] * out_ld + i0;
+            _mm256_storeu_pd(o, EPI256(a0, o));
+            _mm256_storeu_pd(o + 4, EPI256(a1, o + 4));
+        }
+    }
+}
 
 AVX2 void kernel_avx2_fan_out(const double *c, size_t len, KernelEpilogue e, const double *bias, const uint32_t *units,
                               size_t n_units, double *out, size_t out_ld) {
-    const __m256d zero = _mm256_setzero_pd();
     switch (e) {
-    case KERNEL_STORE: FAN_OUT_WITH(KERNEL_STORE); break;
-    case KERNEL_ADD: FAN_OUT_WITH(KERNEL_ADD); break;
-    case KERNEL_RELU: FAN_OUT_WITH(KERNEL_RELU); break;
-    case KERNEL_GATE: FAN_OUT_WITH(KERNEL_GATE); break;
+    case KERNEL_STORE: fan_out_rows(c, len, KERNEL_STORE, bias, units, n_units, out, out_ld); break;
+    case KERNEL_ADD: fan_out_rows(c, len, KERNEL_ADD, bias, units, n_units, out, out_ld); break;
+    case KERNEL_RELU: fan_out_rows(c, len, KERNEL_RELU, bias, units, n_units, out, out_ld); break;
+    case KERNEL_GATE: fan_out_rows(c, len, KERNEL_GATE, bias, units, n_units, out, out_ld); break;
     }
 }
-#undef FAN_OUT_WITH
 #undef CHAIN_STEPS_32
 #undef STORE_32
 
