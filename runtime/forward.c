@@ -156,19 +156,15 @@ static void attention_sequence(const ModelHead *h, Workspace *ws, size_t o, size
         }
     }
     if (side->grouped && attention_grouped(h, ws, o, rows, A)) return;
-    if (!side->by_query && !gathered) kernel_gather_keys(ws->K + o, ld, rows, &keys);
+    if (!side->by_query) {
+        if (!gathered) kernel_gather_keys(ws->K + o, ld, rows, &keys);
+        ws->score_flops += key_score_flops(&keys, rows, h->causal);
+    }
     for (size_t i0 = 0; i0 < rows; i0 += KERNEL_BLOCK) {
         size_t nq = rows - i0 < KERNEL_BLOCK ? rows - i0 : KERNEL_BLOCK;
         AttendKeys seen = {h->causal ? i0 + nq : rows, h->causal, i0, h->tie_tol, h->bos_extra};
-        if (side->by_query) {
-            scores_by_query(h, ws, o, i0, nq, seen.n);
-        } else {
-            kernel_scores(&keys, seen.n, ws->Q + o + i0, ld, nq, ws->S);
-            for (size_t j = 0; j < seen.n; j++) { /* 2 per entry of key j and query that sees it */
-                size_t seeing = h->causal && j > i0 ? i0 + nq - j : nq;
-                ws->score_flops += 2.0 * (double)keys.count[j] * (double)seeing;
-            }
-        }
+        if (side->by_query) scores_by_query(h, ws, o, i0, nq, seen.n);
+        else kernel_scores(&keys, seen.n, ws->Q + o + i0, ld, nq, ws->S);
         kernel_attend(ws->S, &seen, nq, ws->V + o, ld, dv, A + o + i0, ld, ws->key_mask, ws->selected);
     }
 }
