@@ -480,6 +480,19 @@ static void reference_forward(const Model *m, const size_t *ids, size_t n, doubl
     }
 }
 
+/* model_forward over all the model's layers on ids (n tokens) equals reference_forward bit for bit. */
+static void expect_reference(const Model *m, const size_t *ids, size_t n) {
+    size_t D = m->d_model;
+    double *want = calloc((n + 1) * D, sizeof(double)), *got = calloc((n + 1) * D, sizeof(double));
+    reference_forward(m, ids, n, want);
+    model_forward(m, ids, n, 0, m->n_layers, got, &ws);
+    for (size_t i = 0; i < (n + 1) * D; i++)
+        ck_assert_msg(memcmp(&want[i], &got[i], sizeof(double)) == 0, "length %zu entry %zu: %.17g vs %.17g", n, i,
+                      want[i], got[i]);
+    free(want);
+    free(got);
+}
+
 /* Attention of long inputs (three blocks of queries, keys in chunks of 64) scored from either side:
  * heads whose keys have far more entries than their queries (scored from the queries' side), the
  * other way round, causal or not, with ties, each equal to reference_forward bit for bit. */
@@ -514,14 +527,8 @@ START_TEST(test_attention_both_sides) {
     }
     size_t ids[N];
     for (size_t i = 0; i < N; i++) ids[i] = (size_t)rand() % 4;
-    double *want = calloc((N + 1) * D, sizeof(double)), *got = calloc((N + 1) * D, sizeof(double));
-    reference_forward(m, ids, N, want);
     ready(false);
-    model_forward(m, ids, N, 0, 1, got, &ws);
-    for (size_t i = 0; i < (N + 1) * D; i++)
-        ck_assert_msg(memcmp(&want[i], &got[i], sizeof(double)) == 0, "entry %zu: %.17g vs %.17g", i, want[i], got[i]);
-    free(want);
-    free(got);
+    expect_reference(m, ids, N);
 }
 END_TEST
 
@@ -592,14 +599,7 @@ START_TEST(test_attention_shortcuts) {
     for (size_t k = 0; k < sizeof lengths / sizeof *lengths; k++) {
         size_t n = lengths[k], ids[N];
         for (size_t i = 0; i < n; i++) ids[i] = (size_t)rand() % V;
-        double *want = calloc((n + 1) * D, sizeof(double)), *got = calloc((n + 1) * D, sizeof(double));
-        reference_forward(m, ids, n, want);
-        model_forward(m, ids, n, 0, 1, got, &ws);
-        for (size_t i = 0; i < (n + 1) * D; i++)
-            ck_assert_msg(memcmp(&want[i], &got[i], sizeof(double)) == 0, "length %zu entry %zu: %.17g vs %.17g", n, i,
-                          want[i], got[i]);
-        free(want);
-        free(got);
+        expect_reference(m, ids, n);
     }
     ck_assert(ws.sides[0][0].grouped && !ws.sides[0][1].grouped); /* judged on the length-150 input */
     ck_assert(ws.sides[0][2].sparse && ws.sides[0][3].sparse);
@@ -648,14 +648,7 @@ START_TEST(test_mlp_unit_classes) {
     for (int k = 0; k < 4; k++) {
         size_t n = k ? 1 + (size_t)rand() % N : N, ids[N];
         for (size_t i = 0; i < n; i++) ids[i] = (size_t)rand() % 3;
-        double *want = calloc((n + 1) * D, sizeof(double)), *got = calloc((n + 1) * D, sizeof(double));
-        reference_forward(m, ids, n, want);
-        model_forward(m, ids, n, 0, 2, got, &ws);
-        for (size_t i = 0; i < (n + 1) * D; i++)
-            ck_assert_msg(memcmp(&want[i], &got[i], sizeof(double)) == 0, "length %zu entry %zu: %.17g vs %.17g", n, i,
-                          want[i], got[i]);
-        free(want);
-        free(got);
+        expect_reference(m, ids, n);
     }
     ck_assert(ws.w1_classes[0].used && ws.w1_classes[1].used && ws.w3_classes[1].used);
 }
