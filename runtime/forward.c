@@ -64,7 +64,7 @@ static void embed(const Model *m, const Workspace *ws, const size_t *ids, const 
 static void scores_from_queries(const KeyEntries *q, size_t nq, Workspace *ws, size_t o, size_t n_keys) {
     for (size_t k0 = 0; k0 < n_keys; k0 += KERNEL_BLOCK) {
         size_t len = n_keys - k0 < KERNEL_BLOCK ? n_keys - k0 : KERNEL_BLOCK;
-        kernel_scores(q, nq, ws->K + o + k0, ws->ld, len, ws->T);
+        kernel_scores(q, nq, KERNEL_NOT_CAUSAL, ws->K + o + k0, ws->ld, len, ws->T);
         kernel_transpose(ws->T, nq, len, ws->S + k0 * KERNEL_BLOCK);
     }
 }
@@ -164,7 +164,7 @@ static void attention_sequence(const ModelHead *h, Workspace *ws, size_t o, size
         size_t nq = rows - i0 < KERNEL_BLOCK ? rows - i0 : KERNEL_BLOCK;
         AttendKeys seen = {h->causal ? i0 + nq : rows, h->causal, i0, h->tie_tol, h->bos_extra};
         if (side->by_query) scores_by_query(h, ws, o, i0, nq, seen.n);
-        else kernel_scores(&keys, seen.n, ws->Q + o + i0, ld, nq, ws->S);
+        else kernel_scores(&keys, seen.n, h->causal ? i0 : KERNEL_NOT_CAUSAL, ws->Q + o + i0, ld, nq, ws->S);
         kernel_attend(ws->S, &seen, nq, ws->V + o, ld, dv, A + o + i0, ld, ws->key_mask, ws->selected);
     }
 }

@@ -278,11 +278,12 @@ void kernel_fan_out_isa(KernelIsa isa, const double *c, size_t len, KernelEpilog
 
 /* ---- attention, one query per lane ---- */
 
-static void scores_scalar(const KeyEntries *e, size_t n_keys, const double *Q, size_t ld, size_t lanes, double *S) {
+static void scores_scalar(const KeyEntries *e, size_t n_keys, size_t causal_first, const double *Q, size_t ld,
+                          size_t lanes, double *S) {
     for (size_t j = 0; j < n_keys; j++) {
         const uint32_t *dim = e->dim + j * e->stride;
         const double *val = e->val + j * e->stride;
-        for (size_t i = 0; i < lanes; i++) {
+        for (size_t i = kernel_first_lane(j, causal_first, 8); i < lanes; i++) {
             double acc = 0.0;
             for (size_t k = 0; k < e->count[j]; k++) {
                 double q = Q[(size_t)dim[k] * ld + i];
@@ -301,15 +302,15 @@ static void scores_scalar(const KeyEntries *e, size_t n_keys, const double *Q, s
         a = _mm512_mask3_fmadd_pd(w, q, a, _mm512_cmp_pd_mask(q, zero, _CMP_NEQ_UQ));                              \
     } while (0)
 
-__attribute__((target("avx512f"))) static void scores_avx512(const KeyEntries *e, size_t n_keys, const double *Q,
-                                                              size_t ld, size_t lanes, double *S) {
+__attribute__((target("avx512f"))) static void scores_avx512(const KeyEntries *e, size_t n_keys, size_t causal_first,
+                                                              const double *Q, size_t ld, size_t lanes, double *S) {
     const __m512d zero = _mm512_setzero_pd();
     for (size_t j = 0; j < n_keys; j++) {
         const uint32_t *dim = e->dim + j * e->stride;
         const double *val = e->val + j * e->stride;
         double *out = S + j * KERNEL_BLOCK;
-        size_t n = e->count[j];
-        if (lanes == KERNEL_BLOCK) { /* the whole block in 8 registers */
+        size_t n = e->count[j], i0 = kernel_first_lane(j, causal_first, 8);
+        if (lanes == KERNEL_BLOCK && i0 == 0) { /* the whole block in 8 registers */
             __m512d a0 = zero, a1 = zero, a2 = zero, a3 = zero, a4 = zero, a5 = zero, a6 = zero, a7 = zero;
             for (size_t k = 0; k < n; k++) {
                 __m512d w = _mm512_set1_pd(val[k]);
@@ -328,7 +329,7 @@ __attribute__((target("avx512f"))) static void scores_avx512(const KeyEntries *e
             _mm512_storeu_pd(out + 48, a6), _mm512_storeu_pd(out + 56, a7);
             continue;
         }
-        for (size_t i = 0; i < lanes; i += 8) {
+        for (size_t i = i0; i < lanes; i += 8) {
             __mmask8 live = lanes - i >= 8 ? 0xff : (__mmask8)((1u << (lanes - i)) - 1);
             __m512d a = zero;
             for (size_t k = 0; k < n; k++) {
@@ -342,24 +343,25 @@ __attribute__((target("avx512f"))) static void scores_avx512(const KeyEntries *e
 #undef SCORE_STEP
 #endif
 
-void kernel_scores(const KeyEntries *e, size_t n_keys, const double *Q, size_t ld, size_t lanes, double *S) {
-    kernel_scores_isa(kernel_isa(), e, n_keys, Q, ld, lanes, S);
+void kernel_scores(const KeyEntries *e, size_t n_keys, size_t causal_first, const double *Q, size_t ld, size_t lanes,
+                   double *S) {
+    kernel_scores_isa(kernel_isa(), e, n_keys, causal_first, Q, ld, lanes, S);
 }
 
-void kernel_scores_isa(KernelIsa isa, const KeyEntries *e, size_t n_keys, const double *Q, size_t ld, size_t lanes,
-                       double *S) {
+void kernel_scores_isa(KernelIsa isa, const KeyEntries *e, size_t n_keys, size_t causal_first, const double *Q,
+                       size_t ld, size_t lanes, double *S) {
 #ifdef KERNEL_X86
     if (isa == KERNEL_AVX512) {
-        scores_avx512(e, n_keys, Q, ld, lanes, S);
+        scores_avx512(e, n_keys, causal_first, Q, ld, lanes, S);
         return;
     }
     if (isa == KERNEL_AVX2) {
-        kernel_avx2_scores(e, n_keys, Q, ld, lanes, S);
+        kernel_avx2_scores(e, n_keys, causal_first, Q, ld, lanes, S);
         return;
     }
 #endif
     (void)isa;
-    scores_scalar(e, n_keys, Q, ld, lanes, S);
+    scores_scalar(e, n_keys, causal_first, Q, ld, lanes, S);
 }
 
 static size_t count_nonzero_scalar(const double *panel, size_t ld, size_t lines, size_t rows) {

@@ -92,10 +92,21 @@ size_t kernel_count_nonzero_isa(KernelIsa isa, const double *panel, size_t ld, s
  * S[j * KERNEL_BLOCK + q] = +0.0, then acc = fma(val, Q[dim * ld + q], acc) over key j's entries
  * in order, skipping a zero query entry: a product with a zero factor is skipped, so the score is
  * the dense chain over every dim for finite numbers, whichever side is stored. Q is read only at
- * lanes < lanes. */
-void kernel_scores(const KeyEntries *e, size_t n_keys, const double *Q, size_t ld, size_t lanes, double *S);
-void kernel_scores_isa(KernelIsa isa, const KeyEntries *e, size_t n_keys, const double *Q, size_t ld, size_t lanes,
-                       double *S);
+ * lanes < lanes. With causal_first != KERNEL_NOT_CAUSAL (lane q is row causal_first + q and sees
+ * keys j <= causal_first + q), key j's scores may be left unwritten at the lanes below
+ * j - causal_first rounded down to a multiple of 8: lanes that do not see it, and in groups of 8
+ * that kernel_attend does not read it for (a causal block does half the work). */
+#define KERNEL_NOT_CAUSAL SIZE_MAX
+void kernel_scores(const KeyEntries *e, size_t n_keys, size_t causal_first, const double *Q, size_t ld, size_t lanes,
+                   double *S);
+void kernel_scores_isa(KernelIsa isa, const KeyEntries *e, size_t n_keys, size_t causal_first, const double *Q,
+                       size_t ld, size_t lanes, double *S);
+
+/* The first lane kernel_scores writes key j's scores at: lane 0, or for a causal block the lanes
+ * from j - causal_first down to a multiple of `step` (a power of two dividing 8). */
+static inline size_t kernel_first_lane(size_t j, size_t causal_first, size_t step) {
+    return causal_first == KERNEL_NOT_CAUSAL || j <= causal_first ? 0 : (j - causal_first) & ~(step - 1);
+}
 
 /* S[j * KERNEL_BLOCK + q] = T[q * KERNEL_BLOCK + j] for q < rows, j < cols (both <= KERNEL_BLOCK,
  * rounded up to 4: tiles of 4 x 4 move whole; both buffers must hold them): scores turned

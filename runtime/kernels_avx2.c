@@ -240,13 +240,14 @@ AVX2 void kernel_avx2_gather_keys(const double *K, size_t ld, size_t rows, const
  * underflowing product can leave a -0.0 that adding a zero product would turn into +0.0.) */
 #define SCORE_FIRST(a, off) a = _mm256_fmadd_pd(w, _mm256_loadu_pd(x + (off)), zero)
 
-AVX2 void kernel_avx2_scores(const KeyEntries *e, size_t n_keys, const double *Q, size_t ld, size_t lanes, double *S) {
+AVX2 void kernel_avx2_scores(const KeyEntries *e, size_t n_keys, size_t causal_first, const double *Q, size_t ld,
+                             size_t lanes, double *S) {
     const __m256d zero = _mm256_setzero_pd();
     for (size_t j = 0; j < n_keys; j++) {
         const uint32_t *dim = e->dim + j * e->stride;
         const double *val = e->val + j * e->stride;
         double *out = S + j * KERNEL_BLOCK;
-        size_t n = e->count[j], i = 0, first = n && isfinite(val[0]);
+        size_t n = e->count[j], i = kernel_first_lane(j, causal_first, 8), first = n && isfinite(val[0]);
         for (; i + 16 <= lanes; i += 16) { /* 16 lanes in 4 registers */
             __m256d a0 = zero, a1 = zero, a2 = zero, a3 = zero;
             if (first) {

@@ -34,7 +34,8 @@ void kernel_avx2_gather_keys(const double *K, size_t ld, size_t rows, const KeyE
 /* kernel_count_nonzero. */
 size_t kernel_avx2_count_nonzero(const double *panel, size_t ld, size_t lines, size_t rows);
 /* kernel_scores. */
-void kernel_avx2_scores(const KeyEntries *e, size_t n_keys, const double *Q, size_t ld, size_t lanes, double *S);
+void kernel_avx2_scores(const KeyEntries *e, size_t n_keys, size_t causal_first, const double *Q, size_t ld,
+                        size_t lanes, double *S);
 /* kernel_attend (key_scratch and mask_scratch as kernels.h states). */
 void kernel_avx2_attend(const double *S, const AttendKeys *k, size_t lanes, const double *V, size_t v_ld, size_t dv,
                         double *out, size_t out_ld, uint8_t *mask_scratch, uint32_t *key_scratch);

@@ -212,12 +212,20 @@ START_TEST(test_scores) {
                     if (Kd[j * DK + c] != 0.0) dim[j * DK + count[j]] = (uint32_t)c, val[j * DK + count[j]++] = Kd[j * DK + c];
                 }
             }
-            kernel_scores_isa(KERNEL_SCALAR, &e, KEYS, Q, LD, lanes, b);
-            for (int isa = KERNEL_SCALAR + 1; isa <= (int)kernel_isa(); isa++) {
-                kernel_scores_isa((KernelIsa)isa, &e, KEYS, Q, LD, lanes, a);
-                for (size_t j = 0; j < KEYS; j++)
-                    ck_assert_msg(memcmp(a + j * KERNEL_BLOCK, b + j * KERNEL_BLOCK, lanes * sizeof *a) == 0,
-                                  "scores %s lanes %zu", kernel_isa_name((KernelIsa)isa), lanes);
+            kernel_scores_isa(KERNEL_SCALAR, &e, KEYS, KERNEL_NOT_CAUSAL, Q, LD, lanes, b);
+            /* a causal block (lane 0 at row `first`) gives the same scores from key j's first lane
+               kernel_attend reads: j - first rounded down to 8 */
+            size_t first = round % 4 == 1 ? (size_t)(rand() % 6) : KERNEL_NOT_CAUSAL;
+            for (int isa = KERNEL_SCALAR; isa <= (int)kernel_isa(); isa++) {
+                for (size_t i = 0; i < KEYS * KERNEL_BLOCK; i++) a[i] = 12345.0; /* what was not written shows */
+                kernel_scores_isa((KernelIsa)isa, &e, KEYS, first, Q, LD, lanes, a);
+                for (size_t j = 0; j < KEYS; j++) {
+                    size_t from = first == KERNEL_NOT_CAUSAL || j <= first ? 0 : (j - first) / 8 * 8;
+                    if (from < lanes)
+                        ck_assert_msg(memcmp(a + j * KERNEL_BLOCK + from, b + j * KERNEL_BLOCK + from,
+                                             (lanes - from) * sizeof *a) == 0,
+                                      "scores %s lanes %zu first %zu", kernel_isa_name((KernelIsa)isa), lanes, first);
+                }
             }
             for (size_t j = 0; j < KEYS; j++) {
                 for (size_t q = 0; q < lanes && !nan && !wild_keys && !tiny; q++) {
