@@ -64,7 +64,7 @@ static void embed(const Model *m, const Workspace *ws, const size_t *ids, const 
 static void scores_from_queries(const KeyEntries *q, size_t nq, Workspace *ws, size_t o, size_t n_keys) {
     for (size_t k0 = 0; k0 < n_keys; k0 += KERNEL_BLOCK) {
         size_t len = n_keys - k0 < KERNEL_BLOCK ? n_keys - k0 : KERNEL_BLOCK;
-        kernel_scores(q, nq, KERNEL_NOT_CAUSAL, ws->K + o + k0, ws->ld, len, ws->T);
+        kernel_scores(q, nq, KERNEL_NOT_CAUSAL, ws->k_lines, o + k0, len, ws->T);
         kernel_transpose(ws->T, nq, len, ws->S + k0 * KERNEL_BLOCK);
     }
 }
@@ -76,7 +76,7 @@ static void scores_from_queries(const KeyEntries *q, size_t nq, Workspace *ws, s
 static void scores_by_query(const ModelHead *h, Workspace *ws, size_t o, size_t i0, size_t nq, size_t n_keys) {
     size_t dk = h->wq.cols;
     KeyEntries queries = {dk, ws->query_count, ws->query_dim, ws->query_val};
-    kernel_gather_keys(ws->Q + o + i0, ws->ld, nq, &queries);
+    kernel_gather_keys(ws->q_lines, o + i0, nq, &queries);
     scores_from_queries(&queries, nq, ws, o, n_keys);
     for (size_t q = 0; q < nq; q++) { /* 2 per entry of query q and key it sees */
         size_t seen = h->causal ? i0 + q + 1 : n_keys;
@@ -97,8 +97,8 @@ static double key_score_flops(const KeyEntries *keys, size_t rows, bool causal) 
 static bool sparse_ready(const ModelHead *h, Workspace *ws, size_t o, size_t rows, KeyEntries *keys) {
     size_t dk = h->wq.cols;
     KeyEntries queries = {dk, ws->query_count, ws->query_dim, ws->query_val};
-    kernel_gather_keys(ws->K + o, ws->ld, rows, keys);
-    kernel_gather_keys(ws->Q + o, ws->ld, rows, &queries);
+    kernel_gather_keys(ws->k_lines, o, rows, keys);
+    kernel_gather_keys(ws->q_lines, o, rows, &queries);
     return attend_sparse_plan(keys, &queries, rows, &ws->sparse);
 }
 
@@ -108,7 +108,7 @@ static bool sparse_ready(const ModelHead *h, Workspace *ws, size_t o, size_t row
 static bool attention_grouped(const ModelHead *h, Workspace *ws, size_t o, size_t rows, double *A) {
     size_t dk = h->wq.cols, dv = h->wv.cols, ld = ws->ld;
     KeyEntries queries = {dk, ws->query_count, ws->query_dim, ws->query_val};
-    kernel_gather_keys(ws->Q + o, ld, rows, &queries);
+    kernel_gather_keys(ws->q_lines, o, rows, &queries);
     size_t n = query_groups(&queries, rows, &ws->groups);
     if (n * 2 > rows) return false;
     for (size_t i = 0; i < rows; i++) /* 2 per entry of each query and key: every query sees every key */
@@ -157,22 +157,25 @@ static void attention_sequence(const ModelHead *h, Workspace *ws, size_t o, size
     }
     if (side->grouped && attention_grouped(h, ws, o, rows, A)) return;
     if (!side->by_query) {
-        if (!gathered) kernel_gather_keys(ws->K + o, ld, rows, &keys);
+        if (!gathered) kernel_gather_keys(ws->k_lines, o, rows, &keys);
         ws->score_flops += key_score_flops(&keys, rows, h->causal);
     }
     for (size_t i0 = 0; i0 < rows; i0 += KERNEL_BLOCK) {
         size_t nq = rows - i0 < KERNEL_BLOCK ? rows - i0 : KERNEL_BLOCK;
         AttendKeys seen = {h->causal ? i0 + nq : rows, h->causal, i0, h->tie_tol, h->bos_extra};
         if (side->by_query) scores_by_query(h, ws, o, i0, nq, seen.n);
-        else kernel_scores(&keys, seen.n, h->causal ? i0 : KERNEL_NOT_CAUSAL, ws->Q + o + i0, ld, nq, ws->S);
+        else kernel_scores(&keys, seen.n, h->causal ? i0 : KERNEL_NOT_CAUSAL, ws->q_lines, o + i0, nq, ws->S);
         kernel_attend(ws->S, &seen, nq, ws->V + o, ld, dv, A + o + i0, ld, ws->key_mask, ws->selected);
     }
 }
 
-/* A head's panels Q, K, V for rows [0, padded), each line written whole. */
-static void head_projections(const ModelHead *h, Workspace *ws, size_t padded) {
-    read_product(&h->wq, ws->F, ws->ld, 0, padded, ws->Q);
-    read_product(&h->wk, ws->F, ws->ld, 0, padded, ws->K);
+/* A head's panels for rows [0, padded): V's lines written whole; Q's and K's lines those of F
+ * that their columns copy, and the others computed (runtime/panel_view.h). */
+static void head_projections(const ModelHead *h, const PanelPlan plans[2], Workspace *ws, size_t padded) {
+    panel_compute(&plans[0], &h->wq, ws->F, ws->ld, padded, ws->Q);
+    panel_compute(&plans[1], &h->wk, ws->F, ws->ld, padded, ws->K);
+    panel_lines(&plans[0], h->wq.cols, ws->F, ws->Q, ws->ld, ws->q_lines);
+    panel_lines(&plans[1], h->wk.cols, ws->F, ws->K, ws->ld, ws->k_lines);
     read_product(&h->wv, ws->F, ws->ld, 0, padded, ws->V);
 }
 
@@ -236,7 +239,7 @@ static void layer(const Model *m, size_t l, Workspace *ws, const size_t *starts,
     const ModelLayer *L = &m->layers[l];
     size_t at = 0, ld = ws->ld;
     for (size_t h = 0; h < L->n_heads; h++) {
-        head_projections(&L->heads[h], ws, padded);
+        head_projections(&L->heads[h], ws->panels[l][h], ws, padded);
         double *A = ws->A + at * ld;
         /* from the queries' side where the keys have more entries than the queries (2 more per
            row: the cost of turning the scores key-major), judged on a batch's first sequence when
@@ -246,8 +249,8 @@ static void layer(const Model *m, size_t l, Workspace *ws, const size_t *starts,
         if (rows0 > side->judged_rows) {
             KeyEntries keys = {dk, ws->key_count, ws->key_dim, ws->key_val};
             side->judged_rows = rows0;
-            side->by_query = kernel_count_nonzero(ws->K + starts[0], ld, dk, rows0) >
-                             kernel_count_nonzero(ws->Q + starts[0], ld, dk, rows0) + 2 * rows0;
+            side->by_query = kernel_count_nonzero(ws->k_lines, starts[0], dk, rows0) >
+                             kernel_count_nonzero(ws->q_lines, starts[0], dk, rows0) + 2 * rows0;
             side->sparse = sparse_ready(&L->heads[h], ws, starts[0], rows0, &keys);
             side->grouped = false;
             if (!L->heads[h].causal) { /* the queries sparse_ready gathered */
@@ -460,6 +463,7 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     size_t dk = 0, dv = 0, layer_dv = 0, writes = 0, chains = 0;
     ws->heads = ARENA_ARRAY(&ws->arena, WritePlan *, m->n_layers ? m->n_layers : 1);
     ws->sides = ARENA_ARRAY(&ws->arena, HeadSide *, m->n_layers ? m->n_layers : 1);
+    ws->panels = ARENA_ARRAY(&ws->arena, PanelPlan **, m->n_layers ? m->n_layers : 1);
     ws->mlps = ARENA_ARRAY(&ws->arena, WritePlan, m->n_layers ? m->n_layers : 1);
     ws->segments = ARENA_ARRAY(&ws->arena, ChunkSegments, m->n_layers ? m->n_layers : 1);
     ws->w1_classes = ARENA_ARRAY(&ws->arena, UnitClasses, m->n_layers ? m->n_layers : 1);
@@ -471,9 +475,13 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
         size_t sum_dv = 0;
         ws->heads[l] = ARENA_ARRAY(&ws->arena, WritePlan, L->n_heads ? L->n_heads : 1);
         ws->sides[l] = ARENA_ARRAY(&ws->arena, HeadSide, L->n_heads ? L->n_heads : 1);
+        ws->panels[l] = ARENA_ARRAY(&ws->arena, PanelPlan *, L->n_heads ? L->n_heads : 1);
         for (size_t h = 0; h < L->n_heads; h++) {
             const ModelHead *H = &L->heads[h];
             plan_writes(&ws->arena, &H->wo, &ws->heads[l][h]);
+            ws->panels[l][h] = ARENA_ARRAY(&ws->arena, PanelPlan, 2);
+            panel_plan(&ws->arena, &H->wq, &ws->panels[l][h][0]);
+            panel_plan(&ws->arena, &H->wk, &ws->panels[l][h][1]);
             dk = max_sz(dk, H->wq.cols);
             dv = max_sz(dv, H->wv.cols);
             sum_dv += H->wv.cols;
@@ -544,6 +552,8 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     ws->sparse.score = ARENA_ARRAY(&ws->arena, double, seq);
     ws->key_mask = ARENA_ARRAY(&ws->arena, uint8_t, KERNEL_BLOCK / 8 * seq);
     ws->qrow = ARENA_ARRAY(&ws->arena, uint32_t, KERNEL_BLOCK * (dk ? dk : 1));
+    ws->q_lines = ARENA_ARRAY(&ws->arena, const double *, dk ? dk : 1);
+    ws->k_lines = ARENA_ARRAY(&ws->arena, const double *, dk ? dk : 1);
     ws->token_rows = matrix_rows(&ws->arena, &m->token_embed);
     ws->pos_rows = matrix_rows(&ws->arena, &m->pos_embed);
     plan_reads(ws, m);

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "runtime/attend_sparse.h"
+#include "runtime/panel_view.h"
 #include "runtime/model.h"
 #include "runtime/query_groups.h"
 #include "support/arena.h"
@@ -101,7 +102,8 @@ typedef struct Workspace {
     size_t cap_rows;      /* rows a batch may hold (BOS rows included) */
     size_t ld;            /* doubles per feature line of a panel: cap_rows rounded up, plus slack */
     double *F;            /* D x ld: the residual stream of the batch, feature-major */
-    double *Q, *K;        /* max dk x ld */
+    double *Q, *K;        /* max dk x ld: the computed lines of a head's query and key panels ... */
+    const double **q_lines, **k_lines; /* ... max dk: where each line of them is (panel_view.h) */
     double *V;            /* max dv x ld */
     double *A;            /* (largest sum of dv over a layer's heads) x ld: attention outputs */
     double *S;            /* KERNEL_BLOCK queries' scores over their sequence's keys */
@@ -132,6 +134,7 @@ typedef struct Workspace {
                              every head run (callers reset it to measure) */
     WritePlan **heads;    /* heads[l][h]: the dims Wo writes */
     HeadSide **sides;     /* sides[l][h]: where head h of layer l takes its scores from */
+    PanelPlan ***panels;  /* panels[l][h][0], [1]: which lines of its Q and K panels are F's */
     WritePlan *mlps;      /* mlps[l]: the dims W2 writes */
     ChunkSegments *segments; /* segments[l]: W2's entries by chunk of hidden units */
     UnitClasses *w1_classes, *w3_classes; /* [l]: W1's and W3's hidden units by equal column ... */

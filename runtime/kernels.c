@@ -278,15 +278,15 @@ void kernel_fan_out_isa(KernelIsa isa, const double *c, size_t len, KernelEpilog
 
 /* ---- attention, one query per lane ---- */
 
-static void scores_scalar(const KeyEntries *e, size_t n_keys, size_t causal_first, const double *Q, size_t ld,
-                          size_t lanes, double *S) {
+static void scores_scalar(const KeyEntries *e, size_t n_keys, size_t causal_first, const double *const *lines,
+                          size_t o, size_t lanes, double *S) {
     for (size_t j = 0; j < n_keys; j++) {
         const uint32_t *dim = e->dim + j * e->stride;
         const double *val = e->val + j * e->stride;
         for (size_t i = kernel_first_lane(j, causal_first, 8); i < lanes; i++) {
             double acc = 0.0;
             for (size_t k = 0; k < e->count[j]; k++) {
-                double q = Q[(size_t)dim[k] * ld + i];
+                double q = lines[dim[k]][o + i];
                 if (q != 0.0) acc = fma(val[k], q, acc);
             }
             S[j * KERNEL_BLOCK + i] = acc;
@@ -303,7 +303,8 @@ static void scores_scalar(const KeyEntries *e, size_t n_keys, size_t causal_firs
     } while (0)
 
 __attribute__((target("avx512f"))) static void scores_avx512(const KeyEntries *e, size_t n_keys, size_t causal_first,
-                                                              const double *Q, size_t ld, size_t lanes, double *S) {
+                                                              const double *const *lines, size_t o, size_t lanes,
+                                                              double *S) {
     const __m512d zero = _mm512_setzero_pd();
     for (size_t j = 0; j < n_keys; j++) {
         const uint32_t *dim = e->dim + j * e->stride;
@@ -314,7 +315,7 @@ __attribute__((target("avx512f"))) static void scores_avx512(const KeyEntries *e
             __m512d a0 = zero, a1 = zero, a2 = zero, a3 = zero, a4 = zero, a5 = zero, a6 = zero, a7 = zero;
             for (size_t k = 0; k < n; k++) {
                 __m512d w = _mm512_set1_pd(val[k]);
-                const double *x = Q + (size_t)dim[k] * ld;
+                const double *x = lines[dim[k]] + o;
                 SCORE_STEP(a0, 0);
                 SCORE_STEP(a1, 8);
                 SCORE_STEP(a2, 16);
@@ -333,7 +334,7 @@ __attribute__((target("avx512f"))) static void scores_avx512(const KeyEntries *e
             __mmask8 live = lanes - i >= 8 ? 0xff : (__mmask8)((1u << (lanes - i)) - 1);
             __m512d a = zero;
             for (size_t k = 0; k < n; k++) {
-                __m512d q = _mm512_maskz_loadu_pd(live, Q + (size_t)dim[k] * ld + i);
+                __m512d q = _mm512_maskz_loadu_pd(live, lines[dim[k]] + o + i);
                 a = _mm512_mask3_fmadd_pd(_mm512_set1_pd(val[k]), q, a, _mm512_cmp_pd_mask(q, zero, _CMP_NEQ_UQ));
             }
             _mm512_mask_storeu_pd(out + i, live, a);
@@ -343,65 +344,65 @@ __attribute__((target("avx512f"))) static void scores_avx512(const KeyEntries *e
 #undef SCORE_STEP
 #endif
 
-void kernel_scores(const KeyEntries *e, size_t n_keys, size_t causal_first, const double *Q, size_t ld, size_t lanes,
-                   double *S) {
-    kernel_scores_isa(kernel_isa(), e, n_keys, causal_first, Q, ld, lanes, S);
+void kernel_scores(const KeyEntries *e, size_t n_keys, size_t causal_first, const double *const *lines, size_t o,
+                   size_t lanes, double *S) {
+    kernel_scores_isa(kernel_isa(), e, n_keys, causal_first, lines, o, lanes, S);
 }
 
-void kernel_scores_isa(KernelIsa isa, const KeyEntries *e, size_t n_keys, size_t causal_first, const double *Q,
-                       size_t ld, size_t lanes, double *S) {
+void kernel_scores_isa(KernelIsa isa, const KeyEntries *e, size_t n_keys, size_t causal_first,
+                       const double *const *lines, size_t o, size_t lanes, double *S) {
 #ifdef KERNEL_X86
     if (isa == KERNEL_AVX512) {
-        scores_avx512(e, n_keys, causal_first, Q, ld, lanes, S);
+        scores_avx512(e, n_keys, causal_first, lines, o, lanes, S);
         return;
     }
     if (isa == KERNEL_AVX2) {
-        kernel_avx2_scores(e, n_keys, causal_first, Q, ld, lanes, S);
+        kernel_avx2_scores(e, n_keys, causal_first, lines, o, lanes, S);
         return;
     }
 #endif
     (void)isa;
-    scores_scalar(e, n_keys, causal_first, Q, ld, lanes, S);
+    scores_scalar(e, n_keys, causal_first, lines, o, lanes, S);
 }
 
-static size_t count_nonzero_scalar(const double *panel, size_t ld, size_t lines, size_t rows) {
+static size_t count_nonzero_scalar(const double *const *line, size_t o, size_t n_lines, size_t rows) {
     size_t n = 0;
-    for (size_t c = 0; c < lines; c++)
-        for (size_t j = 0; j < rows; j++) n += panel[c * ld + j] != 0.0;
+    for (size_t c = 0; c < n_lines; c++)
+        for (size_t j = 0; j < rows; j++) n += line[c][o + j] != 0.0;
     return n;
 }
 
 #ifdef KERNEL_X86
-__attribute__((target("avx512f"))) static size_t count_nonzero_avx512(const double *panel, size_t ld, size_t lines,
-                                                                       size_t rows) {
+__attribute__((target("avx512f"))) static size_t count_nonzero_avx512(const double *const *line, size_t o,
+                                                                       size_t n_lines, size_t rows) {
     const __m512d zero = _mm512_setzero_pd();
     size_t n = 0;
-    for (size_t c = 0; c < lines; c++)
+    for (size_t c = 0; c < n_lines; c++)
         for (size_t j = 0; j < rows; j += 8) {
             __mmask8 live = rows - j >= 8 ? 0xff : (__mmask8)((1u << (rows - j)) - 1);
             n += (size_t)__builtin_popcount(
-                _mm512_mask_cmp_pd_mask(live, _mm512_maskz_loadu_pd(live, panel + c * ld + j), zero, _CMP_NEQ_UQ));
+                _mm512_mask_cmp_pd_mask(live, _mm512_maskz_loadu_pd(live, line[c] + o + j), zero, _CMP_NEQ_UQ));
         }
     return n;
 }
 #endif
 
-size_t kernel_count_nonzero(const double *panel, size_t ld, size_t lines, size_t rows) {
-    return kernel_count_nonzero_isa(kernel_isa(), panel, ld, lines, rows);
+size_t kernel_count_nonzero(const double *const *line, size_t o, size_t n_lines, size_t rows) {
+    return kernel_count_nonzero_isa(kernel_isa(), line, o, n_lines, rows);
 }
 
-size_t kernel_count_nonzero_isa(KernelIsa isa, const double *panel, size_t ld, size_t lines, size_t rows) {
+size_t kernel_count_nonzero_isa(KernelIsa isa, const double *const *line, size_t o, size_t n_lines, size_t rows) {
 #ifdef KERNEL_X86
-    if (isa == KERNEL_AVX512) return count_nonzero_avx512(panel, ld, lines, rows);
-    if (isa == KERNEL_AVX2) return kernel_avx2_count_nonzero(panel, ld, lines, rows);
+    if (isa == KERNEL_AVX512) return count_nonzero_avx512(line, o, n_lines, rows);
+    if (isa == KERNEL_AVX2) return kernel_avx2_count_nonzero(line, o, n_lines, rows);
 #endif
     (void)isa;
-    return count_nonzero_scalar(panel, ld, lines, rows);
+    return count_nonzero_scalar(line, o, n_lines, rows);
 }
 
-static void gather_keys_scalar(const double *K, size_t ld, size_t rows, const KeyEntries *e) {
+static void gather_keys_scalar(const double *const *lines, size_t o, size_t rows, const KeyEntries *e) {
     for (size_t c = 0; c < e->stride; c++) {
-        const double *line = K + c * ld;
+        const double *line = lines[c] + o;
         for (size_t j = 0; j < rows; j++) {
             if (line[j] == 0.0) continue;
             e->dim[j * e->stride + e->count[j]] = (uint32_t)c;
@@ -413,13 +414,13 @@ static void gather_keys_scalar(const double *K, size_t ld, size_t rows, const Ke
 #ifdef KERNEL_X86
 /* Eight entries of a line compared with zero at once; the non-zero ones' keys are compressed into
  * a list (no branch per entry), then appended key by key. */
-__attribute__((target("avx512f"))) static void gather_keys_avx512(const double *K, size_t ld, size_t rows,
+__attribute__((target("avx512f"))) static void gather_keys_avx512(const double *const *lines, size_t o, size_t rows,
                                                                    const KeyEntries *e) {
     const __m512d zero = _mm512_setzero_pd();
     const __m512i step = _mm512_set1_epi64(8);
     int64_t at[8];
     for (size_t c = 0; c < e->stride; c++) {
-        const double *line = K + c * ld;
+        const double *line = lines[c] + o;
         __m512i j = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
         for (size_t j0 = 0; j0 < rows; j0 += 8, j = _mm512_add_epi64(j, step)) {
             __mmask8 live = rows - j0 >= 8 ? 0xff : (__mmask8)((1u << (rows - j0)) - 1);
@@ -436,24 +437,24 @@ __attribute__((target("avx512f"))) static void gather_keys_avx512(const double *
 }
 #endif
 
-void kernel_gather_keys(const double *K, size_t ld, size_t rows, const KeyEntries *e) {
-    kernel_gather_keys_isa(kernel_isa(), K, ld, rows, e);
+void kernel_gather_keys(const double *const *lines, size_t o, size_t rows, const KeyEntries *e) {
+    kernel_gather_keys_isa(kernel_isa(), lines, o, rows, e);
 }
 
-void kernel_gather_keys_isa(KernelIsa isa, const double *K, size_t ld, size_t rows, const KeyEntries *e) {
+void kernel_gather_keys_isa(KernelIsa isa, const double *const *lines, size_t o, size_t rows, const KeyEntries *e) {
     for (size_t j = 0; j < rows; j++) e->count[j] = 0;
 #ifdef KERNEL_X86
     if (isa == KERNEL_AVX512) {
-        gather_keys_avx512(K, ld, rows, e);
+        gather_keys_avx512(lines, o, rows, e);
         return;
     }
     if (isa == KERNEL_AVX2) {
-        kernel_avx2_gather_keys(K, ld, rows, e);
+        kernel_avx2_gather_keys(lines, o, rows, e);
         return;
     }
 #endif
     (void)isa;
-    gather_keys_scalar(K, ld, rows, e);
+    gather_keys_scalar(lines, o, rows, e);
 }
 
 void kernel_transpose(const double *T, size_t rows, size_t cols, double *S) {

@@ -78,18 +78,18 @@ typedef struct KeyEntries {
     double *val;
 } KeyEntries;
 
-/* The non-zero entries of `rows` keys from a panel K (e->stride lines of ld doubles, element j of
- * line c = key j's entry c). */
-void kernel_gather_keys(const double *K, size_t ld, size_t rows, const KeyEntries *e);
-void kernel_gather_keys_isa(KernelIsa isa, const double *K, size_t ld, size_t rows, const KeyEntries *e);
+/* The non-zero entries of `rows` keys from a panel K given by its lines (e->stride of them: key j's
+ * entry c is lines[c][o + j]; a line may be any array, e.g. a line of the residual itself). */
+void kernel_gather_keys(const double *const *lines, size_t o, size_t rows, const KeyEntries *e);
+void kernel_gather_keys_isa(KernelIsa isa, const double *const *lines, size_t o, size_t rows, const KeyEntries *e);
 
-/* The entries of lines [0, lines) of a panel (lines of ld doubles) at [0, rows) that are not
- * zero. */
-size_t kernel_count_nonzero(const double *panel, size_t ld, size_t lines, size_t rows);
-size_t kernel_count_nonzero_isa(KernelIsa isa, const double *panel, size_t ld, size_t lines, size_t rows);
+/* The entries line[c][o + j] (c < n_lines, j < rows) that are not zero. */
+size_t kernel_count_nonzero(const double *const *line, size_t o, size_t n_lines, size_t rows);
+size_t kernel_count_nonzero_isa(KernelIsa isa, const double *const *line, size_t o, size_t n_lines, size_t rows);
 
-/* Scores of keys [0, n_keys) for `lanes` (<= KERNEL_BLOCK) queries, one query per lane:
- * S[j * KERNEL_BLOCK + q] = +0.0, then acc = fma(val, Q[dim * ld + q], acc) over key j's entries
+/* Scores of keys [0, n_keys) for `lanes` (<= KERNEL_BLOCK) queries, one query per lane, query q's
+ * entry c being Q[c][q] = lines[c][o + q]:
+ * S[j * KERNEL_BLOCK + q] = +0.0, then acc = fma(val, Q[dim][q], acc) over key j's entries
  * in order, skipping a zero query entry: a product with a zero factor is skipped, so the score is
  * the dense chain over every dim for finite numbers, whichever side is stored. Q is read only at
  * lanes < lanes. With causal_first != KERNEL_NOT_CAUSAL (lane q is row causal_first + q and sees
@@ -97,10 +97,10 @@ size_t kernel_count_nonzero_isa(KernelIsa isa, const double *panel, size_t ld, s
  * j - causal_first rounded down to a multiple of 8: lanes that do not see it, and in groups of 8
  * that kernel_attend does not read it for (a causal block does half the work). */
 #define KERNEL_NOT_CAUSAL SIZE_MAX
-void kernel_scores(const KeyEntries *e, size_t n_keys, size_t causal_first, const double *Q, size_t ld, size_t lanes,
-                   double *S);
-void kernel_scores_isa(KernelIsa isa, const KeyEntries *e, size_t n_keys, size_t causal_first, const double *Q,
-                       size_t ld, size_t lanes, double *S);
+void kernel_scores(const KeyEntries *e, size_t n_keys, size_t causal_first, const double *const *lines, size_t o,
+                   size_t lanes, double *S);
+void kernel_scores_isa(KernelIsa isa, const KeyEntries *e, size_t n_keys, size_t causal_first,
+                       const double *const *lines, size_t o, size_t lanes, double *S);
 
 /* The first lane kernel_scores writes key j's scores at: lane 0, or for a causal block the lanes
  * from j - causal_first down to a multiple of `step` (a power of two dividing 8). */

@@ -186,22 +186,22 @@ AVX2 void kernel_avx2_columns(const MatrixColumn *cols, const uint32_t *which, s
 
 /* ---- attention ---- */
 
-AVX2 size_t kernel_avx2_count_nonzero(const double *panel, size_t ld, size_t lines, size_t rows) {
+AVX2 size_t kernel_avx2_count_nonzero(const double *const *line, size_t o, size_t n_lines, size_t rows) {
     const __m256d zero = _mm256_setzero_pd();
     size_t n = 0;
-    for (size_t c = 0; c < lines; c++)
+    for (size_t c = 0; c < n_lines; c++)
         for (size_t j = 0; j < rows; j += 4) {
-            __m256d x = rows - j >= 4 ? _mm256_loadu_pd(panel + c * ld + j)
-                                      : _mm256_maskload_pd(panel + c * ld + j, live_mask(rows - j));
+            __m256d x = rows - j >= 4 ? _mm256_loadu_pd(line[c] + o + j)
+                                      : _mm256_maskload_pd(line[c] + o + j, live_mask(rows - j));
             n += (size_t)__builtin_popcount((unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x, zero, _CMP_NEQ_UQ)));
         }
     return n;
 }
 
-AVX2 void kernel_avx2_gather_keys(const double *K, size_t ld, size_t rows, const KeyEntries *e) {
+AVX2 void kernel_avx2_gather_keys(const double *const *lines, size_t o, size_t rows, const KeyEntries *e) {
     const __m256d zero = _mm256_setzero_pd();
     for (size_t c = 0; c < e->stride; c++) {
-        const double *line = K + c * ld;
+        const double *line = lines[c] + o;
         size_t j0 = 0;
         for (; j0 + 16 <= rows; j0 += 16) { /* 16 keys per test: a line is mostly zeros */
             __m256d x0 = _mm256_loadu_pd(line + j0), x1 = _mm256_loadu_pd(line + j0 + 4);
@@ -240,8 +240,8 @@ AVX2 void kernel_avx2_gather_keys(const double *K, size_t ld, size_t rows, const
  * underflowing product can leave a -0.0 that adding a zero product would turn into +0.0.) */
 #define SCORE_FIRST(a, off) a = _mm256_fmadd_pd(w, _mm256_loadu_pd(x + (off)), zero)
 
-AVX2 void kernel_avx2_scores(const KeyEntries *e, size_t n_keys, size_t causal_first, const double *Q, size_t ld,
-                             size_t lanes, double *S) {
+AVX2 void kernel_avx2_scores(const KeyEntries *e, size_t n_keys, size_t causal_first, const double *const *lines,
+                             size_t o, size_t lanes, double *S) {
     const __m256d zero = _mm256_setzero_pd();
     for (size_t j = 0; j < n_keys; j++) {
         const uint32_t *dim = e->dim + j * e->stride;
@@ -252,7 +252,7 @@ AVX2 void kernel_avx2_scores(const KeyEntries *e, size_t n_keys, size_t causal_f
             __m256d a0 = zero, a1 = zero, a2 = zero, a3 = zero;
             if (first) {
                 __m256d w = _mm256_set1_pd(val[0]);
-                const double *x = Q + (size_t)dim[0] * ld + i;
+                const double *x = lines[dim[0]] + o + i;
                 SCORE_FIRST(a0, 0);
                 SCORE_FIRST(a1, 4);
                 SCORE_FIRST(a2, 8);
@@ -260,7 +260,7 @@ AVX2 void kernel_avx2_scores(const KeyEntries *e, size_t n_keys, size_t causal_f
             }
             for (size_t k = first; k < n; k++) {
                 __m256d w = _mm256_set1_pd(val[k]);
-                const double *x = Q + (size_t)dim[k] * ld + i;
+                const double *x = lines[dim[k]] + o + i;
                 SCORE_STEP(a0, 0);
                 SCORE_STEP(a1, 4);
                 SCORE_STEP(a2, 8);
@@ -273,7 +273,7 @@ AVX2 void kernel_avx2_scores(const KeyEntries *e, size_t n_keys, size_t causal_f
             __m256i live = live_mask(lanes - i);
             __m256d a = zero;
             for (size_t k = 0; k < n; k++) {
-                __m256d q = _mm256_maskload_pd(Q + (size_t)dim[k] * ld + i, live);
+                __m256d q = _mm256_maskload_pd(lines[dim[k]] + o + i, live);
                 a = _mm256_blendv_pd(a, _mm256_fmadd_pd(_mm256_set1_pd(val[k]), q, a), _mm256_cmp_pd(q, zero, _CMP_NEQ_UQ));
             }
             _mm256_maskstore_pd(out + i, live, a);

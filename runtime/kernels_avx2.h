@@ -30,11 +30,11 @@ void kernel_avx2_add(const double *y, size_t len, double *out);
 void kernel_avx2_fan_out(const double *c, size_t len, KernelEpilogue e, const double *bias, const uint32_t *units,
                          size_t n_units, double *out, size_t out_ld);
 /* kernel_gather_keys after the counts are zeroed. */
-void kernel_avx2_gather_keys(const double *K, size_t ld, size_t rows, const KeyEntries *e);
+void kernel_avx2_gather_keys(const double *const *lines, size_t o, size_t rows, const KeyEntries *e);
 /* kernel_count_nonzero. */
-size_t kernel_avx2_count_nonzero(const double *panel, size_t ld, size_t lines, size_t rows);
+size_t kernel_avx2_count_nonzero(const double *const *line, size_t o, size_t n_lines, size_t rows);
 /* kernel_scores. */
-void kernel_avx2_scores(const KeyEntries *e, size_t n_keys, size_t causal_first, const double *Q, size_t ld,
+void kernel_avx2_scores(const KeyEntries *e, size_t n_keys, size_t causal_first, const double *const *lines, size_t o,
                         size_t lanes, double *S);
 /* kernel_attend (key_scratch and mask_scratch as kernels.h states). */
 void kernel_avx2_attend(const double *S, const AttendKeys *k, size_t lanes, const double *V, size_t v_ld, size_t dv,

@@ -164,19 +164,23 @@ START_TEST(test_gather_keys) {
             int r = rand() % 12;
             K[i] = rand() % sparse ? (r == 0 ? -0.0 : 0.0) : r == 1 ? NAN : r == 2 ? 4.9e-324 : r == 3 ? -0.0 : rnd();
         }
+        /* the lines anywhere (here K's lines in another order), read from row o on */
+        const double *lines[DK];
+        size_t o = rows % 3;
+        for (size_t c = 0; c < DK; c++) lines[c] = K + (c * 5) % DK * LD;
         for (int isa = KERNEL_SCALAR; isa <= (int)kernel_isa(); isa++) {
         size_t nonzero = 0;
         for (size_t c = 0; c < DK; c++)
-            for (size_t j = 0; j < rows; j++) nonzero += K[c * LD + j] != 0.0;
-        ck_assert_uint_eq(kernel_count_nonzero_isa((KernelIsa)isa, K, LD, DK, rows), nonzero);
-        kernel_gather_keys_isa((KernelIsa)isa, K, LD, rows, &e);
+            for (size_t j = 0; j < rows; j++) nonzero += lines[c][o + j] != 0.0;
+        ck_assert_uint_eq(kernel_count_nonzero_isa((KernelIsa)isa, lines, o, DK, rows), nonzero);
+        kernel_gather_keys_isa((KernelIsa)isa, lines, o, rows, &e);
         for (size_t j = 0; j < rows; j++) {
             size_t n = 0;
             for (size_t c = 0; c < DK; c++) {
-                if (K[c * LD + j] == 0.0) continue;
+                if (lines[c][o + j] == 0.0) continue;
                 ck_assert_uint_lt(n, count[j]);
                 ck_assert_uint_eq(dim[j * DK + n], c);
-                ck_assert(memcmp(&val[j * DK + n], &K[c * LD + j], sizeof(double)) == 0);
+                ck_assert(memcmp(&val[j * DK + n], &lines[c][o + j], sizeof(double)) == 0);
                 n++;
             }
             ck_assert_uint_eq(n, count[j]);
@@ -197,6 +201,8 @@ START_TEST(test_scores) {
     uint32_t count[KEYS], dim[KEYS * DK];
     double val[KEYS * DK];
     KeyEntries e = {DK, count, dim, val};
+    const double *lines[DK];
+    for (size_t c = 0; c < DK; c++) lines[c] = Q + c * LD;
     for (int round = 0; round < 40; round++)
         for (size_t lanes = 1; lanes <= KERNEL_BLOCK; lanes += 1 + (size_t)(round % 5)) {
             bool nan = round % 10 == 3, wild_keys = round % 10 == 5, tiny = round % 10 == 6;
@@ -212,13 +218,13 @@ START_TEST(test_scores) {
                     if (Kd[j * DK + c] != 0.0) dim[j * DK + count[j]] = (uint32_t)c, val[j * DK + count[j]++] = Kd[j * DK + c];
                 }
             }
-            kernel_scores_isa(KERNEL_SCALAR, &e, KEYS, KERNEL_NOT_CAUSAL, Q, LD, lanes, b);
+            kernel_scores_isa(KERNEL_SCALAR, &e, KEYS, KERNEL_NOT_CAUSAL, lines, 0, lanes, b);
             /* a causal block (lane 0 at row `first`) gives the same scores from key j's first lane
                kernel_attend reads: j - first rounded down to 8 */
             size_t first = round % 4 == 1 ? (size_t)(rand() % 6) : KERNEL_NOT_CAUSAL;
             for (int isa = KERNEL_SCALAR; isa <= (int)kernel_isa(); isa++) {
                 for (size_t i = 0; i < KEYS * KERNEL_BLOCK; i++) a[i] = 12345.0; /* what was not written shows */
-                kernel_scores_isa((KernelIsa)isa, &e, KEYS, first, Q, LD, lanes, a);
+                kernel_scores_isa((KernelIsa)isa, &e, KEYS, first, lines, 0, lanes, a);
                 for (size_t j = 0; j < KEYS; j++) {
                     size_t from = first == KERNEL_NOT_CAUSAL || j <= first ? 0 : (j - first) / 8 * 8;
                     if (from < lanes)
