@@ -420,6 +420,8 @@ static size_t most_classes(const UnitClasses *cls, size_t hidden) {
 }
 
 /* The dims the checks, the readout and the error flag read (runtime/model.h), ascending. */
+static void plan_int_ids(Workspace *ws, const Model *m);
+
 static void plan_reads(Workspace *ws, const Model *m) {
     size_t D = m->d_model;
     bool *read = ARENA_ARRAY(&ws->arena, bool, D ? D : 1);
@@ -554,6 +556,7 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     ws->qrow = ARENA_ARRAY(&ws->arena, uint32_t, KERNEL_BLOCK * (dk ? dk : 1));
     ws->q_lines = ARENA_ARRAY(&ws->arena, const double *, dk ? dk : 1);
     ws->k_lines = ARENA_ARRAY(&ws->arena, const double *, dk ? dk : 1);
+    plan_int_ids(ws, m);
     ws->token_rows = matrix_rows(&ws->arena, &m->token_embed);
     ws->pos_rows = matrix_rows(&ws->arena, &m->pos_embed);
     plan_reads(ws, m);
@@ -626,6 +629,50 @@ bool model_tokenize(const Model *m, const Value *input, size_t n, size_t *ids, d
         ids[i] = id;
     }
     return true;
+}
+
+/* The ids of the integers [int_lo, int_lo + int_n) as model_tokenize finds them (the first
+ * vocabulary atom equal to each, n_vocab for none), for a model with integer tokens whose
+ * vocabulary's integral atoms span at most WORKSPACE_INT_TABLE integers; none (int_n 0)
+ * otherwise. */
+static void plan_int_ids(Workspace *ws, const Model *m) {
+    ws->int_n = 0;
+    if (m->numeric_tokens || m->token_type != IR_TOKENS_INT) return;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t v = 0; v < m->n_vocab; v++) { /* the integers an atom may equal: 1 == 1.0 == True */
+        Value a = m->vocab[v];
+        double f = a.kind == VAL_FLOAT ? a.as.f : 0.0;
+        if (a.kind == VAL_FLOAT && !(fabs(f) <= 9007199254740992.0 && f == floor(f))) continue;
+        if (a.kind != VAL_INT && a.kind != VAL_BOOL && a.kind != VAL_FLOAT) continue;
+        int64_t x = a.kind == VAL_INT ? a.as.i : a.kind == VAL_BOOL ? (int64_t)a.as.b : (int64_t)f;
+        if (x < lo) lo = x;
+        if (x > hi) hi = x;
+    }
+    if (lo > hi || (uint64_t)hi - (uint64_t)lo >= WORKSPACE_INT_TABLE) return;
+    ws->int_lo = lo;
+    ws->int_n = (size_t)((uint64_t)hi - (uint64_t)lo) + 1;
+    ws->int_id = ARENA_ARRAY(&ws->arena, uint32_t, ws->int_n);
+    for (size_t k = 0; k < ws->int_n; k++) {
+        Value x = value_int(lo + (int64_t)k);
+        size_t id = m->n_vocab;
+        for (size_t v = 0; v < m->n_vocab && id == m->n_vocab; v++)
+            if (same_token(x, m->vocab[v])) id = v;
+        ws->int_id[k] = (uint32_t)id;
+    }
+}
+
+/* model_tokenize, integers looked up in the workspace's table (the same ids); anything else, and
+ * every error, by model_tokenize. */
+static bool tokenize(const Model *m, const Workspace *ws, const Value *input, size_t n, size_t *ids, double *values,
+                     char *err, size_t errsize) {
+    size_t i = 0;
+    for (; ws->int_n && n <= m->max_len && i < n; i++) {
+        if (input[i].kind != VAL_INT || (uint64_t)input[i].as.i - (uint64_t)ws->int_lo >= ws->int_n) break;
+        uint32_t id = ws->int_id[(uint64_t)input[i].as.i - (uint64_t)ws->int_lo];
+        if (id == m->n_vocab) break;
+        ids[i] = id;
+    }
+    return i == n || model_tokenize(m, input, n, ids, values, err, errsize);
 }
 
 bool model_block_one_hot(const double *x, size_t dim, size_t count, size_t *hot) {
@@ -922,7 +969,7 @@ void model_run_batch(const Model *m, Workspace *ws, const Value *const *inputs, 
                 continue;
             }
             if (used + n + 1 > cap) break; /* the next batch starts with it */
-            if (!model_tokenize(m, inputs[i], n, ws->ids + used + 1, ws->row_values + used + 1, err, sizeof err)) {
+            if (!tokenize(m, ws, inputs[i], n, ws->ids + used + 1, ws->row_values + used + 1, err, sizeof err)) {
                 fail_outcome(o, out_arena, err);
                 continue;
             }

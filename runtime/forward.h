@@ -96,6 +96,9 @@ typedef struct UnitClasses {
 /* One row of an embedding: its stored entries, dims ascending. */
 typedef MatrixRow EmbedRow;
 
+/* The most integers a workspace's table of token ids spans. */
+#define WORKSPACE_INT_TABLE 65536
+
 /* Scratch for forward passes of batches up to `cap_rows` residual rows (at least one input of
  * max_len), allocated once. */
 typedef struct Workspace {
@@ -142,6 +145,9 @@ typedef struct Workspace {
     uint32_t **b2_dims;   /* b2_dims[l]: the dims with a non-zero b2 (b2_count[l] of them) */
     size_t *b2_count;
     EmbedRow *token_rows, *pos_rows; /* n_vocab + 1, max_len + 1 */
+    int64_t int_lo;       /* integer tokens: the id of the integer int_lo + k is int_id[k] ... */
+    size_t int_n;         /* ... for k < int_n (0: no table), n_vocab where it is no token */
+    uint32_t *int_id;
     Arena arena;          /* plans */
     double *block;        /* the one allocation holding the buffers above */
     Forward32 *f32;       /* NULL: batches run in float64; else in float32 (workspace_use_float32) */

@@ -405,6 +405,39 @@ START_TEST(test_input_errors) {
 }
 END_TEST
 
+/* Integer tokens through the workspace's table of ids: the ids, outputs and errors model_tokenize
+ * gives (the first equal vocabulary atom, 5 == 5.0; out-of-range and unknown integers, a bool and
+ * a float input, an input too long all fall to model_tokenize and its message). */
+START_TEST(test_int_token_table) {
+    fx_prev_token(&model);
+    model.token_type = IR_TOKENS_INT;
+    model.vocab[0] = value_float(5.0);
+    model.vocab[1] = value_int(-1);
+    ready(false);
+    ck_assert_uint_eq(ws.int_n, 7); /* -1 .. 5 */
+    const int64_t seq[] = {5, -1, 5, 5};
+    Value *out;
+    ck_assert_msg(run(ints(seq, 4), 4, &out), "%s", err);
+    const char *want[] = {"-", "a", "b", "a"};
+    for (size_t i = 0; i < 4; i++) ck_assert_str_eq(out[i].as.s, want[i]);
+    Value bad[5][5];
+    size_t lens[5] = {2, 2, 2, 2, 5};
+    for (int k = 0; k < 5; k++)
+        for (int i = 0; i < 5; i++) bad[k][i] = value_int(i % 2 ? -1 : 5);
+    bad[0][1] = value_int(3);        /* unknown, in the table's span */
+    bad[1][0] = value_int(-1000000); /* outside it */
+    bad[2][1] = value_bool(true);
+    bad[3][0] = value_float(5.0);
+    for (int k = 0; k < 5; k++) { /* bad[4]: longer than max_len */
+        size_t ids[8];
+        char want_err[256];
+        ck_assert(!model_tokenize(&model, bad[k], lens[k], ids, NULL, want_err, sizeof want_err));
+        ck_assert(!run(bad[k], lens[k], &out));
+        ck_assert_str_eq(err, want_err);
+    }
+}
+END_TEST
+
 /* The machine of runtime/model.h on dense rows, one element at a time, in the arithmetic
  * runtime/forward.h states: each product's element one fma chain over the whole inner dimension
  * from +0.0 (a zero weight leaves a chain unchanged), then added to what it feeds. */
@@ -848,6 +881,7 @@ int main(void) {
     tcase_add_loop_test(tc, test_values_by_length, 0, 2);
     tcase_add_test(tc, test_values_by_length_rules);
     tcase_add_loop_test(tc, test_input_errors, 0, 2);
+    tcase_add_test(tc, test_int_token_table);
     tcase_add_test(tc, test_forward_matches_reference);
     tcase_add_test(tc, test_attention_both_sides);
     tcase_add_test(tc, test_attention_shortcuts);
