@@ -87,9 +87,9 @@ static void scores_by_query(const ModelHead *h, Workspace *ws, size_t o, size_t 
 /* 2 per non-zero entry of each key and query that sees it (the dense scores' count, whichever
  * way the scores are found). */
 static double key_score_flops(const KeyEntries *keys, size_t rows, bool causal) {
-    double f = 0;
-    for (size_t j = 0; j < rows; j++) f += 2.0 * (double)keys->count[j] * (double)(causal ? rows - j : rows);
-    return f;
+    uint64_t pairs = 0; /* in integers: exact, as the sum of doubles was below 2^53 */
+    for (size_t j = 0; j < rows; j++) pairs += (uint64_t)keys->count[j] * (causal ? rows - j : rows);
+    return 2.0 * (double)pairs;
 }
 
 /* A sequence's keys' and queries' entries (rows [o, o + rows) of K and Q), and whether
@@ -679,6 +679,7 @@ bool model_block_one_hot(const double *x, size_t dim, size_t count, size_t *hot)
     size_t ones = 0;
     for (size_t j = 0; j < count; j++) {
         double v = x[dim + j];
+        if (v == 0.0) continue; /* the common case: neither a one nor off (the tolerance is below 1) */
         if (fabs(v - 1.0) <= MODEL_ONEHOT_TOL) { ones++; *hot = j; }
         else if (fabs(v) > MODEL_ONEHOT_TOL) return false;
     }
