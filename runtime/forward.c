@@ -58,13 +58,20 @@ static void embed(const Model *m, const Workspace *ws, const size_t *ids, const 
     }
 }
 
+/* The current head's query (side 0) or key (side 1) panel made readable line by line. */
+static void panel_lines(Workspace *ws, int side) {
+    if (side == 0) panel_view_lines(&ws->q_view, &ws->head_plans[0], &ws->head->wq, ws->F, ws->Q, ws->ld, ws->padded);
+    else panel_view_lines(&ws->k_view, &ws->head_plans[1], &ws->head->wk, ws->F, ws->K, ws->ld, ws->padded);
+}
+
 /* Scores of queries [0, nq) (entries q, nq <= KERNEL_BLOCK) against keys [0, n_keys) of the panel
  * K (from row o), key-major into ws->S: each query's chain over its entries across 64 keys at a
  * time, then turned key-major (the numbers kernel_scores gives from the keys' side). */
 static void scores_from_queries(const KeyEntries *q, size_t nq, Workspace *ws, size_t o, size_t n_keys) {
+    panel_lines(ws, 1);
     for (size_t k0 = 0; k0 < n_keys; k0 += KERNEL_BLOCK) {
         size_t len = n_keys - k0 < KERNEL_BLOCK ? n_keys - k0 : KERNEL_BLOCK;
-        kernel_scores(q, nq, KERNEL_NOT_CAUSAL, ws->k_lines, o + k0, len, ws->T);
+        kernel_scores(q, nq, KERNEL_NOT_CAUSAL, ws->k_view.line, o + k0, len, ws->T);
         kernel_transpose(ws->T, nq, len, ws->S + k0 * KERNEL_BLOCK);
     }
 }
@@ -76,7 +83,7 @@ static void scores_from_queries(const KeyEntries *q, size_t nq, Workspace *ws, s
 static void scores_by_query(const ModelHead *h, Workspace *ws, size_t o, size_t i0, size_t nq, size_t n_keys) {
     size_t dk = h->wq.cols;
     KeyEntries queries = {dk, ws->query_count, ws->query_dim, ws->query_val};
-    kernel_gather_keys(ws->q_lines, o + i0, nq, &queries);
+    kernel_gather_keys(ws->q_view.line, ws->q_view.scale, o + i0, nq, &queries);
     scores_from_queries(&queries, nq, ws, o, n_keys);
     for (size_t q = 0; q < nq; q++) { /* 2 per entry of query q and key it sees */
         size_t seen = h->causal ? i0 + q + 1 : n_keys;
@@ -97,8 +104,8 @@ static double key_score_flops(const KeyEntries *keys, size_t rows, bool causal) 
 static bool sparse_ready(const ModelHead *h, Workspace *ws, size_t o, size_t rows, KeyEntries *keys) {
     size_t dk = h->wq.cols;
     KeyEntries queries = {dk, ws->query_count, ws->query_dim, ws->query_val};
-    kernel_gather_keys(ws->k_lines, o, rows, keys);
-    kernel_gather_keys(ws->q_lines, o, rows, &queries);
+    kernel_gather_keys(ws->k_view.line, ws->k_view.scale, o, rows, keys);
+    kernel_gather_keys(ws->q_view.line, ws->q_view.scale, o, rows, &queries);
     return attend_sparse_plan(keys, &queries, rows, &ws->sparse);
 }
 
@@ -108,7 +115,7 @@ static bool sparse_ready(const ModelHead *h, Workspace *ws, size_t o, size_t row
 static bool attention_grouped(const ModelHead *h, Workspace *ws, size_t o, size_t rows, double *A) {
     size_t dk = h->wq.cols, dv = h->wv.cols, ld = ws->ld;
     KeyEntries queries = {dk, ws->query_count, ws->query_dim, ws->query_val};
-    kernel_gather_keys(ws->q_lines, o, rows, &queries);
+    kernel_gather_keys(ws->q_view.line, ws->q_view.scale, o, rows, &queries);
     size_t n = query_groups(&queries, rows, &ws->groups);
     if (n * 2 > rows) return false;
     for (size_t i = 0; i < rows; i++) /* 2 per entry of each query and key: every query sees every key */
@@ -157,14 +164,15 @@ static void attention_sequence(const ModelHead *h, Workspace *ws, size_t o, size
     }
     if (side->grouped && attention_grouped(h, ws, o, rows, A)) return;
     if (!side->by_query) {
-        if (!gathered) kernel_gather_keys(ws->k_lines, o, rows, &keys);
+        if (!gathered) kernel_gather_keys(ws->k_view.line, ws->k_view.scale, o, rows, &keys);
         ws->score_flops += key_score_flops(&keys, rows, h->causal);
+        panel_lines(ws, 0);
     }
     for (size_t i0 = 0; i0 < rows; i0 += KERNEL_BLOCK) {
         size_t nq = rows - i0 < KERNEL_BLOCK ? rows - i0 : KERNEL_BLOCK;
         AttendKeys seen = {h->causal ? i0 + nq : rows, h->causal, i0, h->tie_tol, h->bos_extra};
         if (side->by_query) scores_by_query(h, ws, o, i0, nq, seen.n);
-        else kernel_scores(&keys, seen.n, h->causal ? i0 : KERNEL_NOT_CAUSAL, ws->q_lines, o + i0, nq, ws->S);
+        else kernel_scores(&keys, seen.n, h->causal ? i0 : KERNEL_NOT_CAUSAL, ws->q_view.line, o + i0, nq, ws->S);
         kernel_attend(ws->S, &seen, nq, ws->V + o, ld, dv, A + o + i0, ld, ws->key_mask, ws->selected);
     }
 }
@@ -172,10 +180,9 @@ static void attention_sequence(const ModelHead *h, Workspace *ws, size_t o, size
 /* A head's panels for rows [0, padded): V's lines written whole; Q's and K's lines those of F
  * that their columns copy, and the others computed (runtime/panel_view.h). */
 static void head_projections(const ModelHead *h, const PanelPlan plans[2], Workspace *ws, size_t padded) {
-    panel_compute(&plans[0], &h->wq, ws->F, ws->ld, padded, ws->Q);
-    panel_compute(&plans[1], &h->wk, ws->F, ws->ld, padded, ws->K);
-    panel_lines(&plans[0], h->wq.cols, ws->F, ws->Q, ws->ld, ws->q_lines);
-    panel_lines(&plans[1], h->wk.cols, ws->F, ws->K, ws->ld, ws->k_lines);
+    ws->head = h, ws->head_plans = plans, ws->padded = padded;
+    panel_view_start(&ws->q_view, &plans[0], &h->wq, ws->F, ws->Q, ws->ld, padded);
+    panel_view_start(&ws->k_view, &plans[1], &h->wk, ws->F, ws->K, ws->ld, padded);
     read_product(&h->wv, ws->F, ws->ld, 0, padded, ws->V);
 }
 
@@ -249,8 +256,10 @@ static void layer(const Model *m, size_t l, Workspace *ws, const size_t *starts,
         if (rows0 > side->judged_rows) {
             KeyEntries keys = {dk, ws->key_count, ws->key_dim, ws->key_val};
             side->judged_rows = rows0;
-            side->by_query = kernel_count_nonzero(ws->k_lines, starts[0], dk, rows0) >
-                             kernel_count_nonzero(ws->q_lines, starts[0], dk, rows0) + 2 * rows0;
+            panel_lines(ws, 0);
+            panel_lines(ws, 1);
+            side->by_query = kernel_count_nonzero(ws->k_view.line, starts[0], dk, rows0) >
+                             kernel_count_nonzero(ws->q_view.line, starts[0], dk, rows0) + 2 * rows0;
             side->sparse = sparse_ready(&L->heads[h], ws, starts[0], rows0, &keys);
             side->grouped = false;
             if (!L->heads[h].causal) { /* the queries sparse_ready gathered */
@@ -554,8 +563,8 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     ws->sparse.score = ARENA_ARRAY(&ws->arena, double, seq);
     ws->key_mask = ARENA_ARRAY(&ws->arena, uint8_t, KERNEL_BLOCK / 8 * seq);
     ws->qrow = ARENA_ARRAY(&ws->arena, uint32_t, KERNEL_BLOCK * (dk ? dk : 1));
-    ws->q_lines = ARENA_ARRAY(&ws->arena, const double *, dk ? dk : 1);
-    ws->k_lines = ARENA_ARRAY(&ws->arena, const double *, dk ? dk : 1);
+    panel_view_init(&ws->arena, dk, &ws->q_view);
+    panel_view_init(&ws->arena, dk, &ws->k_view);
     plan_int_ids(ws, m);
     ws->token_rows = matrix_rows(&ws->arena, &m->token_embed);
     ws->pos_rows = matrix_rows(&ws->arena, &m->pos_embed);

@@ -106,7 +106,10 @@ typedef struct Workspace {
     size_t ld;            /* doubles per feature line of a panel: cap_rows rounded up, plus slack */
     double *F;            /* D x ld: the residual stream of the batch, feature-major */
     double *Q, *K;        /* max dk x ld: the computed lines of a head's query and key panels ... */
-    const double **q_lines, **k_lines; /* ... max dk: where each line of them is (panel_view.h) */
+    PanelView q_view, k_view; /* ... where each line of them is (runtime/panel_view.h) ... */
+    const ModelHead *head; /* ... for this head ... */
+    const PanelPlan *head_plans; /* ... whose plans these are, and the rows of the batch: */
+    size_t padded;
     double *V;            /* max dv x ld */
     double *A;            /* (largest sum of dv over a layer's heads) x ld: attention outputs */
     double *S;            /* KERNEL_BLOCK queries' scores over their sequence's keys */

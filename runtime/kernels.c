@@ -400,61 +400,59 @@ size_t kernel_count_nonzero_isa(KernelIsa isa, const double *const *line, size_t
     return count_nonzero_scalar(line, o, n_lines, rows);
 }
 
-static void gather_keys_scalar(const double *const *lines, size_t o, size_t rows, const KeyEntries *e) {
+static void gather_keys_scalar(const double *const *lines, const double *scale, size_t o, size_t rows,
+                               const KeyEntries *e) {
     for (size_t c = 0; c < e->stride; c++) {
         const double *line = lines[c] + o;
-        for (size_t j = 0; j < rows; j++) {
-            if (line[j] == 0.0) continue;
-            e->dim[j * e->stride + e->count[j]] = (uint32_t)c;
-            e->val[j * e->stride + e->count[j]++] = line[j];
-        }
+        double w = scale ? scale[c] : 1.0;
+        for (size_t j = 0; j < rows; j++)
+            if (line[j] != 0.0) kernel_append_entry(e, j, (uint32_t)c, line[j] * w);
     }
 }
 
 #ifdef KERNEL_X86
 /* Eight entries of a line compared with zero at once; the non-zero ones' keys are compressed into
  * a list (no branch per entry), then appended key by key. */
-__attribute__((target("avx512f"))) static void gather_keys_avx512(const double *const *lines, size_t o, size_t rows,
-                                                                   const KeyEntries *e) {
+__attribute__((target("avx512f"))) static void gather_keys_avx512(const double *const *lines, const double *scale,
+                                                                   size_t o, size_t rows, const KeyEntries *e) {
     const __m512d zero = _mm512_setzero_pd();
     const __m512i step = _mm512_set1_epi64(8);
     int64_t at[8];
     for (size_t c = 0; c < e->stride; c++) {
         const double *line = lines[c] + o;
+        double w = scale ? scale[c] : 1.0;
         __m512i j = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
         for (size_t j0 = 0; j0 < rows; j0 += 8, j = _mm512_add_epi64(j, step)) {
             __mmask8 live = rows - j0 >= 8 ? 0xff : (__mmask8)((1u << (rows - j0)) - 1);
             __mmask8 nz = _mm512_mask_cmp_pd_mask(live, _mm512_maskz_loadu_pd(live, line + j0), zero, _CMP_NEQ_UQ);
             if (!nz) continue;
             _mm512_storeu_si512(at, _mm512_maskz_compress_epi64(nz, j));
-            for (int t = 0, n = __builtin_popcount(nz); t < n; t++) {
-                size_t k = (size_t)at[t];
-                e->dim[k * e->stride + e->count[k]] = (uint32_t)c;
-                e->val[k * e->stride + e->count[k]++] = line[k];
-            }
+            for (int t = 0, n = __builtin_popcount(nz); t < n; t++)
+                kernel_append_entry(e, (size_t)at[t], (uint32_t)c, line[at[t]] * w);
         }
     }
 }
 #endif
 
-void kernel_gather_keys(const double *const *lines, size_t o, size_t rows, const KeyEntries *e) {
-    kernel_gather_keys_isa(kernel_isa(), lines, o, rows, e);
+void kernel_gather_keys(const double *const *lines, const double *scale, size_t o, size_t rows, const KeyEntries *e) {
+    kernel_gather_keys_isa(kernel_isa(), lines, scale, o, rows, e);
 }
 
-void kernel_gather_keys_isa(KernelIsa isa, const double *const *lines, size_t o, size_t rows, const KeyEntries *e) {
+void kernel_gather_keys_isa(KernelIsa isa, const double *const *lines, const double *scale, size_t o, size_t rows,
+                            const KeyEntries *e) {
     for (size_t j = 0; j < rows; j++) e->count[j] = 0;
 #ifdef KERNEL_X86
     if (isa == KERNEL_AVX512) {
-        gather_keys_avx512(lines, o, rows, e);
+        gather_keys_avx512(lines, scale, o, rows, e);
         return;
     }
     if (isa == KERNEL_AVX2) {
-        kernel_avx2_gather_keys(lines, o, rows, e);
+        kernel_avx2_gather_keys(lines, scale, o, rows, e);
         return;
     }
 #endif
     (void)isa;
-    gather_keys_scalar(lines, o, rows, e);
+    gather_keys_scalar(lines, scale, o, rows, e);
 }
 
 void kernel_transpose(const double *T, size_t rows, size_t cols, double *S) {

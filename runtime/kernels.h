@@ -79,9 +79,18 @@ typedef struct KeyEntries {
 } KeyEntries;
 
 /* The non-zero entries of `rows` keys from a panel K given by its lines (e->stride of them: key j's
- * entry c is lines[c][o + j]; a line may be any array, e.g. a line of the residual itself). */
-void kernel_gather_keys(const double *const *lines, size_t o, size_t rows, const KeyEntries *e);
-void kernel_gather_keys_isa(KernelIsa isa, const double *const *lines, size_t o, size_t rows, const KeyEntries *e);
+ * entry c is lines[c][o + j] * scale[c], scale NULL meaning 1.0; a line may be any array, e.g. a
+ * line of the residual itself): each non-zero line element's product, where that is not zero. */
+void kernel_gather_keys(const double *const *lines, const double *scale, size_t o, size_t rows, const KeyEntries *e);
+void kernel_gather_keys_isa(KernelIsa isa, const double *const *lines, const double *scale, size_t o, size_t rows,
+                            const KeyEntries *e);
+
+/* Key k's next entry (c, v) unless v is zero (a NaN is not). */
+static inline void kernel_append_entry(const KeyEntries *e, size_t k, uint32_t c, double v) {
+    if (v == 0.0) return;
+    e->dim[k * e->stride + e->count[k]] = c;
+    e->val[k * e->stride + e->count[k]++] = v;
+}
 
 /* The entries line[c][o + j] (c < n_lines, j < rows) that are not zero. */
 size_t kernel_count_nonzero(const double *const *line, size_t o, size_t n_lines, size_t rows);

@@ -198,10 +198,12 @@ AVX2 size_t kernel_avx2_count_nonzero(const double *const *line, size_t o, size_
     return n;
 }
 
-AVX2 void kernel_avx2_gather_keys(const double *const *lines, size_t o, size_t rows, const KeyEntries *e) {
+AVX2 void kernel_avx2_gather_keys(const double *const *lines, const double *scale, size_t o, size_t rows,
+                                  const KeyEntries *e) {
     const __m256d zero = _mm256_setzero_pd();
     for (size_t c = 0; c < e->stride; c++) {
         const double *line = lines[c] + o;
+        double w = scale ? scale[c] : 1.0;
         size_t j0 = 0;
         for (; j0 + 16 <= rows; j0 += 16) { /* 16 keys per test: a line is mostly zeros */
             __m256d x0 = _mm256_loadu_pd(line + j0), x1 = _mm256_loadu_pd(line + j0 + 4);
@@ -213,17 +215,10 @@ AVX2 void kernel_avx2_gather_keys(const double *const *lines, size_t o, size_t r
                           (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x1, zero, _CMP_NEQ_UQ)) << 4 |
                           (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x2, zero, _CMP_NEQ_UQ)) << 8 |
                           (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x3, zero, _CMP_NEQ_UQ)) << 12;
-            for (; nz; nz &= nz - 1) {
-                size_t k = j0 + (size_t)__builtin_ctz(nz);
-                e->dim[k * e->stride + e->count[k]] = (uint32_t)c;
-                e->val[k * e->stride + e->count[k]++] = line[k];
-            }
+            for (; nz; nz &= nz - 1) kernel_append_entry(e, j0 + (size_t)__builtin_ctz(nz), (uint32_t)c, line[j0 + (size_t)__builtin_ctz(nz)] * w);
         }
-        for (size_t k = j0; k < rows; k++) { /* the last few one by one (a NaN is not zero) */
-            if (line[k] == 0.0) continue;
-            e->dim[k * e->stride + e->count[k]] = (uint32_t)c;
-            e->val[k * e->stride + e->count[k]++] = line[k];
-        }
+        for (size_t k = j0; k < rows; k++) /* the last few one by one (a NaN is not zero) */
+            if (line[k] != 0.0) kernel_append_entry(e, k, (uint32_t)c, line[k] * w);
     }
 }
 

@@ -30,7 +30,8 @@ void kernel_avx2_add(const double *y, size_t len, double *out);
 void kernel_avx2_fan_out(const double *c, size_t len, KernelEpilogue e, const double *bias, const uint32_t *units,
                          size_t n_units, double *out, size_t out_ld);
 /* kernel_gather_keys after the counts are zeroed. */
-void kernel_avx2_gather_keys(const double *const *lines, size_t o, size_t rows, const KeyEntries *e);
+void kernel_avx2_gather_keys(const double *const *lines, const double *scale, size_t o, size_t rows,
+                             const KeyEntries *e);
 /* kernel_count_nonzero. */
 size_t kernel_avx2_count_nonzero(const double *const *line, size_t o, size_t n_lines, size_t rows);
 /* kernel_scores. */

@@ -1,12 +1,19 @@
 /* Where the lines of a head's query and key panels are. A compiled head's W_Q and W_K are mostly
- * columns with one entry of weight 1.0 (a copy of one residual dim: a token's or a position's
- * one-hot code). Such a panel line is the residual's own line: every reader of the query and key
- * panels (kernel_gather_keys, kernel_scores, kernel_count_nonzero) skips zeros, and x and the
- * product fma(1.0, x, +0.0) differ only in the sign of a zero. So only the other columns are
- * computed, and the readers get a line pointer per column. */
+ * columns with one entry (a copy of one residual dim, a token's or a position's one-hot code,
+ * with a weight: 1.0, or -1.0 where a score subtracts). Such a panel line is the residual's own
+ * line times that weight, so it is not computed:
+ *   - gathering a query's or key's entries (kernel_gather_keys) reads the residual's line and
+ *     multiplies each non-zero by the weight: w * x is the product fma(w, x, +0.0) wherever that
+ *     is not zero;
+ *   - reading the panel line by line (kernel_scores' dense side, kernel_count_nonzero) takes the
+ *     residual's line where the weight is 1.0 (x and fma(1.0, x, +0.0) differ only in the sign
+ *     of a zero, which those readers skip), and the other copies are computed first, once per
+ *     batch, only when a batch reads that panel so (panel_view_lines).
+ * Columns with more than one entry (or none) are computed for every batch. */
 #ifndef RASPCC_RUNTIME_PANEL_VIEW_H
 #define RASPCC_RUNTIME_PANEL_VIEW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,19 +24,34 @@
 
 /* Made once per matrix. */
 typedef struct PanelPlan {
-    uint32_t *copy_of;  /* per column: the residual dim it copies, or PANEL_COMPUTED */
-    uint32_t *computed; /* the columns to compute, ascending */
+    uint32_t *copy_of;  /* per column: the residual dim its one entry reads, or PANEL_COMPUTED */
+    double *weight;     /* per column: that entry's weight */
+    uint32_t *computed; /* the columns computed for every batch, ascending */
     size_t n_computed;
+    uint32_t *scaled;   /* the copies whose weight is not 1.0, ascending */
+    size_t n_scaled;
 } PanelPlan;
+
+/* A batch's panel: line c times scale[c] is the panel's column c (rows from 0). */
+typedef struct PanelView {
+    const double **line; /* per column */
+    double *scale;       /* per column: 1.0, or a scaled copy's weight */
+    bool lines;          /* every scale is 1.0: the lines are the panel's, to read line by line */
+} PanelView;
 
 void panel_plan(Arena *a, const Matrix *W, PanelPlan *p);
 
-/* The computed columns of the panel F W for rows [0, padded) (a multiple of 8) into their lines
- * of `panel` (line c at panel + c * ld); F has lines of ld doubles. */
-void panel_compute(const PanelPlan *p, const Matrix *W, const double *F, size_t ld, size_t padded, double *panel);
+/* A view with room for `cols` columns. */
+void panel_view_init(Arena *a, size_t cols, PanelView *v);
 
-/* lines[c] for each of W's `cols` columns: F's line copy_of[c], or the panel's line c. */
-void panel_lines(const PanelPlan *p, size_t cols, const double *F, const double *panel, size_t ld,
-                 const double **lines);
+/* A new batch: the computed columns of the panel F W for rows [0, padded) (a multiple of 8) into
+ * their lines of `panel` (line c at panel + c * ld; F has lines of ld doubles), and the view. */
+void panel_view_start(PanelView *v, const PanelPlan *p, const Matrix *W, const double *F, double *panel, size_t ld,
+                      size_t padded);
+
+/* Makes every line of the view the panel's column itself (scale 1.0): the scaled copies computed
+ * into the panel, rows [0, padded), if not yet for this batch. */
+void panel_view_lines(PanelView *v, const PanelPlan *p, const Matrix *W, const double *F, double *panel, size_t ld,
+                      size_t padded);
 
 #endif

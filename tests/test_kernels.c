@@ -173,7 +173,7 @@ START_TEST(test_gather_keys) {
         for (size_t c = 0; c < DK; c++)
             for (size_t j = 0; j < rows; j++) nonzero += lines[c][o + j] != 0.0;
         ck_assert_uint_eq(kernel_count_nonzero_isa((KernelIsa)isa, lines, o, DK, rows), nonzero);
-        kernel_gather_keys_isa((KernelIsa)isa, lines, o, rows, &e);
+        kernel_gather_keys_isa((KernelIsa)isa, lines, NULL, o, rows, &e);
         for (size_t j = 0; j < rows; j++) {
             size_t n = 0;
             for (size_t c = 0; c < DK; c++) {
@@ -184,6 +184,25 @@ START_TEST(test_gather_keys) {
                 n++;
             }
             ck_assert_uint_eq(n, count[j]);
+        }
+        /* scaled lines (a panel column that copies a residual line with weight w): the entries of
+           the product line fma(w, x, +0.0), including products that underflow to zero */
+        double scale[DK], P[DK * LD];
+        const double *plines[DK];
+        for (size_t c = 0; c < DK; c++) {
+            scale[c] = c % 4 == 0 ? 1.0 : c % 4 == 1 ? -1.0 : c % 4 == 2 ? 0.375 : 1e-300;
+            plines[c] = P + c * LD;
+            for (size_t j = 0; j < o + rows; j++) P[c * LD + j] = fma(scale[c], lines[c][j], 0.0);
+        }
+        kernel_gather_keys_isa((KernelIsa)isa, lines, scale, o, rows, &e);
+        uint32_t count2[ROWS], dim2[ROWS * DK];
+        double val2[ROWS * DK];
+        KeyEntries e2 = {DK, count2, dim2, val2};
+        kernel_gather_keys_isa(KERNEL_SCALAR, plines, NULL, o, rows, &e2);
+        for (size_t j = 0; j < rows; j++) {
+            ck_assert_uint_eq(count[j], count2[j]);
+            ck_assert(memcmp(dim + j * DK, dim2 + j * DK, count[j] * sizeof *dim) == 0);
+            ck_assert(memcmp(val + j * DK, val2 + j * DK, count[j] * sizeof *val) == 0);
         }
         }
     }
