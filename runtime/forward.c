@@ -602,19 +602,31 @@ void workspace_free(Workspace *ws) {
 
 /* ---- running one input ---- */
 
-bool model_tokenize(const Model *m, const Value *input, size_t n, size_t *ids, double *values, char *err,
-                    size_t errsize) {
-    if (n > m->max_len) {
-        snprintf(err, errsize, "input has length %zu > max length %zu", n, m->max_len);
-        return false;
-    }
+/* The reference's first checks of an input, in its order: every token converted to the program's
+ * token type (the first failure's message), then the model's length limit. */
+static bool convertible(const Model *m, const Value *input, size_t n, char *err, size_t errsize) {
     for (size_t i = 0; i < n; i++) {
-        Value tok;
         char why[200];
+        Value tok;
         if (!ir_convert_token((IrTokenType)m->token_type, input[i], &tok, why, sizeof why)) {
             snprintf(err, errsize, "%s", why);
             return false;
         }
+    }
+    if (n > m->max_len) {
+        snprintf(err, errsize, "input has length %zu > max length %zu", n, m->max_len);
+        return false;
+    }
+    return true;
+}
+
+bool model_tokenize(const Model *m, const Value *input, size_t n, size_t *ids, double *values, char *err,
+                    size_t errsize) {
+    if (!convertible(m, input, n, err, errsize)) return false;
+    for (size_t i = 0; i < n; i++) {
+        char why[200];
+        Value tok;
+        ir_convert_token((IrTokenType)m->token_type, input[i], &tok, why, sizeof why);
         if (m->numeric_tokens) {
             double v = value_as_double(tok);
             if (!(v >= m->token_lo && v <= m->token_hi)) {
@@ -973,8 +985,8 @@ void model_run_batch(const Model *m, Workspace *ws, const Value *const *inputs, 
             o->err = NULL;
             o->flag = NULL;
             o->note = NULL;
-            if (n > m->max_len) {
-                snprintf(err, sizeof err, "input has length %zu > max length %zu", n, m->max_len);
+            if (n > m->max_len) { /* not tokenized (it would not fit): its first error */
+                convertible(m, inputs[i], n, err, sizeof err);
                 fail_outcome(o, out_arena, err);
                 continue;
             }

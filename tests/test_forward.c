@@ -435,6 +435,14 @@ START_TEST(test_int_token_table) {
         ck_assert(!run(bad[k], lens[k], &out));
         ck_assert_str_eq(err, want_err);
     }
+    /* the reference's order (findings-out31 001): a token that does not convert is reported before
+       an unknown token ahead of it and before the length */
+    Value mixed[6] = {value_int(3), value_float(2.0), value_int(5), value_int(5), value_int(5), value_int(5)};
+    ck_assert(!run(mixed, 2, &out));
+    ck_assert_msg(strstr(err, "2.0") && strstr(err, "not valid"), "%s", err);
+    ck_assert(!run(mixed + 1, 5, &out));
+    ck_assert_msg(strstr(err, "2.0") && strstr(err, "not valid"), "%s", err);
+    ck_assert_msg(run(mixed + 2, 4, &out), "%s", err); /* and the rest of it runs */
 }
 END_TEST
 
