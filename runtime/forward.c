@@ -622,17 +622,24 @@ static bool convertible(const Model *m, const Value *input, size_t n, char *err,
 
 bool model_tokenize(const Model *m, const Value *input, size_t n, size_t *ids, double *values, char *err,
                     size_t errsize) {
-    if (!convertible(m, input, n, err, errsize)) return false;
+    if (n > m->max_len) return convertible(m, input, n, err, errsize); /* false: its first error */
+    size_t bad = SIZE_MAX; /* the first token outside the vocabulary or range: reported unless a
+                              later token does not convert (the reference converts them all first) */
     for (size_t i = 0; i < n; i++) {
         char why[200];
         Value tok;
-        ir_convert_token((IrTokenType)m->token_type, input[i], &tok, why, sizeof why);
+        if (!ir_convert_token((IrTokenType)m->token_type, input[i], &tok, why, sizeof why)) {
+            snprintf(err, errsize, "%s", why);
+            return false;
+        }
+        if (bad != SIZE_MAX) continue;
         if (m->numeric_tokens) {
             double v = value_as_double(tok);
             if (!(v >= m->token_lo && v <= m->token_hi)) {
                 snprintf(err, errsize, "token %g at position %zu is outside the range %g..%g the model was compiled for",
                          v, i, m->token_lo, m->token_hi);
-                return false;
+                bad = i;
+                continue;
             }
             ids[i] = 0;
             if (values) values[i] = v;
@@ -645,11 +652,12 @@ bool model_tokenize(const Model *m, const Value *input, size_t n, size_t *ids, d
             char text[120];
             value_format(input[i], text, sizeof text);
             snprintf(err, errsize, "token %s at position %zu is not in the vocabulary", text, i);
-            return false;
+            bad = i;
+            continue;
         }
         ids[i] = id;
     }
-    return true;
+    return bad == SIZE_MAX;
 }
 
 /* The ids of the integers [int_lo, int_lo + int_n) as model_tokenize finds them (the first

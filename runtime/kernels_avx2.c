@@ -215,7 +215,15 @@ AVX2 void kernel_avx2_gather_keys(const double *const *lines, const double *scal
                           (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x1, zero, _CMP_NEQ_UQ)) << 4 |
                           (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x2, zero, _CMP_NEQ_UQ)) << 8 |
                           (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x3, zero, _CMP_NEQ_UQ)) << 12;
-            for (; nz; nz &= nz - 1) kernel_append_entry(e, j0 + (size_t)__builtin_ctz(nz), (uint32_t)c, line[j0 + (size_t)__builtin_ctz(nz)] * w);
+            for (; nz; nz &= nz - 1) {
+                size_t k = j0 + (size_t)__builtin_ctz(nz);
+                if (w == 1.0) { /* the line itself: every non-zero is an entry */
+                    e->dim[k * e->stride + e->count[k]] = (uint32_t)c;
+                    e->val[k * e->stride + e->count[k]++] = line[k];
+                } else {
+                    kernel_append_entry(e, k, (uint32_t)c, line[k] * w);
+                }
+            }
         }
         for (size_t k = j0; k < rows; k++) /* the last few one by one (a NaN is not zero) */
             if (line[k] != 0.0) kernel_append_entry(e, k, (uint32_t)c, line[k] * w);
