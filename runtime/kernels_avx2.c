@@ -198,37 +198,56 @@ AVX2 size_t kernel_avx2_count_nonzero(const double *const *line, size_t o, size_
     return n;
 }
 
+/* Appends key k's entry (c, v) where v is not zero (always, when `every`: a line's own non-zero);
+ * the count read once (through restrict pointers: no reload after the stores). */
+#define APPEND(k, v, every)                                                                                        \
+    do {                                                                                                           \
+        size_t k_ = (k);                                                                                           \
+        double v_ = (v);                                                                                           \
+        uint32_t n_ = count[k_];                                                                                   \
+        if ((every) || v_ != 0.0) dim[k_ * stride + n_] = (uint32_t)c, val[k_ * stride + n_] = v_, count[k_] = n_ + 1; \
+    } while (0)
+
+/* One line's entries: 16 keys per test (a line is mostly zeros), the last few one by one. */
+#define GATHER_LINE(VALUE, EVERY)                                                                                  \
+    do {                                                                                                           \
+        size_t j0 = 0;                                                                                             \
+        for (; j0 + 16 <= rows; j0 += 16)                                                                          \
+            for (unsigned nz = nonzero_16(line + j0); nz; nz &= nz - 1) {                                         \
+                size_t k = j0 + (size_t)__builtin_ctz(nz);                                                         \
+                APPEND(k, VALUE, EVERY);                                                                           \
+            }                                                                                                      \
+        for (size_t k = j0; k < rows; k++) /* a NaN is not zero */                                                  \
+            if (line[k] != 0.0) APPEND(k, VALUE, EVERY);                                                           \
+    } while (0)
+
+/* The non-zero lanes of 16 doubles from x as bits, 0 at once where all 16 are +-0.0 (one test of
+ * their or'ed bits). */
+AVX2 static inline unsigned nonzero_16(const double *x) {
+    const __m256d zero = _mm256_setzero_pd();
+    __m256d x0 = _mm256_loadu_pd(x), x1 = _mm256_loadu_pd(x + 4), x2 = _mm256_loadu_pd(x + 8), x3 = _mm256_loadu_pd(x + 12);
+    __m256d any = _mm256_or_pd(_mm256_or_pd(x0, x1), _mm256_or_pd(x2, x3));
+    if (!_mm256_movemask_pd(_mm256_cmp_pd(any, zero, _CMP_NEQ_UQ))) return 0;
+    return (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x0, zero, _CMP_NEQ_UQ)) |
+           (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x1, zero, _CMP_NEQ_UQ)) << 4 |
+           (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x2, zero, _CMP_NEQ_UQ)) << 8 |
+           (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x3, zero, _CMP_NEQ_UQ)) << 12;
+}
+
 AVX2 void kernel_avx2_gather_keys(const double *const *lines, const double *scale, size_t o, size_t rows,
                                   const KeyEntries *e) {
-    const __m256d zero = _mm256_setzero_pd();
-    for (size_t c = 0; c < e->stride; c++) {
+    uint32_t *restrict count = e->count, *restrict dim = e->dim;
+    double *restrict val = e->val;
+    size_t stride = e->stride;
+    for (size_t c = 0; c < stride; c++) {
         const double *line = lines[c] + o;
         double w = scale ? scale[c] : 1.0;
-        size_t j0 = 0;
-        for (; j0 + 16 <= rows; j0 += 16) { /* 16 keys per test: a line is mostly zeros */
-            __m256d x0 = _mm256_loadu_pd(line + j0), x1 = _mm256_loadu_pd(line + j0 + 4);
-            __m256d x2 = _mm256_loadu_pd(line + j0 + 8), x3 = _mm256_loadu_pd(line + j0 + 12);
-            /* the bits of all 16 or'ed: +-0.0 only where all 16 are */
-            __m256d any = _mm256_or_pd(_mm256_or_pd(x0, x1), _mm256_or_pd(x2, x3));
-            if (!_mm256_movemask_pd(_mm256_cmp_pd(any, zero, _CMP_NEQ_UQ))) continue;
-            unsigned nz = (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x0, zero, _CMP_NEQ_UQ)) |
-                          (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x1, zero, _CMP_NEQ_UQ)) << 4 |
-                          (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x2, zero, _CMP_NEQ_UQ)) << 8 |
-                          (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x3, zero, _CMP_NEQ_UQ)) << 12;
-            for (; nz; nz &= nz - 1) {
-                size_t k = j0 + (size_t)__builtin_ctz(nz);
-                if (w == 1.0) { /* the line itself: every non-zero is an entry */
-                    e->dim[k * e->stride + e->count[k]] = (uint32_t)c;
-                    e->val[k * e->stride + e->count[k]++] = line[k];
-                } else {
-                    kernel_append_entry(e, k, (uint32_t)c, line[k] * w);
-                }
-            }
-        }
-        for (size_t k = j0; k < rows; k++) /* the last few one by one (a NaN is not zero) */
-            if (line[k] != 0.0) kernel_append_entry(e, k, (uint32_t)c, line[k] * w);
+        if (w == 1.0) GATHER_LINE(line[k], true); /* the line itself: every non-zero is an entry */
+        else GATHER_LINE(line[k] * w, false);
     }
 }
+#undef GATHER_LINE
+#undef APPEND
 
 /* The score chain's step: a = fma(w, q, a) where q is not zero, a kept where it is (the skipped
  * product). */
