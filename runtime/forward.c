@@ -606,12 +606,8 @@ void workspace_free(Workspace *ws) {
  * token type (the first failure's message), then the model's length limit. */
 static bool convertible(const Model *m, const Value *input, size_t n, char *err, size_t errsize) {
     for (size_t i = 0; i < n; i++) {
-        char why[200];
         Value tok;
-        if (!ir_convert_token((IrTokenType)m->token_type, input[i], &tok, why, sizeof why)) {
-            snprintf(err, errsize, "%s", why);
-            return false;
-        }
+        if (!ir_convert_token((IrTokenType)m->token_type, input[i], &tok, err, errsize)) return false;
     }
     if (n > m->max_len) {
         snprintf(err, errsize, "input has length %zu > max length %zu", n, m->max_len);
@@ -626,12 +622,8 @@ bool model_tokenize(const Model *m, const Value *input, size_t n, size_t *ids, d
     size_t bad = SIZE_MAX; /* the first token outside the vocabulary or range: reported unless a
                               later token does not convert (the reference converts them all first) */
     for (size_t i = 0; i < n; i++) {
-        char why[200];
         Value tok;
-        if (!ir_convert_token((IrTokenType)m->token_type, input[i], &tok, why, sizeof why)) {
-            snprintf(err, errsize, "%s", why);
-            return false;
-        }
+        if (!ir_convert_token((IrTokenType)m->token_type, input[i], &tok, err, errsize)) return false;
         if (bad != SIZE_MAX) continue;
         if (m->numeric_tokens) {
             double v = value_as_double(tok);
