@@ -428,9 +428,9 @@ static size_t most_classes(const UnitClasses *cls, size_t hidden) {
     return most;
 }
 
-/* The dims the checks, the readout and the error flag read (runtime/model.h), ascending. */
 static void plan_int_ids(Workspace *ws, const Model *m);
 
+/* The dims the checks, the readout and the error flag read (runtime/model.h), ascending. */
 static void plan_reads(Workspace *ws, const Model *m) {
     size_t D = m->d_model;
     bool *read = ARENA_ARRAY(&ws->arena, bool, D ? D : 1);

@@ -175,8 +175,9 @@ bool workspace_use_float32(Workspace *ws, const Model *m, char *err, size_t errs
 
 /* Maps input atoms to token ids (converted as the program's token type requires); for a model
  * with real-valued tokens also writes each token's value to values[i] (values may be NULL
- * otherwise). Errors: "input has length N > max length M", "token 'x' is not in the
- * vocabulary", "token x is outside the range", conversion errors. */
+ * otherwise). Errors, in the reference evaluator's order: a token that does not convert (the
+ * first), then "input has length N > max length M" (ids are not written), then the first "token
+ * 'x' at position i is not in the vocabulary" or "token x ... is outside the range". */
 bool model_tokenize(const Model *m, const Value *input, size_t n, size_t *ids, double *values, char *err,
                     size_t errsize);
 
