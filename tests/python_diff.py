@@ -102,7 +102,8 @@ def make_inputs(kind, vocab, max_len, golden=None, budget=150, randoms=40, seed=
         for k in range(budget):
             n = 1 + k % max_len
             lines.append(literal([round(rng.uniform(lo, hi), 3) for _ in range(n)], kind))
-        lines += [literal([hi + 0.5], kind), literal([lo] * (max_len + 1), kind), "[1, 2]", "[True]", '["a"]']
+        lines += [literal([hi + 0.5], kind), literal([lo] * (max_len + 1), kind), "[1, 2]", "[True]", '["a"]',
+                  literal([hi + 0.5, lo], kind)[:-1] + ', "a"]', literal([lo] * max_len, kind)[:-1] + ', "a"]']
     else:
         length, total = 0, 0
         while length < max_len and total + len(vocab) ** (length + 1) <= budget:
@@ -114,7 +115,8 @@ def make_inputs(kind, vocab, max_len, golden=None, budget=150, randoms=40, seed=
             lines += [literal(f, kind) for f in frontier]
         for _ in range(randoms):
             lines.append(literal([rng.choice(vocab) for _ in range(rng.randint(1, max_len))], kind))
-        lines += [literal([vocab[0]] * (max_len + 1), kind), '["not-a-token"]', "[1.5]", "[True, 2]"]
+        lines += [literal([vocab[0]] * (max_len + 1), kind), '["not-a-token"]', "[1.5]", "[True, 2]",
+                  '["not-a-token", 1.5]', "[1.5, " + ", ".join([json.dumps(vocab[0])] * max_len) + "]"]  # two refusals
     lines += ['""', "[1,", '"ab', "[a]", "[1] 2", "  [ ]  "]
     return lines
 

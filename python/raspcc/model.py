@@ -108,18 +108,18 @@ class Model:
     def encode(self, tokens: Sequence[Atom], check_range: bool = True) -> Tuple[np.ndarray, Optional[np.ndarray]]:
         """Token ids of an input (BOS excluded) and, for real-valued tokens, their values.
 
-        Raises InputError with rasprun's messages: too long, a token its token type refuses, a
-        token outside the vocabulary or (with check_range) outside the real range. The first
+        Raises InputError with rasprun's messages, in its order: a token its token type refuses,
+        too long, a token outside the vocabulary or (with check_range) outside the real range. The first
         three have no embedding; a real token outside the range has one, and the error flag sees
         it (run_weights passes check_range=False)."""
         n = len(tokens)
+        tt = self.config["token_type"]
+        converted = [convert_token(tt, a) for a in tokens]  # the reference's order: conversion first
         if n > self.max_len:
             raise InputError("input has length %d > max length %d" % (n, self.max_len))
         ids = np.zeros(n, dtype=np.int64)
         values = np.zeros(n) if self.numeric_tokens else None
-        tt = self.config["token_type"]
-        for i, a in enumerate(tokens):
-            tok = convert_token(tt, a)
+        for i, (a, tok) in enumerate(zip(tokens, converted)):
             if values is not None:
                 lo, hi = float(self.numeric_tokens["lo"]), float(self.numeric_tokens["hi"])
                 v = float(tok)
