@@ -41,10 +41,11 @@ static void write_product(const Matrix *W, const WritePlan *plan, const double *
 /* F = token_embed[token] + pos_embed[position] for rows [0, rows), entry by entry as the dense
  * sum (an entry stored in neither row stays +0.0); row r holds position pos[r] of token id
  * ids[r]; a real-valued token adds its value on token_value_dim. Rows [rows, padded) are zeroed. */
-static void embed(const Model *m, const Workspace *ws, const size_t *ids, const size_t *pos, const double *values,
+static void embed(const Model *m, Workspace *ws, const size_t *ids, const size_t *pos, const double *values,
                   size_t rows, size_t padded, double *F) {
     size_t D = m->d_model, ld = ws->ld;
     for (size_t d = 0; d < D; d++) memset(F + d * ld, 0, padded * sizeof *F);
+    ws->embedded = true;
     for (size_t r = 0; r < rows; r++) {
         const EmbedRow *te = &ws->token_rows[ids[r]], *pe = &ws->pos_rows[pos[r]];
         size_t a = 0, b = 0;
@@ -62,6 +63,13 @@ static void embed(const Model *m, const Workspace *ws, const size_t *ids, const 
 static void panel_lines(Workspace *ws, int side) {
     if (side == 0) panel_view_lines(&ws->q_view, &ws->head_plans[0], &ws->head->wq, ws->F, ws->Q, ws->ld, ws->padded);
     else panel_view_lines(&ws->k_view, &ws->head_plans[1], &ws->head->wk, ws->F, ws->K, ws->ld, ws->padded);
+}
+
+/* The non-zero entries of rows [o, o + rows) of the current head's query (side 0) or key (side 1)
+ * panel (panel_view_gather). */
+static void gather(const Workspace *ws, int side, size_t o, size_t rows, const KeyEntries *e) {
+    if (side == 0) panel_view_gather(&ws->q_view, &ws->head_plans[0], ws->embedded, ws->ids, ws->pos, o, rows, e);
+    else panel_view_gather(&ws->k_view, &ws->head_plans[1], ws->embedded, ws->ids, ws->pos, o, rows, e);
 }
 
 /* Scores of queries [0, nq) (entries q, nq <= KERNEL_BLOCK) against keys [0, n_keys) of the panel
@@ -83,7 +91,7 @@ static void scores_from_queries(const KeyEntries *q, size_t nq, Workspace *ws, s
 static void scores_by_query(const ModelHead *h, Workspace *ws, size_t o, size_t i0, size_t nq, size_t n_keys) {
     size_t dk = h->wq.cols;
     KeyEntries queries = {dk, ws->query_count, ws->query_dim, ws->query_val};
-    kernel_gather_keys(ws->q_view.line, ws->q_view.scale, o + i0, nq, &queries);
+    gather(ws, 0, o + i0, nq, &queries);
     scores_from_queries(&queries, nq, ws, o, n_keys);
     for (size_t q = 0; q < nq; q++) { /* 2 per entry of query q and key it sees */
         size_t seen = h->causal ? i0 + q + 1 : n_keys;
@@ -104,8 +112,8 @@ static double key_score_flops(const KeyEntries *keys, size_t rows, bool causal) 
 static bool sparse_ready(const ModelHead *h, Workspace *ws, size_t o, size_t rows, KeyEntries *keys) {
     size_t dk = h->wq.cols;
     KeyEntries queries = {dk, ws->query_count, ws->query_dim, ws->query_val};
-    kernel_gather_keys(ws->k_view.line, ws->k_view.scale, o, rows, keys);
-    kernel_gather_keys(ws->q_view.line, ws->q_view.scale, o, rows, &queries);
+    gather(ws, 1, o, rows, keys);
+    gather(ws, 0, o, rows, &queries);
     return attend_sparse_plan(keys, &queries, rows, &ws->sparse);
 }
 
@@ -115,7 +123,7 @@ static bool sparse_ready(const ModelHead *h, Workspace *ws, size_t o, size_t row
 static bool attention_grouped(const ModelHead *h, Workspace *ws, size_t o, size_t rows, double *A) {
     size_t dk = h->wq.cols, dv = h->wv.cols, ld = ws->ld;
     KeyEntries queries = {dk, ws->query_count, ws->query_dim, ws->query_val};
-    kernel_gather_keys(ws->q_view.line, ws->q_view.scale, o, rows, &queries);
+    gather(ws, 0, o, rows, &queries);
     size_t n = query_groups(&queries, rows, &ws->groups);
     if (n * 2 > rows) return false;
     for (size_t i = 0; i < rows; i++) /* 2 per entry of each query and key: every query sees every key */
@@ -164,7 +172,7 @@ static void attention_sequence(const ModelHead *h, Workspace *ws, size_t o, size
     }
     if (side->grouped && attention_grouped(h, ws, o, rows, A)) return;
     if (!side->by_query) {
-        if (!gathered) kernel_gather_keys(ws->k_view.line, ws->k_view.scale, o, rows, &keys);
+        if (!gathered) gather(ws, 1, o, rows, &keys);
         ws->score_flops += key_score_flops(&keys, rows, h->causal);
         panel_lines(ws, 0);
     }
@@ -308,6 +316,7 @@ void model_forward(const Model *m, const size_t *ids, size_t n, size_t first_lay
         embed(m, ws, ws->ids, ws->pos, ws->row_values, rows, padded, ws->F);
     } else {
         rows_to_panel(ws, D, rows, X);
+        ws->embedded = false;
     }
     if (end_layer > m->n_layers) end_layer = m->n_layers;
     for (size_t l = first_layer; l < end_layer; l++) layer(m, l, ws, starts, 1, padded);
@@ -450,6 +459,25 @@ static void plan_reads(Workspace *ws, const Model *m) {
         if (read[d]) ws->read_dims[ws->n_read++] = (uint32_t)d;
 }
 
+/* Per dim: whether only the embedding writes it, and from the token alone or from the position
+ * alone (runtime/panel_view.h's lists). */
+static const bool *embedding_dims(Arena *a, const Model *m) {
+    size_t D = m->d_model;
+    bool *by_one = ARENA_ARRAY(a, bool, D ? D : 1);
+    for (size_t d = 0; d < D; d++)
+        by_one[d] = !(matrix_column(&m->token_embed, d).n && matrix_column(&m->pos_embed, d).n);
+    if (m->numeric_tokens && m->token_value_dim < D) by_one[m->token_value_dim] = false;
+    for (size_t l = 0; l < m->n_layers; l++) {
+        const ModelLayer *L = &m->layers[l];
+        for (size_t d = 0; d < D; d++) {
+            bool written = matrix_column(&L->mlp.w2, d).n || L->mlp.b2[d] != 0.0;
+            for (size_t h = 0; h < L->n_heads && !written; h++) written = matrix_column(&L->heads[h].wo, d).n;
+            if (written) by_one[d] = false;
+        }
+    }
+    return by_one;
+}
+
 static void plan_writes(Arena *a, const Matrix *W, WritePlan *p) {
     p->dims = ARENA_ARRAY(a, uint32_t, W->cols ? W->cols : 1);
     for (size_t c = 0; c < W->cols; c++)
@@ -475,6 +503,7 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     ws->heads = ARENA_ARRAY(&ws->arena, WritePlan *, m->n_layers ? m->n_layers : 1);
     ws->sides = ARENA_ARRAY(&ws->arena, HeadSide *, m->n_layers ? m->n_layers : 1);
     ws->panels = ARENA_ARRAY(&ws->arena, PanelPlan **, m->n_layers ? m->n_layers : 1);
+    PanelEmbedding emb = {&m->token_embed, &m->pos_embed, embedding_dims(&ws->arena, m)};
     ws->mlps = ARENA_ARRAY(&ws->arena, WritePlan, m->n_layers ? m->n_layers : 1);
     ws->segments = ARENA_ARRAY(&ws->arena, ChunkSegments, m->n_layers ? m->n_layers : 1);
     ws->w1_classes = ARENA_ARRAY(&ws->arena, UnitClasses, m->n_layers ? m->n_layers : 1);
@@ -491,8 +520,8 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
             const ModelHead *H = &L->heads[h];
             plan_writes(&ws->arena, &H->wo, &ws->heads[l][h]);
             ws->panels[l][h] = ARENA_ARRAY(&ws->arena, PanelPlan, 2);
-            panel_plan(&ws->arena, &H->wq, &ws->panels[l][h][0]);
-            panel_plan(&ws->arena, &H->wk, &ws->panels[l][h][1]);
+            panel_plan(&ws->arena, &H->wq, &emb, &ws->panels[l][h][0]);
+            panel_plan(&ws->arena, &H->wk, &emb, &ws->panels[l][h][1]);
             dk = max_sz(dk, H->wq.cols);
             dv = max_sz(dv, H->wv.cols);
             sum_dv += H->wv.cols;

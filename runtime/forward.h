@@ -110,6 +110,8 @@ typedef struct Workspace {
     const ModelHead *head; /* ... for this head ... */
     const PanelPlan *head_plans; /* ... whose plans these are, and the rows of the batch: */
     size_t padded;
+    bool embedded;        /* F's dims only the embedding writes hold what it wrote (not so where
+                             model_forward starts from a given residual) */
     double *V;            /* max dv x ld */
     double *A;            /* (largest sum of dv over a layer's heads) x ld: attention outputs */
     double *S;            /* KERNEL_BLOCK queries' scores over their sequence's keys */

@@ -5,7 +5,55 @@
 
 #include "runtime/kernels.h"
 
-void panel_plan(Arena *a, const Matrix *W, PanelPlan *p) {
+/* The lists of one embedding E (rows: token ids or positions): entry (c, (x + 0.0) * w) for each
+ * listed column c that copies a dim d E stores, x E's number at (row, d) (the embedding adds it
+ * to the other's +0.0), where that is not zero; a row's in column order. */
+static void list_entries(Arena *a, const PanelPlan *p, const bool *listed, size_t cols, const Matrix *E,
+                         ListedEntries *s) {
+    size_t rows = E->rows, total = 0;
+    s->start = ARENA_ARRAY(a, uint32_t, rows + 2);
+    for (size_t c = 0; c < cols; c++)
+        if (listed[c]) total += matrix_column(E, p->copy_of[c]).n;
+    s->col = ARENA_ARRAY(a, uint32_t, total ? total : 1);
+    s->val = ARENA_ARRAY(a, double, total ? total : 1);
+    for (int pass = 0; pass < 2; pass++) { /* counts (row r's at start[r + 2]), then the entries */
+        for (size_t c = 0; c < cols; c++) {
+            if (!listed[c]) continue;
+            MatrixColumn d = matrix_column(E, p->copy_of[c]);
+            for (size_t k = 0; k < d.n; k++) {
+                double v = (d.val[k] + 0.0) * p->weight[c];
+                if (v == 0.0) continue;
+                if (pass == 0) s->start[d.row[k] + 2]++;
+                else s->col[s->start[d.row[k] + 1]] = (uint32_t)c, s->val[s->start[d.row[k] + 1]++] = v;
+            }
+        }
+        if (pass == 0) /* start[r + 1]: where row r begins; the fill moves it to where row r + 1 does */
+            for (size_t r = 0; r < rows; r++) s->start[r + 2] += s->start[r + 1];
+    }
+}
+
+/* The plan's lists, where the columns that copy a dim the embedding writes from one of its two are
+ * all but at most PANEL_LISTED_SCANS, and at least four times as many as the others plus one (the
+ * others are scanned key by key, and an entry put among listed ones moves them: a gather that
+ * spares few line scans costs more than it saves). */
+static void plan_lists(Arena *a, const Matrix *W, const PanelEmbedding *emb, PanelPlan *p) {
+    bool *listed = ARENA_ARRAY(a, bool, W->cols ? W->cols : 1);
+    size_t n_listed = 0;
+    for (size_t c = 0; c < W->cols; c++) {
+        listed[c] = p->copy_of[c] != PANEL_COMPUTED && emb->by_one[p->copy_of[c]];
+        n_listed += listed[c];
+    }
+    size_t n_other = W->cols - n_listed;
+    if (!n_listed || n_other > PANEL_LISTED_SCANS || n_listed < 4 * (n_other + 1)) return;
+    p->listed = true;
+    p->scans = ARENA_ARRAY(a, uint32_t, PANEL_LISTED_SCANS);
+    for (size_t c = 0; c < W->cols; c++)
+        if (!listed[c]) p->scans[p->n_scans++] = (uint32_t)c;
+    list_entries(a, p, listed, W->cols, emb->token, &p->by_token);
+    list_entries(a, p, listed, W->cols, emb->pos, &p->by_pos);
+}
+
+void panel_plan(Arena *a, const Matrix *W, const PanelEmbedding *emb, PanelPlan *p) {
     size_t cols = W->cols ? W->cols : 1;
     p->copy_of = ARENA_ARRAY(a, uint32_t, cols);
     p->weight = ARENA_ARRAY(a, double, cols);
@@ -21,6 +69,9 @@ void panel_plan(Arena *a, const Matrix *W, PanelPlan *p) {
         if (!copy) p->computed[p->n_computed++] = (uint32_t)c;
         else if (col.val[0] != 1.0) p->scaled[p->n_scaled++] = (uint32_t)c;
     }
+    p->listed = false;
+    p->n_scans = 0;
+    if (emb) plan_lists(a, W, emb, p);
 }
 
 void panel_view_init(Arena *a, size_t cols, PanelView *v) {
@@ -58,4 +109,44 @@ void panel_view_lines(PanelView *v, const PanelPlan *p, const Matrix *W, const d
         v->line[c] = panel + c * ld, v->scale[c] = 1.0;
     }
     v->lines = true;
+}
+
+/* Row k's entries from two lists (a's row ra, b's row rb), merged in column order (no column is in
+ * both: a dim is written from the token or from the position). */
+static void merge_lists(const KeyEntries *e, size_t k, const ListedEntries *a, size_t ra, const ListedEntries *b,
+                        size_t rb) {
+    uint32_t ia = a->start[ra], ea = a->start[ra + 1], ib = b->start[rb], eb = b->start[rb + 1], n = 0;
+    uint32_t *dim = e->dim + k * e->stride;
+    double *val = e->val + k * e->stride;
+    while (ia < ea && ib < eb)
+        if (a->col[ia] < b->col[ib]) dim[n] = a->col[ia], val[n++] = a->val[ia++];
+        else dim[n] = b->col[ib], val[n++] = b->val[ib++];
+    for (; ia < ea; ia++) dim[n] = a->col[ia], val[n++] = a->val[ia];
+    for (; ib < eb; ib++) dim[n] = b->col[ib], val[n++] = b->val[ib];
+    e->count[k] = n;
+}
+
+/* Entry (c, v) into row k in column order (c is in none of its entries). */
+static void insert_entry(const KeyEntries *e, size_t k, uint32_t c, double v) {
+    uint32_t *dim = e->dim + k * e->stride;
+    double *val = e->val + k * e->stride;
+    size_t t = e->count[k]++;
+    for (; t > 0 && dim[t - 1] > c; t--) dim[t] = dim[t - 1], val[t] = val[t - 1];
+    dim[t] = c, val[t] = v;
+}
+
+void panel_view_gather(const PanelView *v, const PanelPlan *p, bool embedded, const size_t *ids, const size_t *pos,
+                       size_t o, size_t rows, const KeyEntries *e) {
+    if (!p->listed || !embedded) {
+        kernel_gather_keys(v->line, v->scale, o, rows, e);
+        return;
+    }
+    for (size_t k = 0; k < rows; k++) merge_lists(e, k, &p->by_token, ids[o + k], &p->by_pos, pos[o + k]);
+    for (size_t j = 0; j < p->n_scans; j++) { /* the other lines, as kernel_gather_keys reads them */
+        uint32_t c = p->scans[j];
+        const double *line = v->line[c] + o;
+        double w = v->scale[c];
+        for (size_t k = 0; k < rows; k++)
+            if (line[k] != 0.0 && line[k] * w != 0.0) insert_entry(e, k, c, line[k] * w);
+    }
 }

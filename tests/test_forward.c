@@ -647,6 +647,64 @@ START_TEST(test_attention_shortcuts) {
 }
 END_TEST
 
+/* Gathers from the embedding's lists (runtime/panel_view.h): key columns that copy position and
+ * token dims (weights 1, -1, 0.5; a token dim the BOS row also holds) with computed columns among
+ * them, keys read by a second layer after the first wrote some dims (those scanned), causal and
+ * not: reference_forward's numbers bit for bit, and the plans listed where they should be. */
+START_TEST(test_listed_gathers) {
+    Model *m = &model;
+    srand(14);
+    enum { V = 4, N = 40, P = N + 1, D = V + 1 + P + 3, DK = P + 4 };
+    m->d_model = D;
+    m->max_len = N;
+    m->n_vocab = V;
+    m->vocab = ARENA_ARRAY(&m->arena, Value, V);
+    for (int v = 0; v < V; v++) m->vocab[v] = value_int(v);
+    m->token_type = IR_TOKENS_INT;
+    /* dims: 0..V-1 the token, V BOS (token row V), V+1 .. V+P the position, then 3 the layers write */
+    m->token_embed = model_matrix(m, V + 1, D);
+    m->pos_embed = model_matrix(m, P, D);
+    for (size_t t = 0; t <= V; t++) AT(m->token_embed, t, t) = 1;
+    AT(m->token_embed, V, 0) = 2; /* BOS holds token dim 0 too */
+    for (size_t p = 0; p < P; p++) AT(m->pos_embed, p, V + 1 + p) = 1;
+    size_t heads[2] = {2, 1}, hidden[2] = {0, 0};
+    fx_layers(m, 2, heads, hidden);
+    for (size_t l = 0; l < 2; l++)
+        for (size_t h = 0; h < heads[l]; h++) {
+            ModelHead *H = &m->layers[l].heads[h];
+            fx_head(m, H, DK, 1, h == 1, "listed");
+            H->tie_tol = 0.25;
+            /* keys: position codes (weights 1, -1, 0.5) and the token's; two computed columns among
+               them (their lines scanned, their entries put in column order); in layer 1 one copy
+               of a dim layer 0 wrote (scanned, not listed) */
+            for (size_t p = 0; p < P; p++)
+                matrix_set(&H->wk, V + 1 + p, p + 2, p % 3 == 0 ? 1.0 : p % 3 == 1 ? -1.0 : 0.5);
+            matrix_set(&H->wk, 0, 0, 1.0);
+            matrix_set(&H->wk, 1, 1, -1.0);
+            for (size_t d = 0; d < V; d++) matrix_set(&H->wk, d, P + 2, (double)(d + 1) / 10.0);
+            matrix_set(&H->wk, V, 10, 1.0 / 3.0), matrix_set(&H->wk, V + 1 + 9, 10, 1.0 / 3.0);
+            matrix_set(&H->wk, l ? D - 1 : V + 2, P + 3, 1.0);
+            /* queries: ask for a position, a token and the computed columns, with numbers whose sums
+               round differently in another order (entries out of column order would show) */
+            for (size_t p = 0; p < P; p++) matrix_set(&H->wq, V + 1 + p, (p * 7 + h) % P + 2, 1.0 / 7.0);
+            for (size_t p = 0; p < P; p++) matrix_set(&H->wq, V + 1 + p, 10, 0.1);
+            for (size_t d = 0; d < V; d++) matrix_set(&H->wq, d, d % 2, 0.3), matrix_set(&H->wq, d, P + 2, 0.7);
+            matrix_set(&H->wq, V + 1, P + 3, 1.0);
+            matrix_set(&H->wv, (size_t)(h + l) % V, 0, 1.0);
+            matrix_set(&H->wo, 0, D - 1 - h, 1.0);
+        }
+    ready(false);
+    ck_assert(ws.panels[0][0][1].listed && ws.panels[0][0][1].n_scans == 2);
+    ck_assert(ws.panels[1][0][1].listed && ws.panels[1][0][1].n_scans == 3);
+    const size_t lengths[] = {N, 1, 17, 0, 33, N};
+    for (size_t k = 0; k < sizeof lengths / sizeof *lengths; k++) {
+        size_t n = lengths[k], ids[N];
+        for (size_t i = 0; i < n; i++) ids[i] = (size_t)rand() % V;
+        expect_reference(m, ids, n);
+    }
+}
+END_TEST
+
 /* MLPs whose hidden units share a few W1 (and W3) columns, over several chunks, plain and gated:
  * one chain per class of equal columns (UnitClasses) gives reference_forward's numbers bit for
  * bit, each unit with its own bias. */
@@ -893,6 +951,7 @@ int main(void) {
     tcase_add_test(tc, test_forward_matches_reference);
     tcase_add_test(tc, test_attention_both_sides);
     tcase_add_test(tc, test_attention_shortcuts);
+    tcase_add_test(tc, test_listed_gathers);
     tcase_add_test(tc, test_mlp_unit_classes);
     tcase_add_loop_test(tc, test_gated_product, 0, 2);
     tcase_add_loop_test(tc, test_margin_check, 0, 2);
