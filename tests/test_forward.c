@@ -534,6 +534,21 @@ static void expect_reference(const Model *m, const size_t *ids, size_t n) {
     free(got);
 }
 
+/* A model of integer tokens 0 .. V-1 up to length N in D dims: dims 0 .. V-1 the token's one-hot
+ * code, V BOS's (token row V), V+1 .. V+N+1 the position's; the rest for the test to use. */
+static void one_hot_codes(Model *m, size_t V, size_t N, size_t D) {
+    m->d_model = D;
+    m->max_len = N;
+    m->n_vocab = V;
+    m->vocab = ARENA_ARRAY(&m->arena, Value, V);
+    for (size_t v = 0; v < V; v++) m->vocab[v] = value_int((int64_t)v);
+    m->token_type = IR_TOKENS_INT;
+    m->token_embed = model_matrix(m, V + 1, D);
+    m->pos_embed = model_matrix(m, N + 1, D);
+    for (size_t t = 0; t <= V; t++) AT(m->token_embed, t, t) = 1;
+    for (size_t p = 0; p <= N; p++) AT(m->pos_embed, p, V + 1 + p) = 1;
+}
+
 /* Attention of long inputs (three blocks of queries, keys in chunks of 64) scored from either side:
  * heads whose keys have far more entries than their queries (scored from the queries' side), the
  * other way round, causal or not, with ties, each equal to reference_forward bit for bit. */
@@ -583,20 +598,9 @@ START_TEST(test_attention_shortcuts) {
     Model *m = &model;
     srand(9);
     enum { V = 5, N = 150, P = N + 1, D = V + 1 + P + 4, DK = P };
-    m->d_model = D;
-    m->max_len = N;
-    m->n_vocab = V;
-    m->vocab = ARENA_ARRAY(&m->arena, Value, V);
-    for (int v = 0; v < V; v++) m->vocab[v] = value_int(v);
-    m->token_type = IR_TOKENS_INT;
-    /* dims: 0..V-1 the token, V BOS, V+1 .. V+P the position, then 4 of noise in every row */
-    m->token_embed = model_matrix(m, V + 1, D);
-    m->pos_embed = model_matrix(m, P, D);
-    for (size_t t = 0; t <= V; t++) AT(m->token_embed, t, t) = 1;
-    for (size_t p = 0; p < P; p++) {
-        AT(m->pos_embed, p, V + 1 + p) = 1;
+    one_hot_codes(m, V, N, D); /* then 4 dims of noise in every row */
+    for (size_t p = 0; p < P; p++)
         for (size_t d = V + 1 + P; d < D; d++) AT(m->pos_embed, p, d) = rand() % 3 ? (rand() % 5) - 2 : 0;
-    }
     size_t heads[1] = {4}, hidden[1] = {0}, perm[P];
     for (size_t p = 0; p < P; p++) perm[p] = p;
     for (size_t p = P - 1; p > 0; p--) { /* shuffled */
@@ -655,18 +659,8 @@ START_TEST(test_listed_gathers) {
     Model *m = &model;
     srand(14);
     enum { V = 4, N = 40, P = N + 1, D = V + 1 + P + 3, DK = P + 4 };
-    m->d_model = D;
-    m->max_len = N;
-    m->n_vocab = V;
-    m->vocab = ARENA_ARRAY(&m->arena, Value, V);
-    for (int v = 0; v < V; v++) m->vocab[v] = value_int(v);
-    m->token_type = IR_TOKENS_INT;
-    /* dims: 0..V-1 the token, V BOS (token row V), V+1 .. V+P the position, then 3 the layers write */
-    m->token_embed = model_matrix(m, V + 1, D);
-    m->pos_embed = model_matrix(m, P, D);
-    for (size_t t = 0; t <= V; t++) AT(m->token_embed, t, t) = 1;
+    one_hot_codes(m, V, N, D); /* then 3 dims the layers write */
     AT(m->token_embed, V, 0) = 2; /* BOS holds token dim 0 too */
-    for (size_t p = 0; p < P; p++) AT(m->pos_embed, p, V + 1 + p) = 1;
     size_t heads[2] = {2, 1}, hidden[2] = {0, 0};
     fx_layers(m, 2, heads, hidden);
     for (size_t l = 0; l < 2; l++)
