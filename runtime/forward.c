@@ -657,8 +657,10 @@ bool model_tokenize(const Model *m, const Value *input, size_t n, size_t *ids, d
         if (m->numeric_tokens) {
             double v = value_as_double(tok);
             if (!(v >= m->token_lo && v <= m->token_hi)) {
-                snprintf(err, errsize, "token %g at position %zu is outside the range %g..%g the model was compiled for",
-                         v, i, m->token_lo, m->token_hi);
+                char text[120]; /* the input's atom as the vocabulary's message prints it: 3.0, not 3 */
+                value_format(input[i], text, sizeof text);
+                snprintf(err, errsize, "token %s at position %zu is outside the range %g..%g the model was compiled for",
+                         text, i, m->token_lo, m->token_hi);
                 bad = i;
                 continue;
             }

@@ -124,8 +124,8 @@ class Model:
                 lo, hi = float(self.numeric_tokens["lo"]), float(self.numeric_tokens["hi"])
                 v = float(tok)
                 if check_range and not (lo <= v <= hi):
-                    raise InputError("token %g at position %d is outside the range %g..%g the model was compiled for"
-                                     % (v, i, lo, hi))
+                    raise InputError("token %s at position %d is outside the range %g..%g the model was compiled for"
+                                     % (format_atom(a), i, lo, hi))
                 values[i] = v
                 continue
             for v, atom in enumerate(self.vocab):
