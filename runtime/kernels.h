@@ -85,11 +85,14 @@ void kernel_gather_keys(const double *const *lines, const double *scale, size_t 
 void kernel_gather_keys_isa(KernelIsa isa, const double *const *lines, const double *scale, size_t o, size_t rows,
                             const KeyEntries *e);
 
-/* Key k's next entry (c, v) unless v is zero (a NaN is not). */
+/* Key k's next entry (c, v) unless v is zero (a NaN is not); the count read once (a store to dim
+ * may alias it, which would make the compiler read it again). */
 static inline void kernel_append_entry(const KeyEntries *e, size_t k, uint32_t c, double v) {
     if (v == 0.0) return;
-    e->dim[k * e->stride + e->count[k]] = c;
-    e->val[k * e->stride + e->count[k]++] = v;
+    uint32_t n = e->count[k];
+    e->dim[k * e->stride + n] = c;
+    e->val[k * e->stride + n] = v;
+    e->count[k] = n + 1;
 }
 
 /* The entries line[c][o + j] (c < n_lines, j < rows) that are not zero. */

@@ -198,29 +198,6 @@ AVX2 size_t kernel_avx2_count_nonzero(const double *const *line, size_t o, size_
     return n;
 }
 
-/* Appends key k's entry (c, v) where v is not zero (always, when `every`: a line's own non-zero);
- * the count read once (through restrict pointers: no reload after the stores). */
-#define APPEND(k, v, every)                                                                                        \
-    do {                                                                                                           \
-        size_t k_ = (k);                                                                                           \
-        double v_ = (v);                                                                                           \
-        uint32_t n_ = count[k_];                                                                                   \
-        if ((every) || v_ != 0.0) dim[k_ * stride + n_] = (uint32_t)c, val[k_ * stride + n_] = v_, count[k_] = n_ + 1; \
-    } while (0)
-
-/* One line's entries: 16 keys per test (a line is mostly zeros), the last few one by one. */
-#define GATHER_LINE(VALUE, EVERY)                                                                                  \
-    do {                                                                                                           \
-        size_t j0 = 0;                                                                                             \
-        for (; j0 + 16 <= rows; j0 += 16)                                                                          \
-            for (unsigned nz = nonzero_16(line + j0); nz; nz &= nz - 1) {                                         \
-                size_t k = j0 + (size_t)__builtin_ctz(nz);                                                         \
-                APPEND(k, VALUE, EVERY);                                                                           \
-            }                                                                                                      \
-        for (size_t k = j0; k < rows; k++) /* a NaN is not zero */                                                  \
-            if (line[k] != 0.0) APPEND(k, VALUE, EVERY);                                                           \
-    } while (0)
-
 /* The non-zero lanes of 16 doubles from x as bits, 0 at once where all 16 are +-0.0 (one test of
  * their or'ed bits). */
 AVX2 static inline unsigned nonzero_16(const double *x) {
@@ -236,18 +213,20 @@ AVX2 static inline unsigned nonzero_16(const double *x) {
 
 AVX2 void kernel_avx2_gather_keys(const double *const *lines, const double *scale, size_t o, size_t rows,
                                   const KeyEntries *e) {
-    uint32_t *restrict count = e->count, *restrict dim = e->dim;
-    double *restrict val = e->val;
-    size_t stride = e->stride;
-    for (size_t c = 0; c < stride; c++) {
+    const KeyEntries local = *e; /* its pointers stay in registers across the entries' stores */
+    for (size_t c = 0; c < local.stride; c++) {
         const double *line = lines[c] + o;
         double w = scale ? scale[c] : 1.0;
-        if (w == 1.0) GATHER_LINE(line[k], true); /* the line itself: every non-zero is an entry */
-        else GATHER_LINE(line[k] * w, false);
+        size_t j0 = 0;
+        for (; j0 + 16 <= rows; j0 += 16) /* 16 keys per test: a line is mostly zeros */
+            for (unsigned nz = nonzero_16(line + j0); nz; nz &= nz - 1) {
+                size_t k = j0 + (size_t)__builtin_ctz(nz);
+                kernel_append_entry(&local, k, (uint32_t)c, line[k] * w);
+            }
+        for (size_t k = j0; k < rows; k++) /* the last few one by one (a NaN is not zero) */
+            if (line[k] != 0.0) kernel_append_entry(&local, k, (uint32_t)c, line[k] * w);
     }
 }
-#undef GATHER_LINE
-#undef APPEND
 
 /* The score chain's step: a = fma(w, q, a) where q is not zero, a kept where it is (the skipped
  * product). */
