@@ -22,14 +22,6 @@ static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
 
 /* ---- products ---- */
 
-/* out[c][block] = (the panel `in` times W)[c], for every column c of W (D x cols, reading the
- * residual), rows [r0, r0 + len). */
-static void read_product(const Matrix *W, const double *in, size_t ld, size_t r0, size_t len, double *out) {
-    const MatrixColumn *cols = matrix_columns(W);
-    if (cols) kernel_columns(cols, NULL, W->cols, in + r0, 0, ld, len, KERNEL_STORE, NULL, out + r0, ld);
-    else for (size_t c = 0; c < W->cols; c++) memset(out + c * ld + r0, 0, len * sizeof *out);
-}
-
 /* F[d][block] += (the panel `in` (W->rows lines) times W)[d] for each dim d W writes. */
 static void write_product(const Matrix *W, const WritePlan *plan, const double *in, size_t ld, size_t r0, size_t len,
                           double *F) {
@@ -191,7 +183,7 @@ static void head_projections(const ModelHead *h, const PanelPlan plans[2], Works
     ws->head = h, ws->head_plans = plans, ws->padded = padded;
     panel_view_start(&ws->q_view, &plans[0], &h->wq, ws->F, ws->Q, ws->ld, padded);
     panel_view_start(&ws->k_view, &plans[1], &h->wk, ws->F, ws->K, ws->ld, padded);
-    read_product(&h->wv, ws->F, ws->ld, 0, padded, ws->V);
+    panel_columns(&h->wv, NULL, h->wv.cols, ws->F, ws->V, ws->ld, padded);
 }
 
 /* H (units h0 .. h1 - 1 of a chunk) gets epilogue e of F W + bias for rows [r0, r0 + len): a chain

@@ -80,18 +80,17 @@ void panel_view_init(Arena *a, size_t cols, PanelView *v) {
     v->lines = false;
 }
 
-/* The columns `which` of F W into their panel lines, rows [0, padded). */
-static void compute(const Matrix *W, const uint32_t *which, size_t n, const double *F, double *panel, size_t ld,
-                    size_t padded) {
+void panel_columns(const Matrix *W, const uint32_t *which, size_t n, const double *F, double *panel, size_t ld,
+                   size_t padded) {
     const MatrixColumn *cols = matrix_columns(W);
     if (cols && n) kernel_columns(cols, which, n, F, 0, ld, padded, KERNEL_STORE, NULL, panel, ld);
     else /* no store: every column is zero */
-        for (size_t j = 0; j < n; j++) memset(panel + (size_t)which[j] * ld, 0, padded * sizeof *panel);
+        for (size_t j = 0; j < n; j++) memset(panel + (which ? which[j] : j) * ld, 0, padded * sizeof *panel);
 }
 
 void panel_view_start(PanelView *v, const PanelPlan *p, const Matrix *W, const double *F, double *panel, size_t ld,
                       size_t padded) {
-    compute(W, p->computed, p->n_computed, F, panel, ld, padded);
+    panel_columns(W, p->computed, p->n_computed, F, panel, ld, padded);
     for (size_t c = 0; c < W->cols; c++) {
         bool copy = p->copy_of[c] != PANEL_COMPUTED;
         v->line[c] = copy ? F + (size_t)p->copy_of[c] * ld : panel + c * ld;
@@ -103,7 +102,7 @@ void panel_view_start(PanelView *v, const PanelPlan *p, const Matrix *W, const d
 void panel_view_lines(PanelView *v, const PanelPlan *p, const Matrix *W, const double *F, double *panel, size_t ld,
                       size_t padded) {
     if (v->lines) return;
-    compute(W, p->scaled, p->n_scaled, F, panel, ld, padded);
+    panel_columns(W, p->scaled, p->n_scaled, F, panel, ld, padded);
     for (size_t j = 0; j < p->n_scaled; j++) {
         size_t c = p->scaled[j];
         v->line[c] = panel + c * ld, v->scale[c] = 1.0;

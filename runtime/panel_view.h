@@ -73,6 +73,12 @@ typedef struct PanelView {
 /* emb may be NULL (no lists). */
 void panel_plan(Arena *a, const Matrix *W, const PanelEmbedding *emb, PanelPlan *p);
 
+/* Columns which[0 .. n) of the panel F W (which NULL: columns 0 .. n-1), rows [0, padded) (a
+ * multiple of 8), into their lines of `panel` (line c at panel + c * ld; F has lines of ld
+ * doubles). */
+void panel_columns(const Matrix *W, const uint32_t *which, size_t n, const double *F, double *panel, size_t ld,
+                   size_t padded);
+
 /* A view with room for `cols` columns. */
 void panel_view_init(Arena *a, size_t cols, PanelView *v);
 
