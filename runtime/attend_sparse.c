@@ -103,10 +103,10 @@ void attend_sparse(const KeyEntries *keys, const KeyEntries *queries, size_t row
         double extra = ties && s->visit[0] == 0 ? bos_extra : 0.0, denominator = (double)ties + extra;
         if (ties == 1) { /* one key (a one-hot match): the same operations without the inner loop */
             size_t j = s->visit[0];
-            if (denominator == 1.0) /* BOS not selected: x / 1.0 is x, the division can go */
-                for (size_t c = 0; c < dv; c++) out[c * out_ld + i] = extra * V[c * v_ld] + V[c * v_ld + j];
-            else
-                for (size_t c = 0; c < dv; c++) out[c * out_ld + i] = (extra * V[c * v_ld] + V[c * v_ld + j]) / denominator;
+            for (size_t c = 0; c < dv; c++) { /* BOS not selected: x / 1.0 is x, the division can go */
+                double sum = extra * V[c * v_ld] + V[c * v_ld + j];
+                out[c * out_ld + i] = denominator == 1.0 ? sum : sum / denominator;
+            }
             continue;
         }
         for (size_t c = 0; c < dv; c++) {
