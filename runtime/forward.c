@@ -57,11 +57,19 @@ static void panel_lines(Workspace *ws, int side) {
     else panel_view_lines(&ws->k_view, &ws->head_plans[1], &ws->head->wk, ws->F, ws->K, ws->ld, ws->padded);
 }
 
-/* The non-zero entries of rows [o, o + rows) of the current head's query (side 0) or key (side 1)
- * panel (panel_view_gather). */
-static void gather(const Workspace *ws, int side, size_t o, size_t rows, const KeyEntries *e) {
-    if (side == 0) panel_view_gather(&ws->q_view, &ws->head_plans[0], ws->embedded, ws->ids, ws->pos, o, rows, e);
-    else panel_view_gather(&ws->k_view, &ws->head_plans[1], ws->embedded, ws->ids, ws->pos, o, rows, e);
+/* The workspace's entries of the current head's queries (side 0) or keys (side 1) ... */
+static KeyEntries entries(const Workspace *ws, int side) {
+    size_t dk = ws->head->wq.cols;
+    return side ? (KeyEntries){dk, ws->key_count, ws->key_dim, ws->key_val}
+                : (KeyEntries){dk, ws->query_count, ws->query_dim, ws->query_val};
+}
+
+/* ... gathered for rows [o, o + rows) of the panel (panel_view_gather). */
+static KeyEntries gather(const Workspace *ws, int side, size_t o, size_t rows) {
+    KeyEntries e = entries(ws, side);
+    panel_view_gather(side ? &ws->k_view : &ws->q_view, &ws->head_plans[side], ws->embedded, ws->ids, ws->pos, o,
+                      rows, &e);
+    return e;
 }
 
 /* Scores of queries [0, nq) (entries q, nq <= KERNEL_BLOCK) against keys [0, n_keys) of the panel
@@ -81,9 +89,7 @@ static void scores_from_queries(const KeyEntries *q, size_t nq, Workspace *ws, s
  * same chain kernel_scores runs: a product with a zero factor skipped, so the same numbers), then
  * turned key-major for kernel_attend. */
 static void scores_by_query(const ModelHead *h, Workspace *ws, size_t o, size_t i0, size_t nq, size_t n_keys) {
-    size_t dk = h->wq.cols;
-    KeyEntries queries = {dk, ws->query_count, ws->query_dim, ws->query_val};
-    gather(ws, 0, o + i0, nq, &queries);
+    KeyEntries queries = gather(ws, 0, o + i0, nq);
     scores_from_queries(&queries, nq, ws, o, n_keys);
     for (size_t q = 0; q < nq; q++) { /* 2 per entry of query q and key it sees */
         size_t seen = h->causal ? i0 + q + 1 : n_keys;
@@ -101,12 +107,9 @@ static double key_score_flops(const KeyEntries *keys, size_t rows, bool causal) 
 
 /* A sequence's keys' and queries' entries (rows [o, o + rows) of K and Q), and whether
  * attend_sparse can take the head on them (its index then built). */
-static bool sparse_ready(const ModelHead *h, Workspace *ws, size_t o, size_t rows, KeyEntries *keys) {
-    size_t dk = h->wq.cols;
-    KeyEntries queries = {dk, ws->query_count, ws->query_dim, ws->query_val};
-    gather(ws, 1, o, rows, keys);
-    gather(ws, 0, o, rows, &queries);
-    return attend_sparse_plan(keys, &queries, rows, &ws->sparse);
+static bool sparse_ready(Workspace *ws, size_t o, size_t rows) {
+    KeyEntries keys = gather(ws, 1, o, rows), queries = gather(ws, 0, o, rows);
+    return attend_sparse_plan(&keys, &queries, rows, &ws->sparse);
 }
 
 /* A head that is not causal, once per group of equal queries (runtime/query_groups.h): their
@@ -114,8 +117,7 @@ static bool sparse_ready(const ModelHead *h, Workspace *ws, size_t o, size_t row
  * written) where the groups are more than half the queries. */
 static bool attention_grouped(const ModelHead *h, Workspace *ws, size_t o, size_t rows, double *A) {
     size_t dk = h->wq.cols, dv = h->wv.cols, ld = ws->ld;
-    KeyEntries queries = {dk, ws->query_count, ws->query_dim, ws->query_val};
-    gather(ws, 0, o, rows, &queries);
+    KeyEntries queries = gather(ws, 0, o, rows);
     size_t n = query_groups(&queries, rows, &ws->groups);
     if (n * 2 > rows) return false;
     for (size_t i = 0; i < rows; i++) /* 2 per entry of each query and key: every query sees every key */
@@ -149,22 +151,18 @@ static bool attention_grouped(const ModelHead *h, Workspace *ws, size_t o, size_
  * the queries' side instead (the same numbers: scores_by_query). */
 static void attention_sequence(const ModelHead *h, Workspace *ws, size_t o, size_t rows, const HeadSide *side,
                                double *A) {
-    size_t dk = h->wq.cols, dv = h->wv.cols, ld = ws->ld;
-    KeyEntries keys = {dk, ws->key_count, ws->key_dim, ws->key_val};
-    bool gathered = false;
-    if (side->sparse) {
-        KeyEntries queries = {dk, ws->query_count, ws->query_dim, ws->query_val};
-        gathered = true;
-        if (sparse_ready(h, ws, o, rows, &keys)) {
-            attend_sparse(&keys, &queries, rows, h->causal, h->tie_tol, h->bos_extra, ws->V + o, ld, dv, A + o, ld,
-                          &ws->sparse);
-            ws->score_flops += key_score_flops(&keys, rows, h->causal);
-            return;
-        }
+    size_t dv = h->wv.cols, ld = ws->ld;
+    if (side->sparse && sparse_ready(ws, o, rows)) {
+        KeyEntries keys = entries(ws, 1), queries = entries(ws, 0);
+        attend_sparse(&keys, &queries, rows, h->causal, h->tie_tol, h->bos_extra, ws->V + o, ld, dv, A + o, ld,
+                      &ws->sparse);
+        ws->score_flops += key_score_flops(&keys, rows, h->causal);
+        return;
     }
     if (side->grouped && attention_grouped(h, ws, o, rows, A)) return;
+    KeyEntries keys = entries(ws, 1); /* gathered by sparse_ready where it was tried */
     if (!side->by_query) {
-        if (!gathered) gather(ws, 1, o, rows, &keys);
+        if (!side->sparse) keys = gather(ws, 1, o, rows);
         ws->score_flops += key_score_flops(&keys, rows, h->causal);
         panel_lines(ws, 0);
     }
@@ -254,16 +252,15 @@ static void layer(const Model *m, size_t l, Workspace *ws, const size_t *starts,
         HeadSide *side = &ws->sides[l][h];
         size_t dk = L->heads[h].wq.cols, rows0 = starts[1] - starts[0];
         if (rows0 > side->judged_rows) {
-            KeyEntries keys = {dk, ws->key_count, ws->key_dim, ws->key_val};
             side->judged_rows = rows0;
-            panel_lines(ws, 0);
-            panel_lines(ws, 1);
+            /* counted on the view's lines: a scaled copy's is F's own, with the column's non-zeros
+               but where a product underflows, which a judge of cost may miss */
             side->by_query = kernel_count_nonzero(ws->k_view.line, starts[0], dk, rows0) >
                              kernel_count_nonzero(ws->q_view.line, starts[0], dk, rows0) + 2 * rows0;
-            side->sparse = sparse_ready(&L->heads[h], ws, starts[0], rows0, &keys);
+            side->sparse = sparse_ready(ws, starts[0], rows0);
             side->grouped = false;
             if (!L->heads[h].causal) { /* the queries sparse_ready gathered */
-                KeyEntries queries = {dk, ws->query_count, ws->query_dim, ws->query_val};
+                KeyEntries queries = entries(ws, 0);
                 side->grouped = query_groups(&queries, rows0, &ws->groups) * 2 <= rows0;
             }
         }
