@@ -534,9 +534,8 @@ static void expect_reference(const Model *m, const size_t *ids, size_t n) {
     free(got);
 }
 
-/* A model of integer tokens 0 .. V-1 up to length N in D dims: dims 0 .. V-1 the token's one-hot
- * code, V BOS's (token row V), V+1 .. V+N+1 the position's; the rest for the test to use. */
-static void one_hot_codes(Model *m, size_t V, size_t N, size_t D) {
+/* A model of integer tokens 0 .. V-1 up to length N in D dims, its embeddings empty. */
+static void int_tokens(Model *m, size_t V, size_t N, size_t D) {
     m->d_model = D;
     m->max_len = N;
     m->n_vocab = V;
@@ -545,6 +544,12 @@ static void one_hot_codes(Model *m, size_t V, size_t N, size_t D) {
     m->token_type = IR_TOKENS_INT;
     m->token_embed = model_matrix(m, V + 1, D);
     m->pos_embed = model_matrix(m, N + 1, D);
+}
+
+/* int_tokens whose dims 0 .. V-1 hold the token's one-hot code, V BOS's (token row V), V+1 ..
+ * V+N+1 the position's; the rest for the test to use. */
+static void one_hot_codes(Model *m, size_t V, size_t N, size_t D) {
+    int_tokens(m, V, N, D);
     for (size_t t = 0; t <= V; t++) AT(m->token_embed, t, t) = 1;
     for (size_t p = 0; p <= N; p++) AT(m->pos_embed, p, V + 1 + p) = 1;
 }
@@ -556,14 +561,7 @@ START_TEST(test_attention_both_sides) {
     Model *m = &model;
     srand(8);
     enum { D = 30, N = 150, DK = 24 };
-    m->d_model = D;
-    m->max_len = N;
-    m->n_vocab = 4;
-    m->vocab = ARENA_ARRAY(&m->arena, Value, 4);
-    for (int v = 0; v < 4; v++) m->vocab[v] = value_int(v);
-    m->token_type = IR_TOKENS_INT;
-    m->token_embed = model_matrix(m, 5, D);
-    m->pos_embed = model_matrix(m, N + 1, D);
+    int_tokens(m, 4, N, D);
     for (size_t i = 0; i < 5 * D; i++) matrix_set(&m->token_embed, i / D, i % D, rand() % 4 == 0 ? rand() % 3 : 0);
     for (size_t i = 0; i < (N + 1) * D; i++) matrix_set(&m->pos_embed, i / D, i % D, rand() % 6 == 0 ? rand() % 3 : 0);
     size_t heads[1] = {4}, hidden[1] = {0};
@@ -706,14 +704,7 @@ START_TEST(test_mlp_unit_classes) {
     Model *m = &model;
     srand(10);
     enum { D = 20, N = 12, H0 = 2 * WORKSPACE_HIDDEN_CHUNK + 5, H1 = 40 };
-    m->d_model = D;
-    m->max_len = N;
-    m->n_vocab = 3;
-    m->vocab = ARENA_ARRAY(&m->arena, Value, 3);
-    for (int v = 0; v < 3; v++) m->vocab[v] = value_int(v);
-    m->token_type = IR_TOKENS_INT;
-    m->token_embed = model_matrix(m, 4, D);
-    m->pos_embed = model_matrix(m, N + 1, D);
+    int_tokens(m, 3, N, D);
     for (size_t i = 0; i < 4 * D; i++) matrix_set(&m->token_embed, i / D, i % D, rand() % 3 ? 0 : (double)(rand() % 41 - 20) / 7.0);
     for (size_t i = 0; i < (N + 1) * D; i++) matrix_set(&m->pos_embed, i / D, i % D, rand() % 3 ? 0 : (double)(rand() % 41 - 20) / 7.0);
     size_t heads[2] = {0, 0}, hidden[2] = {H0, H1};
