@@ -283,7 +283,7 @@ static void scores_scalar(const KeyEntries *e, size_t n_keys, size_t causal_firs
     for (size_t j = 0; j < n_keys; j++) {
         const uint32_t *dim = e->dim + j * e->stride;
         const double *val = e->val + j * e->stride;
-        for (size_t i = kernel_first_lane(j, causal_first, 8); i < lanes; i++) {
+        for (size_t i = kernel_first_lane(j, causal_first); i < lanes; i++) {
             double acc = 0.0;
             for (size_t k = 0; k < e->count[j]; k++) {
                 double q = lines[dim[k]][o + i];
@@ -310,7 +310,7 @@ __attribute__((target("avx512f"))) static void scores_avx512(const KeyEntries *e
         const uint32_t *dim = e->dim + j * e->stride;
         const double *val = e->val + j * e->stride;
         double *out = S + j * KERNEL_BLOCK;
-        size_t n = e->count[j], i0 = kernel_first_lane(j, causal_first, 8);
+        size_t n = e->count[j], i0 = kernel_first_lane(j, causal_first);
         if (lanes == KERNEL_BLOCK && i0 == 0) { /* the whole block in 8 registers */
             __m512d a0 = zero, a1 = zero, a2 = zero, a3 = zero, a4 = zero, a5 = zero, a6 = zero, a7 = zero;
             for (size_t k = 0; k < n; k++) {

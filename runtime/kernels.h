@@ -114,10 +114,10 @@ void kernel_scores(const KeyEntries *e, size_t n_keys, size_t causal_first, cons
 void kernel_scores_isa(KernelIsa isa, const KeyEntries *e, size_t n_keys, size_t causal_first,
                        const double *const *lines, size_t o, size_t lanes, double *S);
 
-/* The first lane kernel_scores writes key j's scores at: lane 0, or for a causal block the lanes
- * from j - causal_first down to a multiple of `step` (a power of two dividing 8). */
-static inline size_t kernel_first_lane(size_t j, size_t causal_first, size_t step) {
-    return causal_first == KERNEL_NOT_CAUSAL || j <= causal_first ? 0 : (j - causal_first) & ~(step - 1);
+/* The first lane kernel_scores writes key j's scores at: lane 0, or for a causal block
+ * j - causal_first rounded down to a multiple of 8 (the first group of 8 lanes that sees key j). */
+static inline size_t kernel_first_lane(size_t j, size_t causal_first) {
+    return causal_first == KERNEL_NOT_CAUSAL || j <= causal_first ? 0 : (j - causal_first) & ~(size_t)7;
 }
 
 /* S[j * KERNEL_BLOCK + q] = T[q * KERNEL_BLOCK + j] for q < rows, j < cols (both <= KERNEL_BLOCK,

@@ -248,7 +248,7 @@ AVX2 void kernel_avx2_scores(const KeyEntries *e, size_t n_keys, size_t causal_f
         const uint32_t *dim = e->dim + j * e->stride;
         const double *val = e->val + j * e->stride;
         double *out = S + j * KERNEL_BLOCK;
-        size_t n = e->count[j], i = kernel_first_lane(j, causal_first, 8), first = n && isfinite(val[0]);
+        size_t n = e->count[j], i = kernel_first_lane(j, causal_first), first = n && isfinite(val[0]);
         for (; i + 16 <= lanes; i += 16) { /* 16 lanes in 4 registers */
             __m256d a0 = zero, a1 = zero, a2 = zero, a3 = zero;
             if (first) {
