@@ -145,7 +145,9 @@ void panel_view_gather(const PanelView *v, const PanelPlan *p, bool embedded, co
         uint32_t c = p->scans[j];
         const double *line = v->line[c] + o;
         double w = v->scale[c];
-        for (size_t k = 0; k < rows; k++)
-            if (line[k] != 0.0 && line[k] * w != 0.0) insert_entry(e, k, c, line[k] * w);
+        for (size_t k = 0; k < rows; k++) {
+            double x = line[k] * w; /* w is finite: zero where line[k] is, or where the product underflows */
+            if (x != 0.0) insert_entry(e, k, c, x);
+        }
     }
 }
