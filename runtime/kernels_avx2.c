@@ -420,6 +420,21 @@ AVX2 void kernel_avx2_attend(const double *S, const AttendKeys *k, size_t lanes,
         }
     }
 }
+/* ---- peak ---- */
+
+/* 12 independent FMA chains of 4 doubles: enough to keep two FMA pipes of latency 4 busy. */
+AVX2 double kernel_avx2_fma_loop(size_t iters) {
+    __m256d a[12], x = _mm256_set1_pd(1.0 - 1e-9), y = _mm256_set1_pd(1e-9);
+    for (int k = 0; k < 12; k++) a[k] = _mm256_set1_pd((double)k);
+    for (size_t i = 0; i < iters; i++)
+        for (int k = 0; k < 12; k++) a[k] = _mm256_fmadd_pd(a[k], x, y);
+    __m256d s = a[0];
+    for (int k = 1; k < 12; k++) s = _mm256_add_pd(s, a[k]);
+    double t[4];
+    _mm256_storeu_pd(t, s);
+    return t[0] + t[1] + t[2] + t[3];
+}
+
 /* ---- float32 ---- */
 
 /* The epilogue of 8 float chains (kernels.h KernelEpilogue; max(t, +0.0f) as the float64 one). */

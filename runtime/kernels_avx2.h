@@ -40,6 +40,8 @@ void kernel_avx2_scores(const KeyEntries *e, size_t n_keys, size_t causal_first,
 /* kernel_attend (key_scratch and mask_scratch as kernels.h states). */
 void kernel_avx2_attend(const double *S, const AttendKeys *k, size_t lanes, const double *V, size_t v_ld, size_t dv,
                         double *out, size_t out_ld, uint8_t *mask_scratch, uint32_t *key_scratch);
+/* kernel_peak_flops' loop: 12 independent FMA chains of 4 doubles, iters times; their sum. */
+double kernel_avx2_fma_loop(size_t iters);
 /* kernel32_columns (runtime/kernels32.h), 8 floats per register. */
 void kernel_avx2_columns32(const MatrixColumn32 *cols, const uint32_t *which, size_t n_cols, const float *in,
                            size_t base, size_t ld, size_t len, KernelEpilogue e, const float *bias, const float *init,
