@@ -22,22 +22,33 @@ static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
 
 /* ---- products ---- */
 
-/* F[d][block] += (the panel `in` (W->rows lines) times W)[d] for each dim d W writes. */
-static void write_product(const Matrix *W, const WritePlan *plan, const double *in, size_t ld, size_t r0, size_t len,
-                          double *F) {
-    if (plan->n) kernel_columns(matrix_columns(W), plan->dims, plan->n, in + r0, 0, ld, len, KERNEL_ADD, NULL, F + r0, ld);
+/* F[d][block] += (the panel `in` (W->rows lines) times W)[d] for each dim d W writes; the plan's
+ * fresh dims are stored (kernels.h KERNEL_FRESH: the same bits where F was zeroed) when `fresh`. */
+static void write_product(const Matrix *W, const WritePlan *plan, bool fresh, const double *in, size_t ld, size_t r0,
+                          size_t len, double *F) {
+    const MatrixColumn *cols = matrix_columns(W);
+    size_t stored = fresh ? plan->n_fresh : 0;
+    if (stored) kernel_columns(cols, plan->dims, stored, in + r0, 0, ld, len, KERNEL_FRESH, NULL, F + r0, ld);
+    if (plan->n > stored)
+        kernel_columns(cols, plan->dims + stored, plan->n - stored, in + r0, 0, ld, len, KERNEL_ADD, NULL, F + r0, ld);
 }
 
 /* ---- the machine ---- */
 
 /* F = token_embed[token] + pos_embed[position] for rows [0, rows), entry by entry as the dense
  * sum (an entry stored in neither row stays +0.0); row r holds position pos[r] of token id
- * ids[r]; a real-valued token adds its value on token_value_dim. Rows [rows, padded) are zeroed. */
+ * ids[r]; a real-valued token adds its value on token_value_dim. Rows [rows, padded) are zeroed.
+ * With `fresh` (the batch runs every layer), the lines of fresh dims are left as they are: their
+ * first writers store them (runtime/write_plan.h). */
 static void embed(const Model *m, Workspace *ws, const size_t *ids, const size_t *pos, const double *values,
-                  size_t rows, size_t padded, double *F) {
+                  size_t rows, size_t padded, bool fresh, double *F) {
     size_t D = m->d_model, ld = ws->ld;
-    for (size_t d = 0; d < D; d++) memset(F + d * ld, 0, padded * sizeof *F);
+    if (fresh)
+        for (size_t t = 0; t < ws->writes.n_zeroed; t++) memset(F + ws->writes.zeroed[t] * ld, 0, padded * sizeof *F);
+    else
+        for (size_t d = 0; d < D; d++) memset(F + d * ld, 0, padded * sizeof *F);
     ws->embedded = true;
+    ws->fresh = fresh;
     for (size_t r = 0; r < rows; r++) {
         const EmbedRow *te = &ws->token_rows[ids[r]], *pe = &ws->pos_rows[pos[r]];
         size_t a = 0, b = 0;
@@ -206,8 +217,8 @@ static void hidden_units(const Matrix *W, const UnitClasses *cls, size_t chunk, 
  * or, when the hidden units fit one chunk, is added to F as it ends (the same arithmetic). */
 static void mlp_block(const Model *m, size_t l, Workspace *ws, size_t r0, size_t len) {
     const ModelMlp *f = &m->layers[l].mlp;
-    const WritePlan *plan = &ws->mlps[l];
-    size_t hidden = f->w1.cols, ld = ws->ld;
+    const WritePlan *plan = &ws->writes.mlps[l];
+    size_t hidden = f->w1.cols, ld = ws->ld, stored = ws->fresh ? plan->n_fresh : 0;
     const ChunkSegments *cs = &ws->segments[l];
     const MatrixColumn *cols = matrix_columns(&f->w2);
     for (size_t h0 = 0, chunk = 0; h0 < hidden; h0 += HIDDEN_CHUNK, chunk++) {
@@ -215,7 +226,10 @@ static void mlp_block(const Model *m, size_t l, Workspace *ws, size_t r0, size_t
         hidden_units(&f->w1, &ws->w1_classes[l], chunk, h0, h1, KERNEL_RELU, f->b1, ws, r0, len);
         if (f->gated) hidden_units(&f->w3, &ws->w3_classes[l], chunk, h0, h1, KERNEL_GATE, f->b3, ws, r0, len);
         if (hidden <= HIDDEN_CHUNK) {
-            if (plan->n) kernel_columns(cols, plan->dims, plan->n, ws->H, 0, KERNEL_BLOCK, len, KERNEL_ADD, NULL, ws->F + r0, ld);
+            if (stored) kernel_columns(cols, plan->dims, stored, ws->H, 0, KERNEL_BLOCK, len, KERNEL_FRESH, NULL, ws->F + r0, ld);
+            if (plan->n > stored)
+                kernel_columns(cols, plan->dims + stored, plan->n - stored, ws->H, 0, KERNEL_BLOCK, len, KERNEL_ADD, NULL,
+                               ws->F + r0, ld);
             break;
         }
         for (size_t k = cs->start[chunk]; k < cs->start[chunk + 1]; k++) {
@@ -228,7 +242,8 @@ static void mlp_block(const Model *m, size_t l, Workspace *ws, size_t r0, size_t
         }
         if (h1 == hidden)
             for (size_t j = 0; j < plan->n; j++) /* X += the chain (vectorised: one rounding per element) */
-                kernel_add(ws->Y + j * KERNEL_BLOCK, len, ws->F + plan->dims[j] * ld + r0);
+                kernel_epilogue(ws->Y + j * KERNEL_BLOCK, len, j < stored ? KERNEL_FRESH : KERNEL_ADD, 0.0,
+                                ws->F + plan->dims[j] * ld + r0);
     }
     for (size_t j = 0; j < ws->b2_count[l]; j++) {
         size_t d = ws->b2_dims[l][j];
@@ -272,7 +287,7 @@ static void layer(const Model *m, size_t l, Workspace *ws, const size_t *starts,
     }
     at = 0;
     for (size_t h = 0; h < L->n_heads; h++) {
-        write_product(&L->heads[h].wo, &ws->heads[l][h], ws->A + at * ld, ld, 0, padded, ws->F);
+        write_product(&L->heads[h].wo, &ws->writes.heads[l][h], ws->fresh, ws->A + at * ld, ld, 0, padded, ws->F);
         at += L->heads[h].wv.cols;
     }
     for (size_t r0 = 0; r0 < padded; r0 += KERNEL_BLOCK)
@@ -302,10 +317,10 @@ void model_forward(const Model *m, const size_t *ids, size_t n, size_t first_lay
             ws->row_values[r] = r == 0 ? 0.0 : ws->token_values[r - 1];
         }
         for (size_t r = 0; r < rows; r++) ws->pos[r] = r;
-        embed(m, ws, ws->ids, ws->pos, ws->row_values, rows, padded, ws->F);
+        embed(m, ws, ws->ids, ws->pos, ws->row_values, rows, padded, false, ws->F);
     } else {
         rows_to_panel(ws, D, rows, X);
-        ws->embedded = false;
+        ws->embedded = ws->fresh = false;
     }
     if (end_layer > m->n_layers) end_layer = m->n_layers;
     for (size_t l = first_layer; l < end_layer; l++) layer(m, l, ws, starts, 1, padded);
@@ -467,12 +482,6 @@ static const bool *embedding_dims(Arena *a, const Model *m) {
     return by_one;
 }
 
-static void plan_writes(Arena *a, const Matrix *W, WritePlan *p) {
-    p->dims = ARENA_ARRAY(a, uint32_t, W->cols ? W->cols : 1);
-    for (size_t c = 0; c < W->cols; c++)
-        if (matrix_column(W, c).n) p->dims[p->n++] = (uint32_t)c;
-}
-
 bool workspace_init(Workspace *ws, const Model *m, char *err, size_t errsize) {
     return workspace_init_rows(ws, m, 0, err, errsize);
 }
@@ -489,11 +498,10 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     }
     size_t ld = round_up(cap, KERNEL_BLOCK) + 8; /* slack: a sequence's last score block may read past it */
     size_t dk = 0, dv = 0, layer_dv = 0, writes = 0, chains = 0;
-    ws->heads = ARENA_ARRAY(&ws->arena, WritePlan *, m->n_layers ? m->n_layers : 1);
+    write_plans(&ws->arena, m, &ws->writes);
     ws->sides = ARENA_ARRAY(&ws->arena, HeadSide *, m->n_layers ? m->n_layers : 1);
     ws->panels = ARENA_ARRAY(&ws->arena, PanelPlan **, m->n_layers ? m->n_layers : 1);
     PanelEmbedding emb = {&m->token_embed, &m->pos_embed, embedding_dims(&ws->arena, m)};
-    ws->mlps = ARENA_ARRAY(&ws->arena, WritePlan, m->n_layers ? m->n_layers : 1);
     ws->segments = ARENA_ARRAY(&ws->arena, ChunkSegments, m->n_layers ? m->n_layers : 1);
     ws->w1_classes = ARENA_ARRAY(&ws->arena, UnitClasses, m->n_layers ? m->n_layers : 1);
     ws->w3_classes = ARENA_ARRAY(&ws->arena, UnitClasses, m->n_layers ? m->n_layers : 1);
@@ -502,23 +510,20 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     for (size_t l = 0; l < m->n_layers; l++) {
         const ModelLayer *L = &m->layers[l];
         size_t sum_dv = 0;
-        ws->heads[l] = ARENA_ARRAY(&ws->arena, WritePlan, L->n_heads ? L->n_heads : 1);
         ws->sides[l] = ARENA_ARRAY(&ws->arena, HeadSide, L->n_heads ? L->n_heads : 1);
         ws->panels[l] = ARENA_ARRAY(&ws->arena, PanelPlan *, L->n_heads ? L->n_heads : 1);
         for (size_t h = 0; h < L->n_heads; h++) {
             const ModelHead *H = &L->heads[h];
-            plan_writes(&ws->arena, &H->wo, &ws->heads[l][h]);
             ws->panels[l][h] = ARENA_ARRAY(&ws->arena, PanelPlan, 2);
             panel_plan(&ws->arena, &H->wq, &emb, &ws->panels[l][h][0]);
             panel_plan(&ws->arena, &H->wk, &emb, &ws->panels[l][h][1]);
             dk = max_sz(dk, H->wq.cols);
             dv = max_sz(dv, H->wv.cols);
             sum_dv += H->wv.cols;
-            writes = max_sz(writes, ws->heads[l][h].n);
+            writes = max_sz(writes, ws->writes.heads[l][h].n);
         }
         layer_dv = max_sz(layer_dv, sum_dv);
-        plan_writes(&ws->arena, &L->mlp.w2, &ws->mlps[l]);
-        plan_segments(&ws->arena, &L->mlp.w2, &ws->mlps[l], &ws->segments[l]);
+        plan_segments(&ws->arena, &L->mlp.w2, &ws->writes.mlps[l], &ws->segments[l]);
         if (!plan_classes(&ws->arena, &L->mlp.w1, &ws->w1_classes[l]) ||
             (L->mlp.gated && !plan_classes(&ws->arena, &L->mlp.w3, &ws->w3_classes[l]))) {
             arena_free(&ws->arena);
@@ -527,7 +532,7 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
         }
         chains = max_sz(chains, most_classes(&ws->w1_classes[l], L->mlp.w1.cols));
         if (L->mlp.gated) chains = max_sz(chains, most_classes(&ws->w3_classes[l], L->mlp.w3.cols));
-        writes = max_sz(writes, ws->mlps[l].n);
+        writes = max_sz(writes, ws->writes.mlps[l].n);
         ws->b2_dims[l] = ARENA_ARRAY(&ws->arena, uint32_t, D ? D : 1);
         for (size_t j = 0; j < D; j++)
             if (L->mlp.b2[j] != 0.0) ws->b2_dims[l][ws->b2_count[l]++] = (uint32_t)j;
@@ -961,7 +966,7 @@ static void run_rows(const Model *m, Workspace *ws, const size_t *starts, const 
     size_t D = m->d_model, padded = round_up(starts[count], 8);
     char err[1024];
     if (ws->f32) forward32_embed(m, ws, starts[count], padded);
-    else embed(m, ws, ws->ids, ws->pos, ws->row_values, starts[count], padded, ws->F);
+    else embed(m, ws, ws->ids, ws->pos, ws->row_values, starts[count], padded, true, ws->F);
     for (size_t l = 0; l < m->n_layers; l++) {
         if (ws->f32) forward32_layer(m, l, ws, starts, count, padded);
         else layer(m, l, ws, starts, count, padded);

@@ -27,6 +27,7 @@
 #include "runtime/panel_view.h"
 #include "runtime/model.h"
 #include "runtime/query_groups.h"
+#include "runtime/write_plan.h"
 #include "support/arena.h"
 
 /* A block must be within this of one-hot (entries near 0, exactly one near 1). Mixing k
@@ -54,12 +55,6 @@
 
 /* The float32 state of a workspace (runtime/forward32.h). */
 typedef struct Forward32 Forward32;
-
-/* The residual dims a writing matrix (Wo, W2: rows x D) has entries in. */
-typedef struct WritePlan {
-    size_t n;
-    uint32_t *dims; /* ascending */
-} WritePlan;
 
 /* A range [from, to) of the entries of written dim j's W2 column (runtime/forward.c). */
 typedef struct Segment {
@@ -112,6 +107,8 @@ typedef struct Workspace {
     size_t padded;
     bool embedded;        /* F's dims only the embedding writes hold what it wrote (not so where
                              model_forward starts from a given residual) */
+    bool fresh;           /* the batch started from the embedding and runs every layer: fresh dims'
+                             first writers store them (runtime/write_plan.h) */
     double *V;            /* max dv x ld */
     double *A;            /* (largest sum of dv over a layer's heads) x ld: attention outputs */
     double *S;            /* KERNEL_BLOCK queries' scores over their sequence's keys */
@@ -140,10 +137,9 @@ typedef struct Workspace {
     double *T;            /* KERNEL_BLOCK x KERNEL_BLOCK: those scores query-major */
     double score_flops;   /* 2 x queries that see the key per non-zero key entry, summed over
                              every head run (callers reset it to measure) */
-    WritePlan **heads;    /* heads[l][h]: the dims Wo writes */
+    WritePlans writes;    /* the dims each head's Wo and each W2 writes; which a batch zeroes */
     HeadSide **sides;     /* sides[l][h]: where head h of layer l takes its scores from */
     PanelPlan ***panels;  /* panels[l][h][0], [1]: which lines of its Q and K panels are F's */
-    WritePlan *mlps;      /* mlps[l]: the dims W2 writes */
     ChunkSegments *segments; /* segments[l]: W2's entries by chunk of hidden units */
     UnitClasses *w1_classes, *w3_classes; /* [l]: W1's and W3's hidden units by equal column ... */
     double *C;            /* ... (most classes in a chunk) x KERNEL_BLOCK: their chains */

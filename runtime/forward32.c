@@ -77,10 +77,10 @@ bool forward32_new(Forward32 **out, const Model *m, const Workspace *ws, char *e
             dk = max_sz(dk, H->wq.cols);
             dv = max_sz(dv, H->wv.cols);
             sum_dv += H->wv.cols;
-            writes = max_sz(writes, ws->heads[l][h].n);
+            writes = max_sz(writes, ws->writes.heads[l][h].n);
         }
         layer_dv = max_sz(layer_dv, sum_dv);
-        writes = max_sz(writes, ws->mlps[l].n);
+        writes = max_sz(writes, ws->writes.mlps[l].n);
         const ModelMlp *M = &L->mlp;
         f->mlps[l] = (Mlp32){columns32(a, &M->w1), columns32(a, &M->w2), M->gated ? columns32(a, &M->w3) : NULL,
                              floats(a, M->b1, M->w1.cols), floats(a, M->b2, D),
@@ -174,7 +174,7 @@ static void mlp_block(const Model *m, size_t l, Workspace *ws, size_t r0, size_t
     Forward32 *f = ws->f32;
     const ModelMlp *M = &m->layers[l].mlp;
     const Mlp32 *M32 = &f->mlps[l];
-    const WritePlan *plan = &ws->mlps[l];
+    const WritePlan *plan = &ws->writes.mlps[l];
     const ChunkSegments *cs = &ws->segments[l];
     size_t hidden = M->w1.cols, ld = ws->ld;
     for (size_t j = 0; j < plan->n; j++) memset(f->Y + j * KERNEL_BLOCK, 0, len * sizeof(float));
@@ -222,7 +222,7 @@ void forward32_layer(const Model *m, size_t l, Workspace *ws, const size_t *star
     }
     at = 0;
     for (size_t h = 0; h < L->n_heads; h++) {
-        const WritePlan *plan = &ws->heads[l][h];
+        const WritePlan *plan = &ws->writes.heads[l][h];
         for (size_t r0 = 0; r0 < padded && plan->n; r0 += KERNEL_BLOCK) {
             size_t len = padded - r0 < KERNEL_BLOCK ? padded - r0 : KERNEL_BLOCK;
             kernel32_columns(f->heads[l][h].wo, plan->dims, plan->n, f->A + at * ld + r0, 0, ld, len, KERNEL_ADD, NULL,

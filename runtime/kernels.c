@@ -30,6 +30,7 @@ static void epilogue_scalar(const double *c, size_t len, KernelEpilogue e, doubl
         switch (e) {
         case KERNEL_STORE: out[i] = c[i]; break;
         case KERNEL_ADD: out[i] = out[i] + c[i]; break;
+        case KERNEL_FRESH: out[i] = c[i] + 0.0; break;
         case KERNEL_RELU: t = c[i] + bias; out[i] = t > 0.0 ? t : 0.0; break;
         case KERNEL_GATE: out[i] = out[i] * (c[i] + bias); break;
         }
@@ -44,30 +45,27 @@ void kernel_chain_to(const uint32_t *row, const double *val, size_t n, const dou
         size_t l = len - i0 < KERNEL_BLOCK ? len - i0 : KERNEL_BLOCK;
         KernelIsa isa = kernel_isa();
         kernel_chain_isa(isa, row, val, n, in + i0, base, ld, l, NULL, e == KERNEL_STORE ? out + i0 : c);
-        if (e == KERNEL_STORE) continue;
-#ifdef KERNEL_X86
-        if (isa == KERNEL_AVX512) {
-            kernel_avx512_epilogue(c, l, e, bias, out + i0);
-            continue;
-        }
-#endif
-        epilogue_scalar(c, l, e, bias, out + i0);
+        if (e != KERNEL_STORE) kernel_epilogue_isa(isa, c, l, e, bias, out + i0);
     }
 }
 
-void kernel_add(const double *y, size_t len, double *out) {
+void kernel_epilogue(const double *c, size_t len, KernelEpilogue e, double bias, double *out) {
+    kernel_epilogue_isa(kernel_isa(), c, len, e, bias, out);
+}
+
+void kernel_epilogue_isa(KernelIsa isa, const double *c, size_t len, KernelEpilogue e, double bias, double *out) {
 #ifdef KERNEL_X86
-    KernelIsa isa = kernel_isa();
     if (isa == KERNEL_AVX512) {
-        kernel_avx512_epilogue(y, len, KERNEL_ADD, 0.0, out);
+        kernel_avx512_epilogue(c, len, e, bias, out);
         return;
     }
     if (isa == KERNEL_AVX2) {
-        kernel_avx2_add(y, len, out);
+        kernel_avx2_epilogue(c, len, e, bias, out);
         return;
     }
 #endif
-    epilogue_scalar(y, len, KERNEL_ADD, 0.0, out);
+    (void)isa;
+    epilogue_scalar(c, len, e, bias, out);
 }
 
 /* ---- many columns per call ---- */
@@ -76,6 +74,7 @@ static double epi_scalar(double c, KernelEpilogue e, double bias, double o) {
     double t;
     switch (e) {
     case KERNEL_ADD: return o + c;
+    case KERNEL_FRESH: return c + 0.0;
     case KERNEL_RELU: t = c + bias; return t > 0.0 ? t : 0.0;
     case KERNEL_GATE: return o * (c + bias);
     case KERNEL_STORE: break;

@@ -41,16 +41,20 @@ void kernel_chain(const uint32_t *row, const double *val, size_t n, const double
 /* What becomes of a block's chains c[i] (one rounding each, in this order):
  *   KERNEL_STORE  out[i] = c[i]
  *   KERNEL_ADD    out[i] = out[i] + c[i]                 (X += a product)
+ *   KERNEL_FRESH  out[i] = c[i] + 0.0                    (X += a product where X is +0.0: the same
+ *                                                         bits, out not read: runtime/write_plan.h)
  *   KERNEL_RELU   out[i] = max(c[i] + bias, +0.0)        (ReLU(x W1 + b1); a NaN gives +0.0)
  *   KERNEL_GATE   out[i] = out[i] * (c[i] + bias)        (a hidden unit times its gate) */
-typedef enum KernelEpilogue { KERNEL_STORE, KERNEL_ADD, KERNEL_RELU, KERNEL_GATE } KernelEpilogue;
+typedef enum KernelEpilogue { KERNEL_STORE, KERNEL_ADD, KERNEL_FRESH, KERNEL_RELU, KERNEL_GATE } KernelEpilogue;
 
 /* kernel_chain without init, then the epilogue into out. */
 void kernel_chain_to(const uint32_t *row, const double *val, size_t n, const double *in, size_t base, size_t ld,
                      size_t len, KernelEpilogue e, double bias, double *out);
 
-/* out[i] = out[i] + y[i] for i < len (a multiple of 8). */
-void kernel_add(const double *y, size_t len, double *out);
+/* The epilogue e of chains already computed: out[i] gets e of c[i] for i < len (a multiple of 8),
+ * as kernel_chain_to gives it. */
+void kernel_epilogue(const double *c, size_t len, KernelEpilogue e, double bias, double *out);
+void kernel_epilogue_isa(KernelIsa isa, const double *c, size_t len, KernelEpilogue e, double bias, double *out);
 
 /* For each j < n_cols, column c = which[j] (which NULL: c = j) of a matrix stored by column
  * (cols[c]: rows ascending, runtime/matrix.h): line c of out (out + c * out_ld) gets, for rows

@@ -14,6 +14,7 @@ static float epi32(float c, KernelEpilogue e, float bias, float o) {
     float t;
     switch (e) {
     case KERNEL_ADD: return o + c;
+    case KERNEL_FRESH: return c + 0.0f;
     case KERNEL_RELU: t = c + bias; return t > 0.0f ? t : 0.0f;
     case KERNEL_GATE: return o * (c + bias);
     case KERNEL_STORE: break;
@@ -45,6 +46,7 @@ __attribute__((target("avx512f"))) static inline void store16(float *o, __m512 a
     switch (e) {
     case KERNEL_STORE: break;
     case KERNEL_ADD: acc = _mm512_add_ps(_mm512_maskz_loadu_ps(live, o), acc); break;
+    case KERNEL_FRESH: acc = _mm512_add_ps(acc, zero); break;
     /* max(t, +0.0f) returns its second operand when t is NaN or a zero: t > 0 ? t : +0.0f */
     case KERNEL_RELU: acc = _mm512_max_ps(_mm512_add_ps(acc, b), zero); break;
     case KERNEL_GATE: acc = _mm512_mul_ps(_mm512_maskz_loadu_ps(live, o), _mm512_add_ps(acc, b)); break;

@@ -59,11 +59,13 @@ AVX2 void kernel_avx2_chain(const uint32_t *row, const double *val, size_t n, co
 #define EPI256(acc, o)                                                                                              \
     (e == KERNEL_STORE  ? (acc)                                                                                     \
      : e == KERNEL_ADD  ? _mm256_add_pd(_mm256_loadu_pd(o), (acc))                                                  \
+     : e == KERNEL_FRESH ? _mm256_add_pd((acc), zero)                                                               \
      : e == KERNEL_RELU ? _mm256_max_pd(_mm256_add_pd((acc), b), zero)                                              \
                         : _mm256_mul_pd(_mm256_loadu_pd(o), _mm256_add_pd((acc), b)))
 
-AVX2 void kernel_avx2_add(const double *y, size_t len, double *out) {
-    for (size_t i = 0; i < len; i += 4) _mm256_storeu_pd(out + i, _mm256_add_pd(_mm256_loadu_pd(out + i), _mm256_loadu_pd(y + i)));
+AVX2 void kernel_avx2_epilogue(const double *c, size_t len, KernelEpilogue e, double bias, double *out) {
+    const __m256d b = _mm256_set1_pd(bias), zero = _mm256_setzero_pd();
+    for (size_t i = 0; i < len; i += 4) _mm256_storeu_pd(out + i, EPI256(_mm256_loadu_pd(c + i), out + i));
 }
 
 /* 32 rows: a chain step in the 8 registers a0..a7, and their epilogue into o .. o + 31. */
@@ -158,6 +160,7 @@ AVX2 void kernel_avx2_fan_out(const double *c, size_t len, KernelEpilogue e, con
     switch (e) {
     case KERNEL_STORE: fan_out_rows(c, len, KERNEL_STORE, bias, units, n_units, out, out_ld); break;
     case KERNEL_ADD: fan_out_rows(c, len, KERNEL_ADD, bias, units, n_units, out, out_ld); break;
+    case KERNEL_FRESH: fan_out_rows(c, len, KERNEL_FRESH, bias, units, n_units, out, out_ld); break;
     case KERNEL_RELU: fan_out_rows(c, len, KERNEL_RELU, bias, units, n_units, out, out_ld); break;
     case KERNEL_GATE: fan_out_rows(c, len, KERNEL_GATE, bias, units, n_units, out, out_ld); break;
     }
@@ -177,6 +180,7 @@ AVX2 void kernel_avx2_columns(const MatrixColumn *cols, const uint32_t *which, s
     switch (e) {
     case KERNEL_STORE: COLUMNS_WITH(KERNEL_STORE) break;
     case KERNEL_ADD: COLUMNS_WITH(KERNEL_ADD) break;
+    case KERNEL_FRESH: COLUMNS_WITH(KERNEL_FRESH) break;
     case KERNEL_RELU: COLUMNS_WITH(KERNEL_RELU) break;
     case KERNEL_GATE: COLUMNS_WITH(KERNEL_GATE) break;
     }
@@ -441,6 +445,7 @@ AVX2 double kernel_avx2_fma_loop(size_t iters) {
 #define EPI256F(acc, o)                                                                                             \
     (e == KERNEL_STORE  ? (acc)                                                                                     \
      : e == KERNEL_ADD  ? _mm256_add_ps(_mm256_loadu_ps(o), (acc))                                                  \
+     : e == KERNEL_FRESH ? _mm256_add_ps((acc), zero)                                                               \
      : e == KERNEL_RELU ? _mm256_max_ps(_mm256_add_ps((acc), b), zero)                                              \
                         : _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_add_ps((acc), b)))
 

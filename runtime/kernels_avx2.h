@@ -24,8 +24,8 @@ void kernel_avx2_chain(const uint32_t *row, const double *val, size_t n, const d
 /* kernel_columns. */
 void kernel_avx2_columns(const MatrixColumn *cols, const uint32_t *which, size_t n_cols, const double *in, size_t base,
                          size_t ld, size_t len, KernelEpilogue e, const double *bias, double *out, size_t out_ld);
-/* kernel_add. */
-void kernel_avx2_add(const double *y, size_t len, double *out);
+/* kernel_epilogue. */
+void kernel_avx2_epilogue(const double *c, size_t len, KernelEpilogue e, double bias, double *out);
 /* kernel_fan_out. */
 void kernel_avx2_fan_out(const double *c, size_t len, KernelEpilogue e, const double *bias, const uint32_t *units,
                          size_t n_units, double *out, size_t out_ld);

@@ -56,6 +56,7 @@ AVX512 void kernel_avx512_chain(const uint32_t *row, const double *val, size_t n
 #define EPI512(acc, o)                                                                                              \
     (e == KERNEL_STORE  ? (acc)                                                                                     \
      : e == KERNEL_ADD  ? _mm512_add_pd(_mm512_loadu_pd(o), (acc))                                                  \
+     : e == KERNEL_FRESH ? _mm512_add_pd((acc), zero)                                                               \
      : e == KERNEL_RELU ? _mm512_max_pd(_mm512_add_pd((acc), b), zero)                                              \
                         : _mm512_mul_pd(_mm512_loadu_pd(o), _mm512_add_pd((acc), b)))
 
@@ -128,6 +129,7 @@ AVX512 void kernel_avx512_columns(const MatrixColumn *cols, const uint32_t *whic
     switch (e) {
     case KERNEL_STORE: COLUMNS_WITH(KERNEL_STORE) break;
     case KERNEL_ADD: COLUMNS_WITH(KERNEL_ADD) break;
+    case KERNEL_FRESH: COLUMNS_WITH(KERNEL_FRESH) break;
     case KERNEL_RELU: COLUMNS_WITH(KERNEL_RELU) break;
     case KERNEL_GATE: COLUMNS_WITH(KERNEL_GATE) break;
     }
@@ -166,6 +168,7 @@ AVX512 void kernel_avx512_fan_out(const double *c, size_t len, KernelEpilogue e,
     switch (e) {
     case KERNEL_STORE: fan_out_rows(c, len, KERNEL_STORE, bias, units, n_units, out, out_ld); break;
     case KERNEL_ADD: fan_out_rows(c, len, KERNEL_ADD, bias, units, n_units, out, out_ld); break;
+    case KERNEL_FRESH: fan_out_rows(c, len, KERNEL_FRESH, bias, units, n_units, out, out_ld); break;
     case KERNEL_RELU: fan_out_rows(c, len, KERNEL_RELU, bias, units, n_units, out, out_ld); break;
     case KERNEL_GATE: fan_out_rows(c, len, KERNEL_GATE, bias, units, n_units, out, out_ld); break;
     }

@@ -554,6 +554,78 @@ static void one_hot_codes(Model *m, size_t V, size_t N, size_t D) {
     for (size_t p = 0; p <= N; p++) AT(m->pos_embed, p, V + 1 + p) = 1;
 }
 
+/* A batch leaves the lines of fresh dims as they were (runtime/write_plan.h): on random models of
+ * three layers whose heads and MLPs read and write random dims (dims read before they are written,
+ * written by a bias alone, by two heads of a layer, read by a check), a workspace whose residual
+ * holds NaN everywhere gives every sequence of a batch reference_forward's final residual bit for
+ * bit: a dim taken for fresh that something reads first, or that nothing stores, shows as a NaN. */
+START_TEST(test_fresh_dims_poisoned) {
+    Model *m = &model;
+    srand(21);
+    enum { V = 3, N = 9, D = 24, SEQS = 5 };
+    for (int round = 0; round < 12; round++) {
+        if (round) {
+            teardown();
+            setup();
+        }
+        int_tokens(m, V, N, D);
+        for (size_t t = 0; t <= V; t++) AT(m->token_embed, t, t) = 1;
+        for (size_t p = 0; p <= N; p++) AT(m->pos_embed, p, V + 1) = 1, AT(m->pos_embed, p, V + 2) = (double)p;
+        size_t heads[3] = {2, 1, 2}, hidden[3] = {3, 2, 0};
+        fx_layers(m, 3, heads, hidden);
+        for (size_t l = 0; l < 3; l++) {
+            ModelLayer *L = &m->layers[l];
+            for (size_t h = 0; h < L->n_heads; h++) {
+                ModelHead *H = &L->heads[h];
+                fx_head(m, H, 2, 2, (l + h) % 2 == 1, "r");
+                for (size_t c = 0; c < 2; c++) {
+                    AT(H->wq, (size_t)rand() % D, c) = rand() % 3 - 1;
+                    AT(H->wk, (size_t)rand() % D, c) = rand() % 3 - 1;
+                    AT(H->wv, (size_t)rand() % D, c) = rand() % 5 - 2;
+                    AT(H->wo, c, V + 3 + (size_t)rand() % (D - V - 3)) = rand() % 3 ? 1 : -0.5;
+                }
+            }
+            ModelMlp *f = &L->mlp;
+            for (size_t u = 0; u < f->w1.cols; u++) {
+                AT(f->w1, (size_t)rand() % D, u) = rand() % 3 - 1;
+                f->b1[u] = rand() % 3;
+                AT(f->w2, u, V + 3 + (size_t)rand() % (D - V - 3)) = rand() % 2 ? 1 : -2;
+            }
+            if (rand() % 2) f->b2[V + 3 + (size_t)rand() % (D - V - 3)] = 0.5;
+        }
+        size_t dims[1] = {(size_t)rand() % D};
+        double coefs[1] = {1}, thr[1] = {1e6};
+        fx_margin(m, (size_t)rand() % 3, "check", 1, dims, coefs, 1, thr, 0.1);
+        m->output_name = "out";
+        m->output_kind = MODEL_OUT_NUMERICAL;
+        m->out_readout = ARENA_ARRAY(&m->arena, double, D);
+        fx_labels(m);
+        ready(false);
+        for (size_t i = 0; i < D * ws.ld; i++) ws.F[i] = NAN;
+        Value *inputs[SEQS];
+        size_t lens[SEQS], ids[SEQS][N];
+        for (size_t s = 0; s < SEQS; s++) {
+            lens[s] = 1 + (size_t)rand() % N;
+            int64_t x[N];
+            for (size_t i = 0; i < lens[s]; i++) ids[s][i] = (size_t)rand() % V, x[i] = (int64_t)ids[s][i];
+            inputs[s] = ints(x, lens[s]);
+        }
+        ModelOutcome outcomes[SEQS];
+        model_run_batch(m, &ws, (const Value *const *)inputs, lens, SEQS, &out_arena, outcomes);
+        ck_assert_uint_gt(ws.writes.n_zeroed, 0);
+        for (size_t s = 0, o = 0; s < SEQS; o += lens[s] + 1, s++) {
+            double want[(N + 1) * D];
+            reference_forward(m, ids[s], lens[s], want);
+            for (size_t r = 0; r <= lens[s]; r++)
+                for (size_t d = 0; d < D; d++)
+                    ck_assert_msg(memcmp(&want[r * D + d], &ws.F[d * ws.ld + o + r], sizeof(double)) == 0,
+                                  "round %d sequence %zu row %zu dim %zu: %.17g vs %.17g", round, s, r, d,
+                                  want[r * D + d], ws.F[d * ws.ld + o + r]);
+        }
+    }
+}
+END_TEST
+
 /* Attention of long inputs (three blocks of queries, keys in chunks of 64) scored from either side:
  * heads whose keys have far more entries than their queries (scored from the queries' side), the
  * other way round, causal or not, with ties, each equal to reference_forward bit for bit. */
@@ -938,6 +1010,7 @@ int main(void) {
     tcase_add_test(tc, test_attention_shortcuts);
     tcase_add_test(tc, test_listed_gathers);
     tcase_add_test(tc, test_mlp_unit_classes);
+    tcase_add_test(tc, test_fresh_dims_poisoned);
     tcase_add_loop_test(tc, test_gated_product, 0, 2);
     tcase_add_loop_test(tc, test_margin_check, 0, 2);
     tcase_add_test(tc, test_param_counts);

@@ -24,6 +24,7 @@ static void reference(const Matrix *W, const double *in, size_t base, size_t len
             switch (e) {
             case KERNEL_STORE: *o = acc; break;
             case KERNEL_ADD: *o = *o + acc; break;
+            case KERNEL_FRESH: *o = acc + 0.0; break;
             case KERNEL_RELU: t = acc + b; *o = t > 0.0 ? t : 0.0; break;
             case KERNEL_GATE: *o = *o * (acc + b); break;
             }
@@ -112,11 +113,57 @@ static double epilogue(double c, KernelEpilogue e, double bias, double o) {
     switch (e) {
     case KERNEL_STORE: return c;
     case KERNEL_ADD: return o + c;
+    case KERNEL_FRESH: return c + 0.0;
     case KERNEL_RELU: return t > 0.0 ? t : 0.0;
     case KERNEL_GATE: return o * t;
     }
     return c;
 }
+
+/* kernel_epilogue (every instruction set) on chains already computed: each epilogue as stated,
+ * NaN, infinities and zeros of both signs among the chains. */
+START_TEST(test_epilogue) {
+    srand(7);
+    static double c[LD], init[LD], got[LD];
+    for (size_t i = 0; i < LD; i++) {
+        int r = rand() % 8;
+        c[i] = r == 0 ? -0.0 : r == 1 ? 0.0 : r == 2 ? NAN : r == 3 ? -INFINITY : rnd();
+        init[i] = rand() % 5 ? rnd() : rand() % 2 ? -0.0 : 0.0;
+    }
+    const size_t lens[] = {8, 16, 64, 136};
+    for (int isa = KERNEL_SCALAR; isa <= (int)kernel_isa(); isa++)
+        for (int e = KERNEL_STORE; e <= KERNEL_GATE; e++)
+            for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+                memcpy(got, init, sizeof got);
+                kernel_epilogue_isa((KernelIsa)isa, c, lens[li], (KernelEpilogue)e, 0.25, got);
+                for (size_t i = 0; i < LD; i++) {
+                    double want = i < lens[li] ? epilogue(c[i], (KernelEpilogue)e, 0.25, init[i]) : init[i];
+                    ck_assert_msg(memcmp(&want, &got[i], sizeof want) == 0, "%s epilogue %d len %zu row %zu",
+                                  kernel_isa_name((KernelIsa)isa), e, lens[li], i);
+                }
+            }
+}
+END_TEST
+
+/* KERNEL_FRESH is X += chain on X = +0.0 without reading X, also where a chain is -0.0 (a product
+ * that underflows), which a plain store would keep. */
+START_TEST(test_fresh_store) {
+    MatrixStore *list = NULL;
+    Matrix W = matrix_new(&list, 1, 1);
+    matrix_set(&W, 0, 0, -1e-200);
+    static double in[64], added[64], fresh[64], stored[64];
+    for (int i = 0; i < 64; i++) in[i] = i % 2 ? 1e-200 : rnd(), added[i] = 0.0, fresh[i] = NAN;
+    for (int isa = KERNEL_SCALAR; isa <= (int)kernel_isa(); isa++) {
+        kernel_columns_isa((KernelIsa)isa, matrix_columns(&W), NULL, 1, in, 0, 64, 64, KERNEL_ADD, NULL, added, 64);
+        kernel_columns_isa((KernelIsa)isa, matrix_columns(&W), NULL, 1, in, 0, 64, 64, KERNEL_FRESH, NULL, fresh, 64);
+        kernel_columns_isa((KernelIsa)isa, matrix_columns(&W), NULL, 1, in, 0, 64, 64, KERNEL_STORE, NULL, stored, 64);
+        ck_assert(memcmp(added, fresh, sizeof added) == 0);
+        ck_assert(signbit(stored[1]) && !signbit(fresh[1])); /* the underflowing -0.0 */
+        for (int i = 0; i < 64; i++) added[i] = 0.0, fresh[i] = NAN;
+    }
+    matrix_free_all(&list);
+}
+END_TEST
 
 /* kernel_fan_out (every instruction set): one chain's values given to several units, each with its
  * own bias and the epilogue, other lines untouched; a NaN and a -0.0 among the values. */
@@ -321,6 +368,8 @@ int main(void) {
     tcase_add_test(tc, test_relu_edges);
     tcase_add_test(tc, test_gather_keys);
     tcase_add_test(tc, test_fan_out);
+    tcase_add_test(tc, test_epilogue);
+    tcase_add_test(tc, test_fresh_store);
     tcase_add_test(tc, test_scores);
     tcase_add_test(tc, test_attend);
     suite_add_tcase(s, tc);
