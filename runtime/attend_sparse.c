@@ -26,6 +26,15 @@ bool attend_sparse_plan(const KeyEntries *keys, const KeyEntries *queries, size_
     return true;
 }
 
+/* fma(x, w, +0.0) without a call to the library's fma (no FMA instruction is assumed here): the
+ * rounded product x * w is it wherever that is not zero (adding an exact zero to the exact product
+ * changes nothing); a zero product may be an exact zero, which the fma turns +0.0, or an underflow
+ * it keeps, so only there is the fma called. */
+static double product_plus_zero(double x, double w) {
+    double p = x * w;
+    return p != 0.0 ? p : fma(x, w, 0.0);
+}
+
 /* The keys query i visits (those of its dims' keys it sees, ascending) and their scores, into
  * s->visit and s->score; returns how many. */
 static size_t visit_keys(const KeyEntries *keys, const KeyEntries *queries, size_t i, size_t last,
@@ -37,7 +46,7 @@ static size_t visit_keys(const KeyEntries *keys, const KeyEntries *queries, size
         for (uint32_t t = s->start[d]; t < s->start[d + 1] && s->keys[t] <= last; t++, n++) {
             /* the key's one entry is in dim d, where the query has w: its chain is one step */
             s->visit[n] = s->keys[t];
-            s->score[n] = fma(keys->val[(size_t)s->keys[t] * keys->stride], w, 0.0);
+            s->score[n] = product_plus_zero(keys->val[(size_t)s->keys[t] * keys->stride], w);
         }
     }
     for (size_t t = 1; t < n && queries->count[i] > 1; t++) /* merge the dims' runs: key order */

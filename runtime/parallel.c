@@ -71,10 +71,7 @@ static void *run_share(void *arg) {
 
 void model_runner_run(ModelRunner *r, const Model *m, const Value *const *inputs, const size_t *lens, size_t count,
                       ModelOutcome *outcomes) {
-    for (size_t t = 0; t < r->threads; t++) {
-        arena_free(&r->arenas[t]);
-        arena_init(&r->arenas[t]);
-    }
+    for (size_t t = 0; t < r->threads; t++) arena_reset(&r->arenas[t]); /* the last run's outcomes */
     size_t n = r->threads;
     while (n > 1 && count / n < MIN_SHARE) n--;
     Share shares[64];

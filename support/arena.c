@@ -12,7 +12,10 @@ struct ArenaBlock {
     max_align_t data[]; /* flexible payload, max-aligned */
 };
 
-enum { ARENA_MIN_BLOCK = 64 * 1024 };
+/* Blocks double from ARENA_MIN_BLOCK up to ARENA_MAX_BLOCK (a larger request gets a block of its
+ * own size): a large arena takes few blocks, and one that is reset and filled again (arena_reset)
+ * soon fits in the one block it keeps. */
+enum { ARENA_MIN_BLOCK = 64 * 1024, ARENA_MAX_BLOCK = 8 * 1024 * 1024 };
 
 static void die_oom(void) {
     fputs("raspcc: out of memory\n", stderr);
@@ -32,13 +35,29 @@ void arena_free(Arena *a) {
     a->bytes_in_use = 0;
 }
 
+void arena_reset(Arena *a) {
+    ArenaBlock *keep = a->head;
+    for (ArenaBlock *b = a->head; b; b = b->next)
+        if (b->cap > keep->cap) keep = b;
+    for (ArenaBlock *b = a->head; b;) {
+        ArenaBlock *next = b->next;
+        if (b != keep) free(b);
+        b = next;
+    }
+    a->head = keep;
+    if (keep) keep->used = 0, keep->next = NULL;
+    a->bytes_in_use = 0;
+}
+
 void *arena_alloc(Arena *a, size_t size) {
     const size_t align = sizeof(max_align_t);
     size_t need = (size + align - 1) / align * align;
     if (need < size) die_oom();
     ArenaBlock *b = a->head;
     if (!b || b->cap - b->used < need) {
-        size_t cap = need > ARENA_MIN_BLOCK ? need : ARENA_MIN_BLOCK;
+        size_t grown = b && b->cap < ARENA_MAX_BLOCK ? 2 * b->cap : b ? ARENA_MAX_BLOCK : ARENA_MIN_BLOCK;
+        size_t cap = need > grown ? need : grown;
+        if (cap > SIZE_MAX - sizeof(ArenaBlock)) die_oom();
         b = malloc(sizeof(ArenaBlock) + cap);
         if (!b) die_oom();
         b->cap = cap;

@@ -16,6 +16,9 @@ typedef struct Arena {
 
 void arena_init(Arena *a);
 void arena_free(Arena *a);
+/* Frees everything allocated, keeping the largest block for what comes next: memory the process
+ * has touched already (an arena refilled batch after batch stops growing, and costs no new pages). */
+void arena_reset(Arena *a);
 /* Zeroed, max-aligned storage for `size` bytes. */
 void *arena_alloc(Arena *a, size_t size);
 /* Zeroed storage for `count` objects of `size` bytes; aborts on overflow. */

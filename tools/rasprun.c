@@ -387,8 +387,7 @@ static void flush_queue(Runner *r, const Options *o) {
         r->queue_failed |= !ok;
     }
     fflush(stdout);
-    arena_free(a);
-    arena_init(a);
+    arena_reset(a);
     r->queue = NULL;
     r->queued = 0;
 }
@@ -676,7 +675,10 @@ static int bench(Runner *r, size_t k) {
     model_run_batch(m, &r->ws, inputs, lens, k ? 1 : 0, &out, res); /* warm-up */
     r->ws.score_flops = 0.0;
     double t0 = cpu_s();
-    model_run_batch(m, &r->ws, inputs, lens, k, &out, res);
+    for (size_t i = 0; i < k; i += QUEUE) { /* as --inputs runs them: QUEUE at a time, then printed */
+        arena_reset(&out);
+        model_run_batch(m, &r->ws, inputs + i, lens + i, k - i < QUEUE ? k - i : QUEUE, &out, res + i);
+    }
     double batched = cpu_s() - t0, scores = r->ws.score_flops / (double)(k ? k : 1);
     arena_free(&out);
     Arena one; /* one input per call: the same work as the batch, nothing shared */
