@@ -573,6 +573,7 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     ws->selected = ARENA_ARRAY(&ws->arena, uint32_t, KERNEL_BLOCK / 8 * seq);
     ws->key_dim = ARENA_ARRAY(&ws->arena, uint32_t, seq * (dk ? dk : 1));
     ws->key_count = ARENA_ARRAY(&ws->arena, uint32_t, seq);
+    ws->hot = ARENA_ARRAY(&ws->arena, uint32_t, seq);
     ws->query_dim = ARENA_ARRAY(&ws->arena, uint32_t, seq * (dk ? dk : 1));
     ws->query_count = ARENA_ARRAY(&ws->arena, uint32_t, seq);
     ws->sparse.start = ARENA_ARRAY(&ws->arena, uint32_t, dk + 1);
@@ -959,6 +960,26 @@ static void batch_rows(const Workspace *ws, size_t D, size_t o, size_t rows, dou
     }
 }
 
+/* A categorical output read from the batch's lines (rows [o + 1, o + 1 + n)) at once; at the first
+ * position that is not one-hot, the input fails with model_read_output's own message. */
+static void read_one_hot(const Model *m, Workspace *ws, size_t o, size_t n, ModelOutcome *oc, Arena *out_arena) {
+    size_t D = m->d_model;
+    char err[1024];
+    kernel_one_hot(ws->F + m->out_dim * ws->ld + o + 1, ws->ld, m->out_count, n, MODEL_ONEHOT_TOL, ws->hot);
+    oc->out = ARENA_ARRAY(out_arena, Value, n ? n : 1);
+    for (size_t i = 0; i < n; i++) {
+        if (ws->hot[i] != KERNEL_NOT_ONE_HOT) {
+            oc->out[i] = m->out_values[ws->hot[i]];
+            continue;
+        }
+        batch_rows(ws, D, o, n + 1, ws->X);
+        if (!model_read_output(m, ws->X + (i + 1) * D, i, n, &oc->out[i], err, sizeof err)) {
+            fail_outcome(oc, out_arena, err);
+            return;
+        }
+    }
+}
+
 /* Runs the sequences already tokenized into the workspace (rows [starts[s], starts[s+1]) hold
  * inputs idx[s]), checks included, and reads their outputs. */
 static void run_rows(const Model *m, Workspace *ws, const size_t *starts, const size_t *idx, size_t count,
@@ -984,6 +1005,10 @@ static void run_rows(const Model *m, Workspace *ws, const size_t *starts, const 
         ModelOutcome *o = &outcomes[idx[s]];
         if (!o->ok && !m->has_error_flag) continue;
         size_t n = starts[s + 1] - starts[s] - 1;
+        if (!ws->f32 && m->output_kind == MODEL_OUT_CATEGORICAL && !m->has_error_flag) {
+            read_one_hot(m, ws, starts[s], n, o, out_arena);
+            continue;
+        }
         batch_rows(ws, D, starts[s], n + 1, ws->X);
         if (o->ok) {
             o->out = ARENA_ARRAY(out_arena, Value, n ? n : 1);

@@ -126,6 +126,7 @@ typedef struct Workspace {
     uint32_t *selected;   /* KERNEL_BLOCK / 8 x (max_len + 1): the keys eight queries select ... */
     uint8_t *key_mask;    /* ... and which of the eight select each (kernel_attend) */
     uint32_t *qrow;       /* KERNEL_BLOCK x dk: float32 queries' non-zero score columns */
+    uint32_t *hot;        /* max_len + 1: a sequence's categorical outputs (kernel_one_hot) */
     uint32_t *key_count;  /* max_len + 1: a sequence's keys' non-zero entries, key j's count ... */
     uint32_t *key_dim;    /* (max_len + 1) x dk: ... its dims (ascending) from j * dk on ... */
     double *key_val;      /* (max_len + 1) x dk: ... and their values */

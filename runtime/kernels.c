@@ -329,6 +329,42 @@ void kernel_chain(const uint32_t *row, const double *val, size_t n, const double
     kernel_chain_isa(kernel_isa(), row, val, n, in, base, ld, len, init, out);
 }
 
+/* ---- readout ---- */
+
+static void one_hot_scalar(const double *lines, size_t ld, size_t count, size_t rows, double tol, uint32_t *hot) {
+    for (size_t j = 0; j < rows; j++) {
+        size_t ones = 0, at = 0;
+        bool off = false;
+        for (size_t c = 0; c < count; c++) {
+            double v = lines[c * ld + j];
+            bool one = fabs(v - 1.0) <= tol;
+            ones += one, at = one ? c : at;
+            off |= !one && fabs(v) > tol;
+        }
+        hot[j] = ones == 1 && !off ? (uint32_t)at : KERNEL_NOT_ONE_HOT;
+    }
+}
+
+void kernel_one_hot(const double *lines, size_t ld, size_t count, size_t rows, double tol, uint32_t *hot) {
+    kernel_one_hot_isa(kernel_isa(), lines, ld, count, rows, tol, hot);
+}
+
+void kernel_one_hot_isa(KernelIsa isa, const double *lines, size_t ld, size_t count, size_t rows, double tol,
+                        uint32_t *hot) {
+#ifdef KERNEL_X86
+    if (isa == KERNEL_AVX512) {
+        kernel_avx512_one_hot(lines, ld, count, rows, tol, hot);
+        return;
+    }
+    if (isa == KERNEL_AVX2) {
+        kernel_avx2_one_hot(lines, ld, count, rows, tol, hot);
+        return;
+    }
+#endif
+    (void)isa;
+    one_hot_scalar(lines, ld, count, rows, tol, hot);
+}
+
 /* ---- peak ---- */
 
 

@@ -158,6 +158,15 @@ void kernel_attend_isa(KernelIsa isa, const double *S, const AttendKeys *k, size
 void kernel_chain_isa(KernelIsa isa, const uint32_t *row, const double *val, size_t n, const double *in, size_t base,
                       size_t ld, size_t len, const double *init, double *out);
 
+/* One-hot rows of a block of `count` lines (line c at lines + c * ld): for each row j < rows, hot[j]
+ * is the c whose entry is within tol of 1.0 when exactly one entry is and no other is farther than
+ * tol from 0.0 (a NaN is neither), else KERNEL_NOT_ONE_HOT (runtime/forward.h model_block_one_hot,
+ * a row at a time). */
+#define KERNEL_NOT_ONE_HOT UINT32_MAX
+void kernel_one_hot(const double *lines, size_t ld, size_t count, size_t rows, double tol, uint32_t *hot);
+void kernel_one_hot_isa(KernelIsa isa, const double *lines, size_t ld, size_t count, size_t rows, double tol,
+                        uint32_t *hot);
+
 /* The machine's peak rate of fused multiply-adds in this instruction set on one core, in FLOP/s
  * (2 per lane per FMA), measured: the best of repeated runs of 12 independent register-resident
  * FMA chains over `seconds` of clock_s (a monotonic clock in seconds). *checksum receives the

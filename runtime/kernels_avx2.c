@@ -202,17 +202,18 @@ AVX2 size_t kernel_avx2_count_nonzero(const double *const *line, size_t o, size_
     return n;
 }
 
-/* The non-zero lanes of 16 doubles from x as bits, 0 at once where all 16 are +-0.0 (one test of
- * their or'ed bits). */
-AVX2 static inline unsigned nonzero_16(const double *x) {
+/* The non-zero entries of x[0 .. n) (n <= 64) as bits (a NaN is not zero), without a branch: a
+ * line's few non-zeros fall anywhere, so a test per group of keys would mispredict. */
+__attribute__((target("avx2,fma"), always_inline)) static inline uint64_t nonzero_64(const double *x, size_t n) {
     const __m256d zero = _mm256_setzero_pd();
-    __m256d x0 = _mm256_loadu_pd(x), x1 = _mm256_loadu_pd(x + 4), x2 = _mm256_loadu_pd(x + 8), x3 = _mm256_loadu_pd(x + 12);
-    __m256d any = _mm256_or_pd(_mm256_or_pd(x0, x1), _mm256_or_pd(x2, x3));
-    if (!_mm256_movemask_pd(_mm256_cmp_pd(any, zero, _CMP_NEQ_UQ))) return 0;
-    return (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x0, zero, _CMP_NEQ_UQ)) |
-           (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x1, zero, _CMP_NEQ_UQ)) << 4 |
-           (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x2, zero, _CMP_NEQ_UQ)) << 8 |
-           (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(x3, zero, _CMP_NEQ_UQ)) << 12;
+    uint64_t bits = 0;
+    size_t r = 0;
+    for (; r + 4 <= n; r += 4)
+        bits |= (uint64_t)_mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(x + r), zero, _CMP_NEQ_UQ)) << r;
+    if (r < n)
+        bits |= (uint64_t)_mm256_movemask_pd(_mm256_cmp_pd(_mm256_maskload_pd(x + r, live_mask(n - r)), zero, _CMP_NEQ_UQ))
+                << r;
+    return bits;
 }
 
 AVX2 void kernel_avx2_gather_keys(const double *const *lines, const double *scale, size_t o, size_t rows,
@@ -221,14 +222,11 @@ AVX2 void kernel_avx2_gather_keys(const double *const *lines, const double *scal
     for (size_t c = 0; c < local.stride; c++) {
         const double *line = lines[c] + o;
         double w = scale ? scale[c] : 1.0;
-        size_t j0 = 0;
-        for (; j0 + 16 <= rows; j0 += 16) /* 16 keys per test: a line is mostly zeros */
-            for (unsigned nz = nonzero_16(line + j0); nz; nz &= nz - 1) {
-                size_t k = j0 + (size_t)__builtin_ctz(nz);
+        for (size_t j0 = 0; j0 < rows; j0 += 64) /* 64 keys at a time */
+            for (uint64_t nz = nonzero_64(line + j0, rows - j0 < 64 ? rows - j0 : 64); nz; nz &= nz - 1) {
+                size_t k = j0 + (size_t)__builtin_ctzll(nz);
                 kernel_append_entry(&local, k, (uint32_t)c, line[k] * w);
             }
-        for (size_t k = j0; k < rows; k++) /* the last few one by one (a NaN is not zero) */
-            if (line[k] != 0.0) kernel_append_entry(&local, k, (uint32_t)c, line[k] * w);
     }
 }
 
@@ -424,6 +422,31 @@ AVX2 void kernel_avx2_attend(const double *S, const AttendKeys *k, size_t lanes,
         }
     }
 }
+/* ---- readout ---- */
+
+/* Four rows at a time: per lane, the ones counted, any entry off, the last one's line (as doubles:
+ * small integers, exact). */
+AVX2 void kernel_avx2_one_hot(const double *lines, size_t ld, size_t count, size_t rows, double tol, uint32_t *hot) {
+    const __m256d one = _mm256_set1_pd(1.0), t = _mm256_set1_pd(tol), zero = _mm256_setzero_pd();
+    const __m256d abs = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
+    for (size_t j = 0; j < rows; j += 4) {
+        size_t n = rows - j < 4 ? rows - j : 4;
+        __m256i live = live_mask(n);
+        __m256d ones = zero, at = zero, off = zero;
+        for (size_t c = 0; c < count; c++) {
+            __m256d v = _mm256_maskload_pd(lines + c * ld + j, live);
+            __m256d is_one = _mm256_cmp_pd(_mm256_and_pd(_mm256_sub_pd(v, one), abs), t, _CMP_LE_OQ);
+            off = _mm256_or_pd(off, _mm256_andnot_pd(is_one, _mm256_cmp_pd(_mm256_and_pd(v, abs), t, _CMP_GT_OQ)));
+            ones = _mm256_add_pd(ones, _mm256_and_pd(is_one, one));
+            at = _mm256_blendv_pd(at, _mm256_set1_pd((double)c), is_one);
+        }
+        double a[4], k[4], f[4];
+        _mm256_storeu_pd(a, at), _mm256_storeu_pd(k, ones), _mm256_storeu_pd(f, off);
+        for (size_t i = 0; i < n; i++)
+            hot[j + i] = k[i] == 1.0 && f[i] == 0.0 ? (uint32_t)a[i] : KERNEL_NOT_ONE_HOT;
+    }
+}
+
 /* ---- peak ---- */
 
 /* 12 independent FMA chains of 4 doubles: enough to keep two FMA pipes of latency 4 busy. */

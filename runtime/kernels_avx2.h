@@ -49,6 +49,8 @@ void kernel_avx2_columns32(const MatrixColumn32 *cols, const uint32_t *which, si
 /* kernel32_peak_flops' loop: 12 independent FMA chains of 8 floats, iters times; their sum. */
 double kernel_avx2_fma_loop32(size_t iters);
 
+/* kernel_one_hot. */
+void kernel_avx2_one_hot(const double *lines, size_t ld, size_t count, size_t rows, double tol, uint32_t *hot);
 /* kernel_transpose, rows and cols multiples of 4. */
 void kernel_avx2_transpose(const double *T, size_t rows, size_t cols, double *S);
 #endif

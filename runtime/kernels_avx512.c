@@ -192,42 +192,30 @@ AVX512 size_t kernel_avx512_count_nonzero(const double *const *line, size_t o, s
     return n;
 }
 
-/* The non-zero lanes of 32 doubles from x as bits, 0 at once where all 32 are +-0.0 (one test of
- * their or'ed bits: a line is mostly zeros). */
-AVX512_INLINE uint32_t nonzero_32(const double *x) {
+/* The non-zero entries of x[0 .. n) (n <= 64) as bits (a NaN is not zero), without a branch: a
+ * line's few non-zeros fall anywhere, so a test per group of keys would mispredict. */
+AVX512_INLINE uint64_t nonzero_64(const double *x, size_t n) {
     const __m512d zero = _mm512_setzero_pd();
-    __m512d x0 = _mm512_loadu_pd(x), x1 = _mm512_loadu_pd(x + 8), x2 = _mm512_loadu_pd(x + 16);
-    __m512d x3 = _mm512_loadu_pd(x + 24);
-    __m512i any = _mm512_or_si512(_mm512_or_si512(_mm512_castpd_si512(x0), _mm512_castpd_si512(x1)),
-                                  _mm512_or_si512(_mm512_castpd_si512(x2), _mm512_castpd_si512(x3)));
-    if (!_mm512_cmp_pd_mask(_mm512_castsi512_pd(any), zero, _CMP_NEQ_UQ)) return 0;
-    return (uint32_t)_mm512_cmp_pd_mask(x0, zero, _CMP_NEQ_UQ) |
-           (uint32_t)_mm512_cmp_pd_mask(x1, zero, _CMP_NEQ_UQ) << 8 |
-           (uint32_t)_mm512_cmp_pd_mask(x2, zero, _CMP_NEQ_UQ) << 16 |
-           (uint32_t)_mm512_cmp_pd_mask(x3, zero, _CMP_NEQ_UQ) << 24;
+    uint64_t bits = 0;
+#pragma GCC unroll 8
+    for (size_t r = 0; r < 8; r++) {
+        __mmask8 live = n > 8 * r ? live_lanes(n - 8 * r) : 0;
+        bits |= (uint64_t)_mm512_mask_cmp_pd_mask(live, _mm512_maskz_loadu_pd(live, x + 8 * r), zero, _CMP_NEQ_UQ) << (8 * r);
+    }
+    return bits;
 }
 
 AVX512 void kernel_avx512_gather_keys(const double *const *lines, const double *scale, size_t o, size_t rows,
                                       const KeyEntries *e) {
     const KeyEntries local = *e; /* its pointers stay in registers across the entries' stores */
-    const __m512d zero = _mm512_setzero_pd();
     for (size_t c = 0; c < local.stride; c++) {
         const double *line = lines[c] + o;
         double w = scale ? scale[c] : 1.0;
-        size_t j0 = 0;
-        for (; j0 + 32 <= rows; j0 += 32) /* 32 keys per test */
-            for (uint32_t nz = nonzero_32(line + j0); nz; nz &= nz - 1) {
-                size_t k = j0 + (size_t)__builtin_ctz(nz);
+        for (size_t j0 = 0; j0 < rows; j0 += 64) /* 64 keys at a time */
+            for (uint64_t nz = nonzero_64(line + j0, rows - j0 < 64 ? rows - j0 : 64); nz; nz &= nz - 1) {
+                size_t k = j0 + (size_t)__builtin_ctzll(nz);
                 kernel_append_entry(&local, k, (uint32_t)c, line[k] * w);
             }
-        for (; j0 < rows; j0 += 8) { /* the rest 8 at a time (a NaN is not zero) */
-            __mmask8 live = live_lanes(rows - j0);
-            unsigned nz = _mm512_mask_cmp_pd_mask(live, _mm512_maskz_loadu_pd(live, line + j0), zero, _CMP_NEQ_UQ);
-            for (; nz; nz &= nz - 1) {
-                size_t k = j0 + (size_t)__builtin_ctz(nz);
-                kernel_append_entry(&local, k, (uint32_t)c, line[k] * w);
-            }
-        }
     }
 }
 
@@ -402,6 +390,28 @@ AVX512 void kernel_avx512_attend(const double *S, const AttendKeys *k, size_t la
             _mm512_mask_storeu_pd(o, (__mmask8)live, _mm512_div_pd(total0, denominator0));
             if (n_live > 8) _mm512_mask_storeu_pd(o + 8, (__mmask8)(live >> 8), _mm512_div_pd(total1, denominator1));
         }
+    }
+}
+
+/* ---- readout ---- */
+
+/* Eight rows at a time: per lane, the ones counted, any entry off, the last one's line. */
+AVX512 void kernel_avx512_one_hot(const double *lines, size_t ld, size_t count, size_t rows, double tol,
+                                  uint32_t *hot) {
+    const __m512d one = _mm512_set1_pd(1.0), t = _mm512_set1_pd(tol);
+    const __m512i unit = _mm512_set1_epi64(1), not_one_hot = _mm512_set1_epi64(KERNEL_NOT_ONE_HOT);
+    for (size_t j = 0; j < rows; j += 8) {
+        __mmask8 live = live_lanes(rows - j), off = 0;
+        __m512i ones = _mm512_setzero_si512(), at = _mm512_setzero_si512();
+        for (size_t c = 0; c < count; c++) {
+            __m512d v = _mm512_maskz_loadu_pd(live, lines + c * ld + j);
+            __mmask8 is_one = _mm512_cmp_pd_mask(_mm512_abs_pd(_mm512_sub_pd(v, one)), t, _CMP_LE_OQ);
+            off |= (__mmask8)~is_one & _mm512_cmp_pd_mask(_mm512_abs_pd(v), t, _CMP_GT_OQ);
+            ones = _mm512_mask_add_epi64(ones, is_one, ones, unit);
+            at = _mm512_mask_mov_epi64(at, is_one, _mm512_set1_epi64((int64_t)c));
+        }
+        __mmask8 good = (__mmask8)(_mm512_cmpeq_epi64_mask(ones, unit) & ~off);
+        _mm512_mask_cvtepi64_storeu_epi32(hot + j, live, _mm512_mask_mov_epi64(not_one_hot, good, at));
     }
 }
 

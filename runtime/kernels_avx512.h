@@ -39,6 +39,8 @@ void kernel_avx512_scores(const KeyEntries *e, size_t n_keys, size_t causal_firs
 /* kernel_attend (key_scratch and mask_scratch as kernels.h states). */
 void kernel_avx512_attend(const double *S, const AttendKeys *k, size_t lanes, const double *V, size_t v_ld, size_t dv,
                           double *out, size_t out_ld, uint8_t *mask_scratch, uint32_t *key_scratch);
+/* kernel_one_hot. */
+void kernel_avx512_one_hot(const double *lines, size_t ld, size_t count, size_t rows, double tol, uint32_t *hot);
 /* kernel_peak_flops' loop: 12 independent FMA chains of 8 doubles, iters times; their sum. */
 double kernel_avx512_fma_loop(size_t iters);
 #endif

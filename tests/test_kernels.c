@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/forward.h"
 #include "runtime/kernels.h"
 #include "runtime/matrix.h"
 #include "tests/check_main.h"
@@ -346,6 +347,42 @@ START_TEST(test_attend) {
 }
 END_TEST
 
+/* kernel_one_hot (every instruction set) is model_block_one_hot row by row: rows with one entry
+ * near 1 and the rest near 0, two near 1, none, an entry off, NaN (neither a one nor off), entries
+ * exactly at the tolerance and just past it; every row count up to 70 (lanes past the rows not
+ * read: the lines end there). */
+START_TEST(test_one_hot) {
+    srand(14);
+    enum { COUNT = 7, ROWS = 70 };
+    const double tol = 1e-6, near[] = {0.0, -0.0, 1e-7, -1e-6, 1.0, 1.0 + 1e-6, 1.0 - 5e-7, 2e-6, 0.5, NAN, 1.0 + 2e-6};
+    double *lines = malloc(COUNT * ROWS * sizeof *lines);
+    uint32_t want[ROWS], got[ROWS + 8];
+    for (int round = 0; round < 60; round++) {
+        for (size_t j = 0; j < ROWS; j++) {
+            size_t one = (size_t)rand() % (COUNT + 1); /* COUNT: no one */
+            for (size_t c = 0; c < COUNT; c++) lines[c * ROWS + j] = c == one ? 1.0 : 0.0;
+            if (rand() % 3 == 0) lines[(size_t)rand() % COUNT * ROWS + j] = near[rand() % (sizeof near / sizeof *near)];
+        }
+        size_t rows = 1 + (size_t)rand() % ROWS;
+        for (size_t j = 0; j < rows; j++) {
+            double x[COUNT];
+            size_t hot = 0;
+            for (size_t c = 0; c < COUNT; c++) x[c] = lines[c * ROWS + j];
+            want[j] = model_block_one_hot(x, 0, COUNT, &hot) ? (uint32_t)hot : KERNEL_NOT_ONE_HOT;
+        }
+        for (int isa = KERNEL_SCALAR; isa <= (int)kernel_isa(); isa++) {
+            for (size_t j = 0; j < ROWS + 8; j++) got[j] = 12345;
+            kernel_one_hot_isa((KernelIsa)isa, lines, ROWS, COUNT, rows, tol, got);
+            for (size_t j = 0; j < rows; j++)
+                ck_assert_msg(got[j] == want[j], "%s rows %zu row %zu: %u vs %u", kernel_isa_name((KernelIsa)isa), rows, j,
+                              got[j], want[j]);
+            ck_assert_uint_eq(got[rows], 12345); /* nothing written past the rows */
+        }
+    }
+    free(lines);
+}
+END_TEST
+
 /* kernel_transpose moves rows x cols of T key-major into S, every shape up to a block. */
 START_TEST(test_transpose) {
     static double T[KERNEL_BLOCK * KERNEL_BLOCK], S[(KERNEL_BLOCK + 4) * KERNEL_BLOCK];
@@ -372,6 +409,7 @@ int main(void) {
     tcase_add_test(tc, test_fresh_store);
     tcase_add_test(tc, test_scores);
     tcase_add_test(tc, test_attend);
+    tcase_add_test(tc, test_one_hot);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
