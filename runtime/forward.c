@@ -129,7 +129,9 @@ static bool sparse_ready(Workspace *ws, size_t o, size_t rows) {
 static bool attention_grouped(const ModelHead *h, Workspace *ws, size_t o, size_t rows, double *A) {
     size_t dk = h->wq.cols, dv = h->wv.cols, ld = ws->ld;
     KeyEntries queries = gather(ws, 0, o, rows);
-    size_t n = query_groups(&queries, rows, &ws->groups);
+    /* queries made of the token's entries alone are grouped by token id, without comparing them */
+    size_t n = ws->head_plans[0].token_only && ws->embedded ? query_groups_by_id(ws->ids + o, rows, &ws->groups)
+                                                           : query_groups(&queries, rows, &ws->groups);
     if (n * 2 > rows) return false;
     for (size_t i = 0; i < rows; i++) /* 2 per entry of each query and key: every query sees every key */
         ws->score_flops += 2.0 * (double)queries.count[i] * (double)rows;
@@ -582,6 +584,8 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     ws->groups.first = ARENA_ARRAY(&ws->arena, uint32_t, seq);
     for (ws->groups.table_size = 2; ws->groups.table_size < 2 * seq; ws->groups.table_size *= 2) {}
     ws->groups.table = ARENA_ARRAY(&ws->arena, uint32_t, ws->groups.table_size);
+    ws->groups.n_ids = m->n_vocab + 1;
+    ws->groups.by_id = ARENA_ARRAY(&ws->arena, uint32_t, ws->groups.n_ids);
     ws->group_out = ARENA_ARRAY(&ws->arena, double, KERNEL_BLOCK * (dv ? dv : 1));
     ws->sparse.visit = ARENA_ARRAY(&ws->arena, uint32_t, seq);
     ws->sparse.score = ARENA_ARRAY(&ws->arena, double, seq);

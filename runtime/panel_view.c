@@ -13,12 +13,12 @@ static void list_entries(Arena *a, const PanelPlan *p, const bool *listed, size_
     size_t rows = E->rows, total = 0;
     s->start = ARENA_ARRAY(a, uint32_t, rows + 2);
     for (size_t c = 0; c < cols; c++)
-        if (listed[c]) total += matrix_column(E, p->copy_of[c]).n;
+        if (listed[c] && p->copy_of[c] != PANEL_COMPUTED) total += matrix_column(E, p->copy_of[c]).n;
     s->col = ARENA_ARRAY(a, uint32_t, total ? total : 1);
     s->val = ARENA_ARRAY(a, double, total ? total : 1);
     for (int pass = 0; pass < 2; pass++) { /* counts (row r's at start[r + 2]), then the entries */
         for (size_t c = 0; c < cols; c++) {
-            if (!listed[c]) continue;
+            if (!listed[c] || p->copy_of[c] == PANEL_COMPUTED) continue; /* an empty column: no entries */
             MatrixColumn d = matrix_column(E, p->copy_of[c]);
             for (size_t k = 0; k < d.n; k++) {
                 double v = (d.val[k] + 0.0) * p->weight[c];
@@ -32,15 +32,15 @@ static void list_entries(Arena *a, const PanelPlan *p, const bool *listed, size_
     }
 }
 
-/* The plan's lists, where the columns that copy a dim the embedding writes from one of its two are
- * all but at most PANEL_LISTED_SCANS, and at least four times as many as the others plus one (the
+/* The plan's lists, where the columns that copy a dim the embedding writes from one of its two, or
+ * are empty (no entries to list), are all but at most PANEL_LISTED_SCANS, and at least four times as many as the others plus one (the
  * others are scanned key by key, and an entry put among listed ones moves them: a gather that
  * spares few line scans costs more than it saves). */
 static void plan_lists(Arena *a, const Matrix *W, const PanelEmbedding *emb, PanelPlan *p) {
     bool *listed = ARENA_ARRAY(a, bool, W->cols ? W->cols : 1);
     size_t n_listed = 0;
     for (size_t c = 0; c < W->cols; c++) {
-        listed[c] = p->copy_of[c] != PANEL_COMPUTED && emb->by_one[p->copy_of[c]];
+        listed[c] = p->copy_of[c] != PANEL_COMPUTED ? emb->by_one[p->copy_of[c]] : matrix_column(W, c).n == 0;
         n_listed += listed[c];
     }
     size_t n_other = W->cols - n_listed;
@@ -51,6 +51,7 @@ static void plan_lists(Arena *a, const Matrix *W, const PanelEmbedding *emb, Pan
         if (!listed[c]) p->scans[p->n_scans++] = (uint32_t)c;
     list_entries(a, p, listed, W->cols, emb->token, &p->by_token);
     list_entries(a, p, listed, W->cols, emb->pos, &p->by_pos);
+    p->token_only = !p->n_scans && p->by_pos.start[emb->pos->rows] == 0;
 }
 
 void panel_plan(Arena *a, const Matrix *W, const PanelEmbedding *emb, PanelPlan *p) {
@@ -69,7 +70,7 @@ void panel_plan(Arena *a, const Matrix *W, const PanelEmbedding *emb, PanelPlan 
         if (!copy) p->computed[p->n_computed++] = (uint32_t)c;
         else if (col.val[0] != 1.0) p->scaled[p->n_scaled++] = (uint32_t)c;
     }
-    p->listed = false;
+    p->listed = p->token_only = false;
     p->n_scans = 0;
     if (emb) plan_lists(a, W, emb, p);
 }

@@ -61,6 +61,8 @@ typedef struct PanelPlan {
     ListedEntries by_token, by_pos;
     uint32_t *scans;
     size_t n_scans;
+    bool token_only;    /* listed, no scans and no entry by position: a row's entries are its
+                           token id's list */
 } PanelPlan;
 
 /* A batch's panel: line c times scale[c] is the panel's column c (rows from 0). */

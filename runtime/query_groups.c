@@ -37,6 +37,20 @@ size_t query_groups(const KeyEntries *q, size_t rows, QueryGroups *g) {
     return n_groups;
 }
 
+size_t query_groups_by_id(const size_t *ids, size_t rows, QueryGroups *g) {
+    size_t n_groups = 0;
+    for (size_t i = 0; i < rows; i++) g->by_id[ids[i]] = 0;
+    for (size_t i = 0; i < rows; i++) {
+        uint32_t *slot = &g->by_id[ids[i]];
+        if (!*slot) {
+            g->first[n_groups] = (uint32_t)i;
+            *slot = (uint32_t)++n_groups;
+        }
+        g->group[i] = *slot - 1;
+    }
+    return n_groups;
+}
+
 void query_groups_compact(KeyEntries *q, size_t n_groups, const QueryGroups *g) {
     for (size_t k = 0; k < n_groups; k++) { /* first[k] >= k: a later group's query is not yet overwritten */
         size_t i = g->first[k], n = q->count[i];

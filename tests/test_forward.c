@@ -684,8 +684,10 @@ START_TEST(test_attention_shortcuts) {
         H->tie_tol = 0.5;
         H->bos_extra = h >= 2 ? 63 : h == 1 ? 7 : 0;
         if (h < 2) { /* queries from the token alone; keys from the position and the noise */
-            for (size_t t = 0; t <= V; t++)
-                for (size_t c = 0; c < 8; c++) matrix_set(&H->wq, t, c, rand() % 3 ? 0.0 : rand() % 2 ? 1.0 : 0.5);
+            for (size_t t = 0; t <= V; t++) /* head 0's: copies of the token's dims, grouped by token id */
+                for (size_t c = 0; c < 8; c++)
+                    matrix_set(&H->wq, t, c, h == 0 ? (c == t ? (t % 2 ? 1.0 : 0.5) : 0.0)
+                                                     : rand() % 3 ? 0.0 : rand() % 2 ? 1.0 : 0.5);
             for (size_t d = V + 1; d < D; d++)
                 for (size_t c = 0; c < 8; c++) matrix_set(&H->wk, d, c, rand() % 4 ? 0.0 : rand() % 2 ? 1.0 : -1.0);
         } else { /* keys one-hot by position (in dims not in position order); each token asks for a few */
@@ -717,6 +719,7 @@ START_TEST(test_attention_shortcuts) {
         expect_reference(m, ids, n);
     }
     ck_assert(ws.sides[0][0].grouped && !ws.sides[0][1].grouped); /* judged on the length-150 input */
+    ck_assert(ws.panels[0][0][0].token_only && !ws.panels[0][1][0].token_only);
     ck_assert(ws.sides[0][2].sparse && ws.sides[0][3].sparse);
 }
 END_TEST

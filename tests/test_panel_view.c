@@ -123,11 +123,48 @@ START_TEST(test_listed_when) {
 }
 END_TEST
 
+/* A plan is token_only where every column copies a dim the token embedding alone holds (its
+ * entries: the token id's list, whatever the position), and not where one column copies a
+ * position's dim or is scanned. */
+START_TEST(test_token_only) {
+    srand(22);
+    MatrixStore *list = NULL;
+    Arena arena;
+    arena_init(&arena);
+    static double F[D * LD];
+    size_t ids[LD], pos_of[LD];
+    Matrix tok, pos;
+    embed(&list, &tok, &pos, F, ids, pos_of, 3 * 23);
+    bool by_one[D];
+    for (size_t d = 0; d < D; d++) by_one[d] = d < V + 1 + P;
+    PanelEmbedding emb = {&tok, &pos, by_one};
+    Matrix tokens = matrix_new(&list, D, V + 1), with_pos = matrix_new(&list, D, V + 2),
+           with_scan = matrix_new(&list, D, 2 * (V + 1) + 1);
+    for (size_t t = 0; t <= V; t++) {
+        matrix_set(&tokens, t, t, t % 2 ? 1.0 : -2.0);
+        matrix_set(&with_pos, t, t, 1.0);
+        matrix_set(&with_scan, t, t, 1.0), matrix_set(&with_scan, t, V + 1 + t, 0.5); /* enough to list */
+    }
+    matrix_set(&with_pos, V + 1 + 3, V + 1, 1.0);
+    matrix_set(&with_scan, D - 1, 2 * (V + 1), 1.0); /* a dim a layer writes */
+    PanelPlan a, b, c;
+    panel_plan(&arena, &tokens, &emb, &a);
+    panel_plan(&arena, &with_pos, &emb, &b);
+    panel_plan(&arena, &with_scan, &emb, &c);
+    ck_assert(a.listed && a.token_only);
+    ck_assert(b.listed && !b.token_only);
+    ck_assert(c.listed && !c.token_only);
+    matrix_free_all(&list);
+    arena_free(&arena);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("panel_view");
     TCase *tc = tcase_create("panel_view");
     tcase_add_test(tc, test_listed_gather);
     tcase_add_test(tc, test_listed_when);
+    tcase_add_test(tc, test_token_only);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
