@@ -52,6 +52,10 @@ static void embed(const Model *m, Workspace *ws, const size_t *ids, const size_t
     for (size_t r = 0; r < rows; r++) {
         const EmbedRow *te = &ws->token_rows[ids[r]], *pe = &ws->pos_rows[pos[r]];
         size_t a = 0, b = 0;
+        if (ws->embed_disjoint) { /* no dim in both: each entry is x + 0.0, written without a merge */
+            for (; a < te->n; a++) F[te->dims[a] * ld + r] = te->vals[a] + 0.0;
+            for (; b < pe->n; b++) F[pe->dims[b] * ld + r] = pe->vals[b] + 0.0;
+        }
         while (a < te->n || b < pe->n) { /* the union of the two rows' dims, ascending */
             size_t da = a < te->n ? te->dims[a] : SIZE_MAX, db = b < pe->n ? pe->dims[b] : SIZE_MAX;
             size_t d = da < db ? da : db;
@@ -596,6 +600,9 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     plan_int_ids(ws, m);
     ws->token_rows = matrix_rows(&ws->arena, &m->token_embed);
     ws->pos_rows = matrix_rows(&ws->arena, &m->pos_embed);
+    ws->embed_disjoint = true;
+    for (size_t d = 0; d < D && ws->embed_disjoint; d++)
+        ws->embed_disjoint = !(matrix_column(&m->token_embed, d).n && matrix_column(&m->pos_embed, d).n);
     plan_reads(ws, m);
     return true;
 }

@@ -147,6 +147,7 @@ typedef struct Workspace {
     uint32_t **b2_dims;   /* b2_dims[l]: the dims with a non-zero b2 (b2_count[l] of them) */
     size_t *b2_count;
     EmbedRow *token_rows, *pos_rows; /* n_vocab + 1, max_len + 1 */
+    bool embed_disjoint;  /* no dim has entries in both embeddings */
     int64_t int_lo;       /* integer tokens: the id of the integer int_lo + k is int_id[k] ... */
     size_t int_n;         /* ... for k < int_n (0: no table), n_vocab where it is no token */
     uint32_t *int_id;
