@@ -39,16 +39,21 @@ static void write_product(const Matrix *W, const WritePlan *plan, bool fresh, co
  * sum (an entry stored in neither row stays +0.0); row r holds position pos[r] of token id
  * ids[r]; a real-valued token adds its value on token_value_dim. Rows [rows, padded) are zeroed.
  * With `fresh` (the batch runs every layer), the lines of fresh dims are left as they are: their
- * first writers store them (runtime/write_plan.h). */
+ * first writers store them (runtime/write_plan.h); so are the lines only the embedding writes
+ * where the last batch cleared its entries (clear_embedding). */
 static void embed(const Model *m, Workspace *ws, const size_t *ids, const size_t *pos, const double *values,
                   size_t rows, size_t padded, bool fresh, double *F) {
     size_t D = m->d_model, ld = ws->ld;
-    if (fresh)
+    if (fresh) {
         for (size_t t = 0; t < ws->writes.n_zeroed; t++) memset(F + ws->writes.zeroed[t] * ld, 0, padded * sizeof *F);
-    else
+        for (size_t t = 0; t < ws->writes.n_embedding_only && !ws->embedding_lines_zero; t++)
+            memset(F + ws->writes.embedding_only[t] * ld, 0, ld * sizeof *F); /* whole: zero from now on */
+    } else {
         for (size_t d = 0; d < D; d++) memset(F + d * ld, 0, padded * sizeof *F);
+    }
     ws->embedded = true;
     ws->fresh = fresh;
+    ws->embedding_lines_zero = false;
     for (size_t r = 0; r < rows; r++) {
         const EmbedRow *te = &ws->token_rows[ids[r]], *pe = &ws->pos_rows[pos[r]];
         size_t a = 0, b = 0;
@@ -64,6 +69,21 @@ static void embed(const Model *m, Workspace *ws, const size_t *ids, const size_t
         }
         if (pos[r] > 0 && m->numeric_tokens && values) F[m->token_value_dim * ld + r] += values[r];
     }
+}
+
+/* The entries embed wrote for rows [0, rows) (ids and pos as it had them) in the dims only the
+ * embedding writes, set back to +0.0: those lines are zero again, for the next batch. */
+static void clear_embedding(Workspace *ws, const size_t *ids, const size_t *pos, size_t rows) {
+    const bool *only = ws->writes.is_embedding_only;
+    size_t ld = ws->ld;
+    for (size_t r = 0; r < rows; r++) {
+        const EmbedRow *te = &ws->token_rows[ids[r]], *pe = &ws->pos_rows[pos[r]];
+        for (size_t a = 0; a < te->n; a++)
+            if (only[te->dims[a]]) ws->F[te->dims[a] * ld + r] = 0.0;
+        for (size_t b = 0; b < pe->n; b++)
+            if (only[pe->dims[b]]) ws->F[pe->dims[b] * ld + r] = 0.0;
+    }
+    ws->embedding_lines_zero = true;
 }
 
 /* The current head's query (side 0) or key (side 1) panel made readable line by line. */
@@ -326,7 +346,7 @@ void model_forward(const Model *m, const size_t *ids, size_t n, size_t first_lay
         embed(m, ws, ws->ids, ws->pos, ws->row_values, rows, padded, false, ws->F);
     } else {
         rows_to_panel(ws, D, rows, X);
-        ws->embedded = ws->fresh = false;
+        ws->embedded = ws->fresh = ws->embedding_lines_zero = false;
     }
     if (end_layer > m->n_layers) end_layer = m->n_layers;
     for (size_t l = first_layer; l < end_layer; l++) layer(m, l, ws, starts, 1, padded);
@@ -558,6 +578,7 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
         total += w;
     }
     ws->block = calloc(total, sizeof(double));
+    ws->embedding_lines_zero = true; /* F, like every buffer, starts zeroed */
     if (!ws->block) {
         arena_free(&ws->arena);
         snprintf(err, errsize, "out of memory for the workspace (%zu doubles)", total);
@@ -1029,6 +1050,7 @@ static void run_rows(const Model *m, Workspace *ws, const size_t *starts, const 
         }
         if (m->has_error_flag) compare_flag(m, ws->X, n, o, out_arena);
     }
+    if (!ws->f32) clear_embedding(ws, ws->ids, ws->pos, starts[count]);
 }
 
 void model_run_batch(const Model *m, Workspace *ws, const Value *const *inputs, const size_t *lens, size_t count,

@@ -109,6 +109,8 @@ typedef struct Workspace {
                              model_forward starts from a given residual) */
     bool fresh;           /* the batch started from the embedding and runs every layer: fresh dims'
                              first writers store them (runtime/write_plan.h) */
+    bool embedding_lines_zero; /* F's lines of the dims only the embedding writes are +0.0 whole (a
+                             new workspace, or a batch cleared its entries): the next need not zero them */
     double *V;            /* max dv x ld */
     double *A;            /* (largest sum of dv over a layer's heads) x ld: attention outputs */
     double *S;            /* KERNEL_BLOCK queries' scores over their sequence's keys */

@@ -18,6 +18,7 @@ typedef struct DimTimes {
     size_t *read;      /* per dim: the first step that reads it (NEVER) */
     size_t *write;     /* per dim: the first step that writes it (NEVER) */
     bool *first_store; /* per dim: that first write stores whole lines (a product's column) */
+    bool *by_layer;    /* per dim: a layer writes it */
 } DimTimes;
 
 static void note_read(DimTimes *t, size_t d, size_t at) {
@@ -25,6 +26,7 @@ static void note_read(DimTimes *t, size_t d, size_t at) {
 }
 
 static void note_write(DimTimes *t, size_t d, size_t at, bool store) {
+    if (at != EMBEDDING) t->by_layer[d] = true;
     if (at < t->write[d]) t->write[d] = at, t->first_store[d] = store;
     else if (at == t->write[d]) t->first_store[d] = t->first_store[d] || store; /* W2 and b2 together */
 }
@@ -51,7 +53,8 @@ static void plan_writer(Arena *a, const Matrix *W, bool *unstored, WritePlan *p)
 
 void write_plans(Arena *a, const Model *m, WritePlans *p) {
     size_t D = m->d_model, n = D ? D : 1;
-    DimTimes t = {ARENA_ARRAY(a, size_t, n), ARENA_ARRAY(a, size_t, n), ARENA_ARRAY(a, bool, n)};
+    DimTimes t = {ARENA_ARRAY(a, size_t, n), ARENA_ARRAY(a, size_t, n), ARENA_ARRAY(a, bool, n),
+                  ARENA_ARRAY(a, bool, n)};
     bool *fresh = ARENA_ARRAY(a, bool, n);
     for (size_t d = 0; d < D; d++) t.read[d] = t.write[d] = NEVER;
     for (size_t d = 0; d < D; d++) /* the embedding: before every step, and not a whole line */
@@ -83,10 +86,15 @@ void write_plans(Arena *a, const Model *m, WritePlans *p) {
     }
     /* fresh[d], from here on: not stored yet (plan_writer) */
     p->zeroed = ARENA_ARRAY(a, uint32_t, n);
-    p->n_zeroed = 0;
+    p->embedding_only = ARENA_ARRAY(a, uint32_t, n);
+    p->is_embedding_only = ARENA_ARRAY(a, bool, n);
+    p->n_zeroed = p->n_embedding_only = 0;
     for (size_t d = 0; d < D; d++) {
         fresh[d] = t.write[d] != NEVER && t.first_store[d] && t.write[d] < t.read[d];
-        if (!fresh[d]) p->zeroed[p->n_zeroed++] = (uint32_t)d;
+        p->is_embedding_only[d] = t.write[d] == EMBEDDING && !t.by_layer[d] &&
+                                  !(m->numeric_tokens && d == m->token_value_dim);
+        if (p->is_embedding_only[d]) p->embedding_only[p->n_embedding_only++] = (uint32_t)d;
+        else if (!fresh[d]) p->zeroed[p->n_zeroed++] = (uint32_t)d;
     }
     size_t layers = m->n_layers ? m->n_layers : 1;
     p->heads = ARENA_ARRAY(a, WritePlan *, layers);

@@ -10,7 +10,11 @@
  * it), not the checks after earlier layers. A batch that starts from the embedding and runs every
  * layer in order leaves fresh lines as they were, and their first writer stores chain + 0.0
  * (KERNEL_FRESH: what X += chain gives on X = +0.0) instead of adding: the same bits, without the
- * zeroing and without reading the line. */
+ * zeroing and without reading the line.
+ *
+ * A dim only the embedding writes (not the real-valued tokens' dim) holds nothing but the entries
+ * the embedding wrote, in the rows it wrote them: a batch that clears those entries when it ends
+ * leaves the line zero for the next one, which need not zero it either (runtime/forward.c). */
 #ifndef RASPCC_RUNTIME_WRITE_PLAN_H
 #define RASPCC_RUNTIME_WRITE_PLAN_H
 
@@ -30,8 +34,12 @@ typedef struct WritePlan {
 typedef struct WritePlans {
     WritePlan **heads; /* heads[l][h]: the dims head h of layer l writes */
     WritePlan *mlps;   /* mlps[l]: the dims layer l's W2 writes */
-    uint32_t *zeroed;  /* the dims that are not fresh, ascending: the lines a batch zeroes */
+    uint32_t *zeroed;  /* the dims neither fresh nor the embedding's alone, ascending: the lines a
+                          batch zeroes */
     size_t n_zeroed;
+    uint32_t *embedding_only; /* the dims only the embedding writes, ascending */
+    size_t n_embedding_only;
+    bool *is_embedding_only;  /* per dim */
 } WritePlans;
 
 /* The plans of every writer of m, allocated in a. */

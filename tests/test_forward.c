@@ -554,11 +554,14 @@ static void one_hot_codes(Model *m, size_t V, size_t N, size_t D) {
     for (size_t p = 0; p <= N; p++) AT(m->pos_embed, p, V + 1 + p) = 1;
 }
 
-/* A batch leaves the lines of fresh dims as they were (runtime/write_plan.h): on random models of
- * three layers whose heads and MLPs read and write random dims (dims read before they are written,
- * written by a bias alone, by two heads of a layer, read by a check), a workspace whose residual
- * holds NaN everywhere gives every sequence of a batch reference_forward's final residual bit for
- * bit: a dim taken for fresh that something reads first, or that nothing stores, shows as a NaN. */
+/* A batch leaves the lines of fresh dims as they were, and those only the embedding writes where
+ * the last batch cleared its entries (runtime/write_plan.h): on random models of three layers whose
+ * heads and MLPs read and write random dims (dims read before they are written, written by a bias
+ * alone, by two heads of a layer, read by a check), a workspace whose residual holds NaN
+ * everywhere (and says so: its embedding's lines are not zero) gives every sequence of a batch
+ * reference_forward's final residual bit for bit, and so do three batches after it (other inputs,
+ * other lengths), unpoisoned: a dim taken for fresh that something reads first, or that nothing
+ * stores, shows as a NaN, and an embedding entry a batch failed to clear as a wrong number. */
 START_TEST(test_fresh_dims_poisoned) {
     Model *m = &model;
     srand(21);
@@ -602,25 +605,32 @@ START_TEST(test_fresh_dims_poisoned) {
         fx_labels(m);
         ready(false);
         for (size_t i = 0; i < D * ws.ld; i++) ws.F[i] = NAN;
-        Value *inputs[SEQS];
-        size_t lens[SEQS], ids[SEQS][N];
-        for (size_t s = 0; s < SEQS; s++) {
-            lens[s] = 1 + (size_t)rand() % N;
-            int64_t x[N];
-            for (size_t i = 0; i < lens[s]; i++) ids[s][i] = (size_t)rand() % V, x[i] = (int64_t)ids[s][i];
-            inputs[s] = ints(x, lens[s]);
-        }
-        ModelOutcome outcomes[SEQS];
-        model_run_batch(m, &ws, (const Value *const *)inputs, lens, SEQS, &out_arena, outcomes);
-        ck_assert_uint_gt(ws.writes.n_zeroed, 0);
-        for (size_t s = 0, o = 0; s < SEQS; o += lens[s] + 1, s++) {
-            double want[(N + 1) * D];
-            reference_forward(m, ids[s], lens[s], want);
-            for (size_t r = 0; r <= lens[s]; r++)
-                for (size_t d = 0; d < D; d++)
-                    ck_assert_msg(memcmp(&want[r * D + d], &ws.F[d * ws.ld + o + r], sizeof(double)) == 0,
-                                  "round %d sequence %zu row %zu dim %zu: %.17g vs %.17g", round, s, r, d,
-                                  want[r * D + d], ws.F[d * ws.ld + o + r]);
+        ws.embedding_lines_zero = false;
+        for (int batch = 0; batch < 4; batch++) {
+            Value *inputs[SEQS];
+            size_t lens[SEQS], ids[SEQS][N], count = 1 + (size_t)rand() % SEQS;
+            for (size_t s = 0; s < count; s++) {
+                lens[s] = 1 + (size_t)rand() % N;
+                int64_t x[N];
+                for (size_t i = 0; i < lens[s]; i++) ids[s][i] = (size_t)rand() % V, x[i] = (int64_t)ids[s][i];
+                inputs[s] = ints(x, lens[s]);
+            }
+            ModelOutcome outcomes[SEQS];
+            model_run_batch(m, &ws, (const Value *const *)inputs, lens, count, &out_arena, outcomes);
+            ck_assert_uint_gt(ws.writes.n_embedding_only, 0);
+            for (size_t s = 0, o = 0; s < count; o += lens[s] + 1, s++) {
+                double want[(N + 1) * D];
+                reference_forward(m, ids[s], lens[s], want);
+                for (size_t r = 0; r <= lens[s]; r++)
+                    for (size_t d = 0; d < D; d++)
+                        ck_assert_msg(ws.writes.is_embedding_only[d] || /* cleared as the batch ended */
+                                          memcmp(&want[r * D + d], &ws.F[d * ws.ld + o + r], sizeof(double)) == 0,
+                                      "round %d batch %d sequence %zu row %zu dim %zu: %.17g vs %.17g", round, batch, s,
+                                      r, d, want[r * D + d], ws.F[d * ws.ld + o + r]);
+            }
+            for (size_t t = 0; t < ws.writes.n_embedding_only; t++) /* zero, whole, for the next batch */
+                for (size_t r = 0; r < ws.ld; r++)
+                    ck_assert(same_bits(ws.F[ws.writes.embedding_only[t] * ws.ld + r], 0.0));
         }
     }
 }

@@ -13,9 +13,10 @@
  *   layer 0 MLP reads 7 and 11, writes 11 and 12, and only its bias b2 writes 13;
  *   a check after layer 0 reads 12 and 14;
  *   layer 1 head 0 writes 9 and 14; layer 1 MLP writes 6 (an embedding dim) and 13.
- * Fresh: 7, 8, 10 (heads of layer 0), 12 (its MLP, before the check reads it). Not fresh: the
- * embedding's 0..6, 9 (read before layer 1 writes it), 11 (the MLP reads it before it writes it),
- * 13 (first written by a bias alone), 14 (a check reads it before layer 1 writes it). */
+ * Fresh: 7, 8, 10 (heads of layer 0), 12 (its MLP, before the check reads it). The embedding's
+ * alone: 0..5. Zeroed: 6 (the embedding's and layer 1's), 9 (read before layer 1 writes it), 11
+ * (the MLP reads it before it writes it), 13 (first written by a bias alone), 14 (a check reads it
+ * before layer 1 writes it). */
 static void fx_writers(Model *m) {
     m->d_model = 15;
     m->max_len = 3;
@@ -63,9 +64,14 @@ START_TEST(test_fresh_dims) {
     arena_init(&a);
     WritePlans p;
     write_plans(&a, &m, &p);
-    const uint32_t zeroed[] = {0, 1, 2, 3, 4, 5, 6, 9, 11, 13, 14};
+    const uint32_t zeroed[] = {6, 9, 11, 13, 14};
     ck_assert_uint_eq(p.n_zeroed, sizeof zeroed / sizeof *zeroed);
     for (size_t i = 0; i < p.n_zeroed; i++) ck_assert_uint_eq(p.zeroed[i], zeroed[i]);
+    ck_assert_uint_eq(p.n_embedding_only, 6);
+    for (size_t d = 0; d < 15; d++) {
+        ck_assert(p.is_embedding_only[d] == (d < 6));
+        if (d < 6) ck_assert_uint_eq(p.embedding_only[d], d);
+    }
     expect_plan(&p.heads[0][0], 2, 2, (const uint32_t[]){7, 8});
     expect_plan(&p.heads[0][1], 1, 2, (const uint32_t[]){10, 8}); /* 8: stored by head 0, added to here */
     expect_plan(&p.mlps[0], 1, 2, (const uint32_t[]){12, 11});
@@ -76,7 +82,8 @@ START_TEST(test_fresh_dims) {
 }
 END_TEST
 
-/* A numeric token's value dim is the embedding's, though no embedding row stores it. */
+/* A numeric token's value dim is the embedding's, though no embedding row stores it, and zeroed by
+ * every batch (its entries are values, not rows of the embedding). */
 START_TEST(test_numeric_token_dim) {
     Model m;
     model_init(&m);
@@ -88,7 +95,7 @@ START_TEST(test_numeric_token_dim) {
     ck_assert_uint_eq(p.zeroed[0], 0); /* x */
     bool zeroed[16] = {false};
     for (size_t i = 0; i < p.n_zeroed; i++) zeroed[p.zeroed[i]] = true;
-    ck_assert(zeroed[0] && zeroed[1]);
+    ck_assert(zeroed[0] && !zeroed[1] && p.is_embedding_only[1] && !p.is_embedding_only[0]);
     ck_assert(!zeroed[2]);            /* y: the head writes it first, the MLP reads it after */
     ck_assert(!zeroed[3]);            /* r: the MLP's */
     ck_assert_uint_eq(p.mlps[0].n_fresh, 1);
