@@ -160,6 +160,17 @@ bool codegen_parse_vocab(const char *spec, IrTokenType type, Arena *arena, Value
         snprintf(errbuf, errsize, "--vocab is empty");
         return false;
     }
+    for (size_t i = 0; i < count; i++) /* a model file holds its vocabulary as UTF-8 text */
+        if (v[i].kind == VAL_STR && !json_utf8(v[i].as.s, strlen(v[i].as.s))) {
+            char bytes[64] = "";
+            for (const unsigned char *c = (const unsigned char *)v[i].as.s; *c && strlen(bytes) + 5 < sizeof bytes; c++)
+                snprintf(bytes + strlen(bytes), sizeof bytes - strlen(bytes), *c < 0x80 ? "%c" : "\\x%02X", *c);
+            snprintf(errbuf, errsize,
+                     "--vocab: the atom '%s' is not UTF-8 text (a --vocab word is split into bytes, as a string input "
+                     "is; give characters of several bytes as a comma list or a JSON list, and inputs as lists of them)",
+                     bytes);
+            return false;
+        }
     qsort(v, count, sizeof *v, cmp_values);
     size_t u = 0;
     for (size_t i = 0; i < count; i++)

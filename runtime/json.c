@@ -130,6 +130,15 @@ static size_t utf8_valid(const unsigned char *s, size_t n) {
     return need;
 }
 
+bool json_utf8(const char *s, size_t n) {
+    for (size_t i = 0; i < n;) {
+        size_t k = s[i] ? utf8_valid((const unsigned char *)s + i, n - i) : 0;
+        if (k == 0) return false;
+        i += k;
+    }
+    return true;
+}
+
 /* string = '"' ( unescaped-utf8 | "\" escape )* '"'; decoded into the arena. */
 static bool parse_string(Parser *p, const char **out, size_t *outlen) {
     p->pos++; /* opening quote */

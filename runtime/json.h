@@ -42,6 +42,10 @@ const JsonValue *json_get(const JsonValue *v, const char *key);
 bool json_as_u64(const JsonValue *v, uint64_t *out);
 bool json_as_i64(const JsonValue *v, int64_t *out);
 
+/* Whether s[0 .. n) is text a JSON string holds as it is: UTF-8 without NUL, overlong forms or
+ * surrogates (what json_parse accepts unescaped). */
+bool json_utf8(const char *s, size_t n);
+
 /* Writer: a growable malloc'ed buffer. Allocation failure sets `failed` and drops further
  * output, so callers check once at the end. */
 typedef struct JsonBuf {

@@ -54,7 +54,10 @@ static bool write_atom(JsonBuf *b, Value v) {
         if (!isfinite(v.as.f)) return false;
         jbuf_double(b, v.as.f);
         return true;
-    case VAL_STR: jbuf_string(b, v.as.s ? v.as.s : ""); return true;
+    case VAL_STR: /* a model file's header is UTF-8 JSON: a string that is not text has no place in it */
+        if (v.as.s && !json_utf8(v.as.s, strlen(v.as.s))) return false;
+        jbuf_string(b, v.as.s ? v.as.s : "");
+        return true;
     }
     return false;
 }
@@ -360,7 +363,7 @@ bool model_serialize(const Model *m, uint8_t **buf, size_t *len, char *err, size
     jbuf_puts(&labels, "]");
     bool ok = false;
     if (!atoms_ok) {
-        fail(err, errsize, "model: a vocabulary or output value is a non-finite float");
+        fail(err, errsize, "model: a vocabulary or output value is a non-finite float or a string that is not UTF-8 text");
     } else if (config.failed || labels.failed) {
         fail(err, errsize, "model: out of memory");
     } else {

@@ -141,6 +141,15 @@ START_TEST(test_writer_round_trip) {
 }
 END_TEST
 
+
+/* json_utf8: text a JSON string holds as it is, and not lone or overlong bytes, surrogates, NUL. */
+START_TEST(test_utf8) {
+    ck_assert(json_utf8("abc", 3) && json_utf8("", 0) && json_utf8("\xc3\xa9", 2) && json_utf8("\xf0\x9f\x98\x80", 4));
+    ck_assert(!json_utf8("\xc3", 1) && !json_utf8("\xa9", 1) && !json_utf8("\xc0\x80", 2));
+    ck_assert(!json_utf8("\xed\xa0\x80", 3) && !json_utf8("a\0b", 3) && !json_utf8("\xf4\x90\x80\x80", 4));
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("json");
     TCase *tc = tcase_create("json");
@@ -151,6 +160,7 @@ int main(void) {
     tcase_add_test(tc, test_rejections);
     tcase_add_test(tc, test_depth_limit);
     tcase_add_test(tc, test_writer_round_trip);
+    tcase_add_test(tc, test_utf8);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -389,6 +389,15 @@ START_TEST(test_non_finite_weight_rejected) {
     free(buf);
     a.vocab[0] = value_float(INFINITY);
     ck_assert(!model_serialize(&a, &buf, &len, err, sizeof err));
+    /* a string that is not UTF-8 text has no place in the header: refused, not written unreadable */
+    a.vocab[0] = value_str("\xc3");
+    ck_assert(!model_serialize(&a, &buf, &len, err, sizeof err));
+    ck_assert_msg(strstr(err, "not UTF-8 text"), "%s", err);
+    a.vocab[0] = value_str("\xc3\xa9");
+    a.layers[0].mlp.b1[0] = 0.0;
+    ck_assert_msg(model_serialize(&a, &buf, &len, err, sizeof err), "%s", err);
+    ck_assert_msg(reads(buf, len), "%s", err);
+    free(buf);
     model_free(&a);
 }
 END_TEST
