@@ -306,6 +306,27 @@ static bool write_model(CompileJob *j, const CompileRequest *r) {
     return true;
 }
 
+/* The error flag's layers against --max-mlp and --max-bytes, as the compiler holds its own layers
+ * to them (the flag's come after the compile, which did not count them); false with a message. */
+static bool flag_within_limits(const CompileJob *j, char *why, size_t whysize) {
+    const Model *m = &j->model;
+    size_t max_mlp = j->options.max_mlp ? j->options.max_mlp : CODEGEN_DEFAULT_MAX_MLP;
+    size_t max_bytes = j->options.max_bytes ? j->options.max_bytes : CODEGEN_DEFAULT_MAX_BYTES;
+    for (size_t l = 0; l < m->n_layers; l++)
+        if (m->layers[l].mlp.w1.cols > max_mlp) {
+            snprintf(why, whysize, "--error-flag: layer %zu would have %zu hidden units (limit %zu, --max-mlp): lower "
+                     "--max-len or --vocab, or raise the limit", l, m->layers[l].mlp.w1.cols, max_mlp);
+            return false;
+        }
+    double bytes = 8.0 * (double)model_param_count(m);
+    if (bytes > (double)max_bytes) {
+        snprintf(why, whysize, "--error-flag brings the model's weights to %.3g bytes (limit %zu, --max-bytes): lower "
+                 "--max-len or --vocab, or raise the limit", bytes, max_bytes);
+        return false;
+    }
+    return true;
+}
+
 bool compile_job_compile(CompileJob *j, const CompileRequest *r) {
     if (!read_flags(j, r)) return false;
     Ticker ticker;
@@ -319,7 +340,7 @@ bool compile_job_compile(CompileJob *j, const CompileRequest *r) {
     render_since(j, r, from);
     if (!j->compiled) return fail(j, 2);
     char why[512];
-    if (r->error_flag && !errflag_add(&j->model, why, sizeof why)) {
+    if (r->error_flag && (!errflag_add(&j->model, why, sizeof why) || !flag_within_limits(j, why, sizeof why))) {
         compile_job_message(j, r, DIAG_ERROR, "%s", why);
         j->compiled = false;
         return fail(j, 2);

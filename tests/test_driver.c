@@ -117,6 +117,30 @@ START_TEST(test_job_messages) {
     ck_assert_str_eq(j.diags.items[0].message, "'c' is not a top-level s-op of the program; available outputs: a b");
     compile_job_free(&j);
 
+    /* the error flag's layers held to --max-mlp and --max-bytes (findings-out34 003: they were not) */
+    const char *flagged = "tokens = tokens_int;\n"
+                          "out = aggregate(select(indices, indices, <=) and select(tokens, 3, >=), tokens, 0);\n";
+    const char *limits[2][2] = {{"100", NULL}, {NULL, "1000000"}}, *says[2] = {"--max-mlp", "--max-bytes"};
+    for (int k = 0; k < 2; k++) {
+        char *text = NULL;
+        size_t len = 0;
+        r = source_request(flagged);
+        r.vocab = "0..6", r.max_len = "16", r.error_flag = true, r.max_mlp = limits[k][0], r.max_bytes = limits[k][1];
+        r.messages = open_memstream(&text, &len);
+        compile_job_init(&j);
+        ck_assert_int_eq(compile_job_run(&j, &r), 2);
+        fclose(r.messages);
+        ck_assert_msg(strstr(text, "--error-flag") && strstr(text, says[k]), "%s", text);
+        free(text);
+        compile_job_free(&j);
+    }
+    r = source_request(flagged); /* and within them, compiled */
+    r.vocab = "0..6", r.max_len = "16", r.error_flag = true, r.no_selfcheck = true;
+    compile_job_init(&j);
+    ck_assert_int_eq(compile_job_run(&j, &r), 0);
+    ck_assert(j.model.has_error_flag);
+    compile_job_free(&j);
+
     /* an unreadable file */
     r = (CompileRequest){.program = "/nonexistent/p.rasp"};
     compile_job_init(&j);
