@@ -11,8 +11,8 @@
 #       non-zero parameters, compile_ms (the compiler's own timer) and the wall-clock time of
 #       the whole raspcc process (which also writes the model file);
 #   rasprun M.bin --bench K
-#       microseconds per sequence of the maximum length (K random ones), run batched (1,024 a batch) as
-#       --inputs and --verify run them and one input per call; the format they run in (float32
+#       microseconds per sequence of the maximum length (K random ones), run batched (1,024 a batch,
+#       as --inputs runs them) and one input per call; the format they run in (float32
 #       where rasprun shows it safe, else float64: rasprun --info); the floating-point operations one
 #       sequence needs (2 per stored non-zero weight and residual row, the biases and means:
 #       runtime/forward.h model_forward_flops; and each head's scores, 2 per non-zero key entry
