@@ -22,15 +22,15 @@ static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
 
 /* ---- products ---- */
 
-/* F[d][block] += (the panel `in` (W->rows lines) times W)[d] for each dim d W writes; the plan's
- * fresh dims are stored (kernels.h KERNEL_FRESH: the same bits where F was zeroed) when `fresh`. */
-static void write_product(const Matrix *W, const WritePlan *plan, bool fresh, const double *in, size_t ld, size_t r0,
-                          size_t len, double *F) {
-    const MatrixColumn *cols = matrix_columns(W);
+/* F[d] += (the panel `in` (lines of in_ld) times W)[d], rows [0, len), for each dim d W (its
+ * columns cols) writes; the plan's fresh dims are stored (kernels.h KERNEL_FRESH: the same bits
+ * where F was zeroed) when `fresh`. */
+static void write_product(const MatrixColumn *cols, const WritePlan *plan, bool fresh, const double *in, size_t in_ld,
+                          size_t len, double *F, size_t ld) {
     size_t stored = fresh ? plan->n_fresh : 0;
-    if (stored) kernel_columns(cols, plan->dims, stored, in + r0, 0, ld, len, KERNEL_FRESH, NULL, F + r0, ld);
+    if (stored) kernel_columns(cols, plan->dims, stored, in, 0, in_ld, len, KERNEL_FRESH, NULL, F, ld);
     if (plan->n > stored)
-        kernel_columns(cols, plan->dims + stored, plan->n - stored, in + r0, 0, ld, len, KERNEL_ADD, NULL, F + r0, ld);
+        kernel_columns(cols, plan->dims + stored, plan->n - stored, in, 0, in_ld, len, KERNEL_ADD, NULL, F, ld);
 }
 
 /* ---- the machine ---- */
@@ -252,10 +252,7 @@ static void mlp_block(const Model *m, size_t l, Workspace *ws, size_t r0, size_t
         hidden_units(&f->w1, &ws->w1_classes[l], chunk, h0, h1, KERNEL_RELU, f->b1, ws, r0, len);
         if (f->gated) hidden_units(&f->w3, &ws->w3_classes[l], chunk, h0, h1, KERNEL_GATE, f->b3, ws, r0, len);
         if (hidden <= HIDDEN_CHUNK) {
-            if (stored) kernel_columns(cols, plan->dims, stored, ws->H, 0, KERNEL_BLOCK, len, KERNEL_FRESH, NULL, ws->F + r0, ld);
-            if (plan->n > stored)
-                kernel_columns(cols, plan->dims + stored, plan->n - stored, ws->H, 0, KERNEL_BLOCK, len, KERNEL_ADD, NULL,
-                               ws->F + r0, ld);
+            write_product(cols, plan, ws->fresh, ws->H, KERNEL_BLOCK, len, ws->F + r0, ld);
             break;
         }
         for (size_t k = cs->start[chunk]; k < cs->start[chunk + 1]; k++) {
@@ -313,7 +310,8 @@ static void layer(const Model *m, size_t l, Workspace *ws, const size_t *starts,
     }
     at = 0;
     for (size_t h = 0; h < L->n_heads; h++) {
-        write_product(&L->heads[h].wo, &ws->writes.heads[l][h], ws->fresh, ws->A + at * ld, ld, 0, padded, ws->F);
+        write_product(matrix_columns(&L->heads[h].wo), &ws->writes.heads[l][h], ws->fresh, ws->A + at * ld, ld, padded,
+                      ws->F, ld);
         at += L->heads[h].wv.cols;
     }
     for (size_t r0 = 0; r0 < padded; r0 += KERNEL_BLOCK)
@@ -491,20 +489,12 @@ static void plan_reads(Workspace *ws, const Model *m) {
 
 /* Per dim: whether only the embedding writes it, and from the token alone or from the position
  * alone (runtime/panel_view.h's lists). */
-static const bool *embedding_dims(Arena *a, const Model *m) {
+static const bool *embedding_dims(Arena *a, const Model *m, const WritePlans *writes) {
     size_t D = m->d_model;
     bool *by_one = ARENA_ARRAY(a, bool, D ? D : 1);
     for (size_t d = 0; d < D; d++)
-        by_one[d] = !(matrix_column(&m->token_embed, d).n && matrix_column(&m->pos_embed, d).n);
-    if (m->numeric_tokens && m->token_value_dim < D) by_one[m->token_value_dim] = false;
-    for (size_t l = 0; l < m->n_layers; l++) {
-        const ModelLayer *L = &m->layers[l];
-        for (size_t d = 0; d < D; d++) {
-            bool written = matrix_column(&L->mlp.w2, d).n || L->mlp.b2[d] != 0.0;
-            for (size_t h = 0; h < L->n_heads && !written; h++) written = matrix_column(&L->heads[h].wo, d).n;
-            if (written) by_one[d] = false;
-        }
-    }
+        by_one[d] = writes->is_embedding_only[d] &&
+                    !(matrix_column(&m->token_embed, d).n && matrix_column(&m->pos_embed, d).n);
     return by_one;
 }
 
@@ -527,7 +517,7 @@ bool workspace_init_rows(Workspace *ws, const Model *m, size_t want_rows, char *
     write_plans(&ws->arena, m, &ws->writes);
     ws->sides = ARENA_ARRAY(&ws->arena, HeadSide *, m->n_layers ? m->n_layers : 1);
     ws->panels = ARENA_ARRAY(&ws->arena, PanelPlan **, m->n_layers ? m->n_layers : 1);
-    PanelEmbedding emb = {&m->token_embed, &m->pos_embed, embedding_dims(&ws->arena, m)};
+    PanelEmbedding emb = {&m->token_embed, &m->pos_embed, embedding_dims(&ws->arena, m, &ws->writes)};
     ws->segments = ARENA_ARRAY(&ws->arena, ChunkSegments, m->n_layers ? m->n_layers : 1);
     ws->w1_classes = ARENA_ARRAY(&ws->arena, UnitClasses, m->n_layers ? m->n_layers : 1);
     ws->w3_classes = ARENA_ARRAY(&ws->arena, UnitClasses, m->n_layers ? m->n_layers : 1);

@@ -91,8 +91,7 @@ void write_plans(Arena *a, const Model *m, WritePlans *p) {
     p->n_zeroed = p->n_embedding_only = 0;
     for (size_t d = 0; d < D; d++) {
         fresh[d] = t.write[d] != NEVER && t.first_store[d] && t.write[d] < t.read[d];
-        p->is_embedding_only[d] = t.write[d] == EMBEDDING && !t.by_layer[d] &&
-                                  !(m->numeric_tokens && d == m->token_value_dim);
+        p->is_embedding_only[d] = !t.by_layer[d] && !(m->numeric_tokens && d == m->token_value_dim);
         if (p->is_embedding_only[d]) p->embedding_only[p->n_embedding_only++] = (uint32_t)d;
         else if (!fresh[d]) p->zeroed[p->n_zeroed++] = (uint32_t)d;
     }

@@ -12,8 +12,8 @@
  * (KERNEL_FRESH: what X += chain gives on X = +0.0) instead of adding: the same bits, without the
  * zeroing and without reading the line.
  *
- * A dim only the embedding writes (not the real-valued tokens' dim) holds nothing but the entries
- * the embedding wrote, in the rows it wrote them: a batch that clears those entries when it ends
+ * A dim no layer writes (not the real-valued tokens' dim) holds nothing but the entries the
+ * embedding wrote, in the rows it wrote them: a batch that clears those entries when it ends
  * leaves the line zero for the next one, which need not zero it either (runtime/forward.c). */
 #ifndef RASPCC_RUNTIME_WRITE_PLAN_H
 #define RASPCC_RUNTIME_WRITE_PLAN_H
@@ -37,7 +37,8 @@ typedef struct WritePlans {
     uint32_t *zeroed;  /* the dims neither fresh nor the embedding's alone, ascending: the lines a
                           batch zeroes */
     size_t n_zeroed;
-    uint32_t *embedding_only; /* the dims only the embedding writes, ascending */
+    uint32_t *embedding_only; /* the dims no layer writes (the embedding or nothing does), but the
+                                 real-valued tokens' dim, ascending */
     size_t n_embedding_only;
     bool *is_embedding_only;  /* per dim */
 } WritePlans;
